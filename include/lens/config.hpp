@@ -1,0 +1,82 @@
+// The lens configuration model: every setting of SPEC Part 1 §1.2 read from prefixed
+// environment variables (P_KEY, then FALLBACK_KEY, then the default), the standard OTEL_*
+// settings, and the CLI overlay of the Megatron integration.
+//
+// Parsing never stops a run: a malformed value is kept as a recorded problem (the field keeps
+// its default) and is reported by lens::validate(), which setup calls only for an enabled
+// config (SPEC §1.3). Only ENABLED itself must parse, since nothing else can be decided
+// without it. Value type; from_env() is thread-safe given an immutable Env.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lens/env.hpp"
+#include "lens/otel_settings.hpp"
+#include "lens/result.hpp"
+
+namespace lens {
+
+inline constexpr std::string_view kDefaultPrefix = "NEMO_LENS";
+
+// Overrides from command-line flags (Megatron's --otel-* flags, `lens config`).
+struct CliOverrides {
+  bool otel_enabled = false;                  // --otel-enabled: can only turn telemetry on
+  std::optional<std::string> service_name;    // --otel-service-name NAME
+  std::optional<std::string> span_groups;     // --otel-span-groups SPEC
+};
+
+struct Config {
+  bool enabled = false;
+  std::string service_name = "nemo";
+  std::string rank_strategy = "single_rank";
+  std::int64_t export_rank = -1;
+  double export_sample_rate = 1.0;
+  std::string sampling_strategy;  // "" = the SDK default sampler; "rank_aware"; or registered
+  bool traces_enabled = true;
+  bool metrics_enabled = true;
+  bool logs_enabled = false;
+  std::string span_groups = "default";
+  std::string exporter = "otlp";  // otlp, console, file, none
+  std::string file_path = "./lens-telemetry/";
+  std::string run_id;   // empty: resolved at setup (SPEC §1.4)
+  std::string user_id;  // resource nemo.user.id
+  std::string wandb_entity;
+  std::string wandb_project;
+
+  // The standard OTEL_* settings, parsed in one place.
+  OtelSettings otel;
+
+  // Where the configuration was read from.
+  std::string prefix = std::string(kDefaultPrefix);
+  std::string fallback_prefix;
+
+  // For each field name above: "default", "env:NAME" or "cli:--flag". Missing = default.
+  std::map<std::string, std::string, std::less<>> sources;
+  // Values that did not parse, in evaluation order; reported by validate().
+  std::vector<Error> problems;
+
+  // Reads P_KEY, then FALLBACK_KEY, then the default, for every key; OTEL_* and WANDB_*
+  // are read bare. Fails only when ENABLED does not parse (SPEC §1.3).
+  static Result<Config> from_env(std::string_view prefix = kDefaultPrefix,
+                                 std::string_view fallback_prefix = {},
+                                 const Env& env = Env::process());
+
+  // Applies command-line overrides (they beat the environment) and records their sources.
+  void apply(const CliOverrides& overrides);
+
+  // "default", "env:NAME" or "cli:--flag" for a field name such as "export_rank".
+  std::string source_of(std::string_view field) const;
+  // What to call the field in an error message: the variable or flag that set it, or
+  // "config.<field>" when it was set in code or left at its default.
+  std::string label_of(std::string_view field) const;
+};
+
+// The names of the fields reported by `lens config`, in output order.
+const std::vector<std::string>& config_field_names();
+
+}  // namespace lens

@@ -1,0 +1,265 @@
+// Config::from_env: the prefix/fallback lookup of SPEC Part 1 §1.2 and Part 2 §A.2, the
+// compatibility aliases with their conflict rule, and the CLI overlay.
+#include "lens/config.hpp"
+
+#include <string>
+
+#include "core/parse.hpp"
+
+namespace lens {
+namespace {
+
+using detail::trim;
+
+// One value read from the environment, with the variable that held it.
+struct Found {
+  std::string value;     // trimmed
+  std::string variable;  // empty when nothing was set
+  explicit operator bool() const { return !variable.empty(); }
+};
+
+class Reader {
+ public:
+  Reader(std::string_view prefix, std::string_view fallback, const Env& env)
+      : prefix_(prefix), fallback_(fallback), env_(env) {}
+
+  // P_KEY, then FALLBACK_KEY; a blank value counts as unset.
+  Found read(std::string_view key) const {
+    if (Found found = read_level(prefix_, key)) {
+      return found;
+    }
+    if (!fallback_.empty()) {
+      return read_level(fallback_, key);
+    }
+    return {};
+  }
+
+  // One prefix level only.
+  Found read_level(std::string_view level, std::string_view key) const {
+    const std::string name = std::string(level) + "_" + std::string(key);
+    const std::string value(trim(env_.get_or(name)));
+    if (value.empty()) {
+      return {};
+    }
+    return {value, name};
+  }
+
+  const std::string& prefix() const { return prefix_; }
+  const std::string& fallback() const { return fallback_; }
+
+ private:
+  std::string prefix_;
+  std::string fallback_;
+  const Env& env_;
+};
+
+constexpr std::string_view kAcceptedBooleans =
+    "1, true, yes, on / 0, false, no, off (any case)";
+
+// Reads a boolean key; a malformed value is recorded and the default kept.
+void read_bool(const Reader& reader, std::string_view key, std::string_view field, bool& out,
+               Config& config) {
+  const Found found = reader.read(key);
+  if (!found) {
+    return;
+  }
+  if (auto parsed = detail::parse_bool(found.value)) {
+    out = *parsed;
+    config.sources[std::string(field)] = "env:" + found.variable;
+    return;
+  }
+  config.problems.emplace_back("Invalid boolean for " + found.variable + ": " +
+                               detail::quoted(found.value) + "; accepted: " +
+                               std::string(kAcceptedBooleans));
+}
+
+void read_string(const Reader& reader, std::string_view key, std::string_view field,
+                 std::string& out, Config& config) {
+  if (const Found found = reader.read(key)) {
+    out = found.value;
+    config.sources[std::string(field)] = "env:" + found.variable;
+  }
+}
+
+// RANK_STRATEGY with its alias EXPORT_STRATEGY: the first prefix level holding either wins;
+// within a level both set and different is a conflict (SPEC §1.2).
+void read_rank_strategy(const Reader& reader, Config& config) {
+  for (const std::string& level : {reader.prefix(), reader.fallback()}) {
+    if (level.empty()) {
+      continue;
+    }
+    const Found primary = reader.read_level(level, "RANK_STRATEGY");
+    const Found alias = reader.read_level(level, "EXPORT_STRATEGY");
+    if (primary && alias && primary.value != alias.value) {
+      config.problems.emplace_back(
+          "Conflicting settings: " + primary.variable + "=" + detail::quoted(primary.value) +
+          " and " + alias.variable + "=" + detail::quoted(alias.value) + "; " + alias.variable +
+          " is an alias of " + primary.variable + ", set only one of them");
+    }
+    const Found& chosen = primary ? primary : alias;
+    if (chosen) {
+      config.rank_strategy = chosen.value;
+      config.sources["rank_strategy"] = "env:" + chosen.variable;
+      return;
+    }
+  }
+}
+
+// SAMPLING_STRATEGY with the legacy SAMPLER_ENABLED (1 = rank_aware, 0 = none).
+void read_sampling_strategy(const Reader& reader, Config& config) {
+  for (const std::string& level : {reader.prefix(), reader.fallback()}) {
+    if (level.empty()) {
+      continue;
+    }
+    const Found primary = reader.read_level(level, "SAMPLING_STRATEGY");
+    const Found legacy = reader.read_level(level, "SAMPLER_ENABLED");
+    std::optional<std::string> legacy_strategy;
+    if (legacy) {
+      if (auto parsed = detail::parse_bool(legacy.value)) {
+        legacy_strategy = *parsed ? "rank_aware" : "";
+      } else {
+        config.problems.emplace_back("Invalid boolean for " + legacy.variable + ": " +
+                                     detail::quoted(legacy.value) + "; accepted: " +
+                                     std::string(kAcceptedBooleans));
+      }
+    }
+    if (primary && legacy_strategy && primary.value != *legacy_strategy) {
+      config.problems.emplace_back(
+          "Conflicting settings: " + primary.variable + "=" + detail::quoted(primary.value) +
+          " and " + legacy.variable + "=" + detail::quoted(legacy.value) + "; " +
+          legacy.variable + "=1 means " + primary.variable + "=rank_aware and " +
+          legacy.variable + "=0 means no sampling strategy, set only one of them");
+    }
+    if (primary) {
+      config.sampling_strategy = primary.value;
+      config.sources["sampling_strategy"] = "env:" + primary.variable;
+      return;
+    }
+    if (legacy_strategy) {
+      config.sampling_strategy = *legacy_strategy;
+      config.sources["sampling_strategy"] = "env:" + legacy.variable;
+      return;
+    }
+    if (legacy) {
+      return;  // malformed legacy value at this level: recorded above, keep the default
+    }
+  }
+}
+
+}  // namespace
+
+Result<Config> Config::from_env(std::string_view prefix, std::string_view fallback_prefix,
+                                const Env& env) {
+  Config config;
+  config.prefix = std::string(trim(prefix));
+  config.fallback_prefix = std::string(trim(fallback_prefix));
+  if (config.prefix.empty()) {
+    return Error("Invalid configuration prefix: ''; accepted: a non-empty name such as " +
+                 std::string(kDefaultPrefix));
+  }
+  const Reader reader(config.prefix, config.fallback_prefix, env);
+
+  // ENABLED decides everything else, so it alone must parse.
+  if (const Found found = reader.read("ENABLED")) {
+    auto parsed = detail::parse_bool(found.value);
+    if (!parsed) {
+      return Error("Invalid boolean for " + found.variable + ": " + detail::quoted(found.value) +
+                   "; accepted: " + std::string(kAcceptedBooleans));
+    }
+    config.enabled = *parsed;
+    config.sources["enabled"] = "env:" + found.variable;
+  }
+
+  config.otel = OtelSettings::from_env(env);
+  if (!config.otel.service_name.value.empty()) {
+    config.service_name = config.otel.service_name.value;
+    config.sources["service_name"] = config.otel.service_name.source;
+  }
+
+  read_rank_strategy(reader, config);
+
+  if (const Found found = reader.read("EXPORT_RANK")) {
+    if (auto parsed = detail::parse_int64(found.value)) {
+      config.export_rank = *parsed;
+      config.sources["export_rank"] = "env:" + found.variable;
+    } else {
+      config.problems.emplace_back("Invalid integer for " + found.variable + ": " +
+                                   detail::quoted(found.value) +
+                                   "; accepted: a whole number such as -1 (last rank), 0 or 7");
+    }
+  }
+
+  if (const Found found = reader.read("EXPORT_SAMPLE_RATE")) {
+    if (auto parsed = detail::parse_double(found.value)) {
+      config.export_sample_rate = *parsed;
+      config.sources["export_sample_rate"] = "env:" + found.variable;
+    } else {
+      config.problems.emplace_back("Invalid float for " + found.variable + ": " +
+                                   detail::quoted(found.value) +
+                                   "; accepted: a number in [0.0, 1.0] such as 0.1");
+    }
+  }
+
+  read_sampling_strategy(reader, config);
+  read_bool(reader, "TRACES_ENABLED", "traces_enabled", config.traces_enabled, config);
+  read_bool(reader, "METRICS_ENABLED", "metrics_enabled", config.metrics_enabled, config);
+  read_bool(reader, "LOGS_ENABLED", "logs_enabled", config.logs_enabled, config);
+  read_string(reader, "SPAN_GROUPS", "span_groups", config.span_groups, config);
+  read_string(reader, "EXPORTER", "exporter", config.exporter, config);
+  read_string(reader, "FILE_PATH", "file_path", config.file_path, config);
+  read_string(reader, "RUN_ID", "run_id", config.run_id, config);
+  read_string(reader, "USER_ID", "user_id", config.user_id, config);
+
+  // W&B fields are read bare and verbatim (SPEC Part 2 §A.1).
+  if (auto entity = env.get("WANDB_ENTITY")) {
+    config.wandb_entity = *entity;
+    config.sources["wandb_entity"] = "env:WANDB_ENTITY";
+  }
+  if (auto project = env.get("WANDB_PROJECT")) {
+    config.wandb_project = *project;
+    config.sources["wandb_project"] = "env:WANDB_PROJECT";
+  }
+  return config;
+}
+
+void Config::apply(const CliOverrides& overrides) {
+  if (overrides.otel_enabled) {
+    enabled = true;
+    sources["enabled"] = "cli:--otel-enabled";
+  }
+  if (overrides.service_name && !trim(*overrides.service_name).empty()) {
+    service_name = std::string(trim(*overrides.service_name));
+    sources["service_name"] = "cli:--otel-service-name";
+  }
+  if (overrides.span_groups && !trim(*overrides.span_groups).empty()) {
+    span_groups = std::string(trim(*overrides.span_groups));
+    sources["span_groups"] = "cli:--otel-span-groups";
+  }
+}
+
+std::string Config::source_of(std::string_view field) const {
+  auto it = sources.find(field);
+  return it == sources.end() ? std::string("default") : it->second;
+}
+
+std::string Config::label_of(std::string_view field) const {
+  const std::string source = source_of(field);
+  if (source.rfind("env:", 0) == 0) {
+    return source.substr(4);
+  }
+  if (source.rfind("cli:", 0) == 0) {
+    return source.substr(4);
+  }
+  return "config." + std::string(field);
+}
+
+const std::vector<std::string>& config_field_names() {
+  static const std::vector<std::string> names = {
+      "enabled",         "service_name",    "rank_strategy",   "export_rank",
+      "export_sample_rate", "sampling_strategy", "traces_enabled", "metrics_enabled",
+      "logs_enabled",    "span_groups",     "exporter",        "file_path",
+      "run_id",          "user_id",         "wandb_entity",    "wandb_project"};
+  return names;
+}
+
+}  // namespace lens

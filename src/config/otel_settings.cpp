@@ -1,0 +1,443 @@
+// OtelSettings::from_env: the standard OTEL_* variables parsed into typed settings, with
+// the specification's defaults and the per-signal > general > default rule for OTLP.
+#include "lens/otel_settings.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "core/parse.hpp"
+
+namespace lens {
+
+std::string_view to_string(Signal signal) {
+  switch (signal) {
+    case Signal::traces:
+      return "traces";
+    case Signal::metrics:
+      return "metrics";
+    case Signal::logs:
+      return "logs";
+  }
+  return "traces";
+}
+
+std::string_view to_string(OtlpProtocol protocol) {
+  switch (protocol) {
+    case OtlpProtocol::grpc:
+      return "grpc";
+    case OtlpProtocol::http_protobuf:
+      return "http/protobuf";
+    case OtlpProtocol::http_json:
+      return "http/json";
+  }
+  return "grpc";
+}
+
+std::string_view to_string(SamplerKind kind) {
+  switch (kind) {
+    case SamplerKind::always_on:
+      return "always_on";
+    case SamplerKind::always_off:
+      return "always_off";
+    case SamplerKind::traceidratio:
+      return "traceidratio";
+    case SamplerKind::parentbased_always_on:
+      return "parentbased_always_on";
+    case SamplerKind::parentbased_always_off:
+      return "parentbased_always_off";
+    case SamplerKind::parentbased_traceidratio:
+      return "parentbased_traceidratio";
+  }
+  return "parentbased_always_on";
+}
+
+std::string_view to_string(TemporalityPreference preference) {
+  switch (preference) {
+    case TemporalityPreference::cumulative:
+      return "cumulative";
+    case TemporalityPreference::delta:
+      return "delta";
+    case TemporalityPreference::lowmemory:
+      return "lowmemory";
+  }
+  return "cumulative";
+}
+
+const OtlpSignalSettings& OtelSettings::signal(Signal s) const {
+  switch (s) {
+    case Signal::traces:
+      return traces;
+    case Signal::metrics:
+      return metrics;
+    case Signal::logs:
+      return logs;
+  }
+  return traces;
+}
+
+double OtelSettings::sampler_ratio() const { return traces_sampler_arg.value.value_or(1.0); }
+
+namespace {
+
+using detail::quoted;
+using detail::trim;
+
+class Parser {
+ public:
+  Parser(const Env& env, std::vector<Error>& problems) : env_(env), problems_(problems) {}
+
+  // The trimmed value, or nullopt when unset or blank.
+  std::optional<std::string> get(std::string_view name) const {
+    auto raw = env_.get(name);
+    if (!raw) {
+      return std::nullopt;
+    }
+    std::string value(trim(*raw));
+    if (value.empty()) {
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  void problem(std::string message) { problems_.emplace_back(std::move(message)); }
+
+  // An OpenTelemetry boolean: true or false, any case.
+  void boolean(std::string_view name, Sourced<bool>& out) {
+    auto value = get(name);
+    if (!value) {
+      return;
+    }
+    const std::string word = detail::to_lower(*value);
+    if (word == "true" || word == "false") {
+      out = {word == "true", "env:" + std::string(name)};
+      return;
+    }
+    problem("Invalid boolean for " + std::string(name) + ": " + quoted(*value) +
+            "; accepted: true, false (any case)");
+  }
+
+  // A non-negative integer, at least `minimum`.
+  void integer(std::string_view name, Sourced<std::int64_t>& out, std::int64_t minimum,
+               std::string_view accepted) {
+    auto value = get(name);
+    if (!value) {
+      return;
+    }
+    auto parsed = detail::parse_int64(*value);
+    if (!parsed || *parsed < minimum) {
+      problem("Invalid value for " + std::string(name) + ": " + quoted(*value) +
+              "; accepted: " + std::string(accepted));
+      return;
+    }
+    out = {*parsed, "env:" + std::string(name)};
+  }
+
+  void optional_integer(std::string_view name, Sourced<std::optional<std::int64_t>>& out) {
+    Sourced<std::int64_t> parsed{-1, ""};
+    integer(name, parsed, 0, "a non-negative integer");
+    if (!parsed.source.empty()) {
+      out = {parsed.value, parsed.source};
+    }
+  }
+
+ private:
+  const Env& env_;
+  std::vector<Error>& problems_;
+};
+
+constexpr std::string_view kMilliseconds = "a non-negative integer number of milliseconds";
+
+// "k1=v1,k2=v2" with percent-decoded values (W3C baggage-like list).
+// Header values are secrets: messages name the item by position, never by content.
+std::optional<std::vector<std::pair<std::string, std::string>>> parse_key_values(
+    Parser& parser, std::string_view name, const std::string& text, bool secret_values) {
+  std::vector<std::pair<std::string, std::string>> out;
+  int position = 0;
+  for (std::string_view item : detail::split(text, ',')) {
+    ++position;
+    item = trim(item);
+    if (item.empty()) {
+      continue;
+    }
+    const auto eq = item.find('=');
+    const std::string shown =
+        secret_values ? "item " + std::to_string(position) + " (value not shown)" : quoted(item);
+    if (eq == std::string_view::npos) {
+      parser.problem("Invalid entry in " + std::string(name) + ": " + shown +
+                     " has no '='; accepted: key=value pairs separated by commas, values "
+                     "percent-encoded");
+      return std::nullopt;
+    }
+    const std::string key(trim(item.substr(0, eq)));
+    if (key.empty()) {
+      parser.problem("Invalid entry in " + std::string(name) + ": " + shown +
+                     " has an empty key; accepted: key=value pairs separated by commas");
+      return std::nullopt;
+    }
+    auto value = detail::percent_decode(trim(item.substr(eq + 1)));
+    if (!value) {
+      parser.problem("Invalid entry in " + std::string(name) + ": " +
+                     (secret_values ? "the value of '" + key + "'" : quoted(item)) +
+                     " has a malformed percent escape; accepted: %XX with two hex digits");
+      return std::nullopt;
+    }
+    out.emplace_back(key, *value);
+  }
+  return out;
+}
+
+// True for an http:// or https:// URL with a host.
+bool is_http_url(std::string_view url) {
+  std::string_view rest;
+  if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else if (url.rfind("https://", 0) == 0) {
+    rest = url.substr(8);
+  } else {
+    return false;
+  }
+  const auto host_end = rest.find_first_of("/?#");
+  const std::string_view authority = rest.substr(0, host_end);
+  return !authority.empty() && authority.front() != ':' &&
+         authority.find_first_of(" \t") == std::string_view::npos;
+}
+
+std::string signal_upper(Signal signal) {
+  std::string out(to_string(signal));
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](char c) { return static_cast<char>(c - 'a' + 'A'); });
+  return out;
+}
+
+void parse_signal(Parser& parser, Signal signal, OtlpSignalSettings& out) {
+  const std::string general = "OTEL_EXPORTER_OTLP_";
+  const std::string specific = general + signal_upper(signal) + "_";
+  // The per-signal variable wins over the general one.
+  auto pick = [&](std::string_view key) -> std::pair<std::optional<std::string>, std::string> {
+    const std::string specific_name = specific + std::string(key);
+    if (auto value = parser.get(specific_name)) {
+      return {value, specific_name};
+    }
+    const std::string general_name = general + std::string(key);
+    return {parser.get(general_name), general_name};
+  };
+
+  if (auto [value, name] = pick("PROTOCOL"); value) {
+    const std::string word = detail::to_lower(*value);
+    if (word == "grpc") {
+      out.protocol = {OtlpProtocol::grpc, "env:" + name};
+    } else if (word == "http/protobuf") {
+      out.protocol = {OtlpProtocol::http_protobuf, "env:" + name};
+    } else if (word == "http/json") {
+      out.protocol = {OtlpProtocol::http_json, "env:" + name};
+    } else {
+      parser.problem("Invalid protocol for " + name + ": " + quoted(*value) + "; accepted: " +
+                     std::string(kAcceptedProtocols));
+    }
+  }
+  const bool http = out.protocol.value != OtlpProtocol::grpc;
+  const std::string path = "v1/" + std::string(to_string(signal));
+
+  const std::string specific_endpoint = specific + "ENDPOINT";
+  const std::string general_endpoint = general + "ENDPOINT";
+  if (auto value = parser.get(specific_endpoint)) {
+    out.endpoint = {*value, "env:" + specific_endpoint};
+  } else if (auto base = parser.get(general_endpoint)) {
+    std::string url = *base;
+    if (http) {
+      url += (url.empty() || url.back() != '/') ? "/" + path : path;
+    }
+    out.endpoint = {url, "env:" + general_endpoint};
+  } else {
+    out.endpoint = {http ? "http://localhost:4318/" + path : "http://localhost:4317", "default"};
+  }
+  if (out.endpoint.source != "default" && !is_http_url(out.endpoint.value)) {
+    parser.problem("Invalid URL for " + out.endpoint.source.substr(4) + ": " +
+                   quoted(out.endpoint.value) +
+                   "; accepted: an http:// or https:// URL such as " +
+                   (http ? "http://localhost:4318" : "http://localhost:4317"));
+  }
+
+  if (auto [value, name] = pick("HEADERS"); value) {
+    if (auto headers = parse_key_values(parser, name, *value, /*secret_values=*/true)) {
+      out.headers.value.clear();
+      for (auto& [key, header_value] : *headers) {
+        out.headers.value.push_back({key, header_value});
+      }
+      out.headers.source = "env:" + name;
+    }
+  }
+  if (auto [value, name] = pick("TIMEOUT"); value) {
+    auto parsed = detail::parse_int64(*value);
+    if (parsed && *parsed >= 0) {
+      out.timeout_ms = {*parsed, "env:" + name};
+    } else {
+      parser.problem("Invalid timeout for " + name + ": " + quoted(*value) + "; accepted: " +
+                     std::string(kMilliseconds));
+    }
+  }
+  if (auto [value, name] = pick("COMPRESSION"); value) {
+    const std::string word = detail::to_lower(*value);
+    if (word == "gzip" || word == "none") {
+      out.compression = {word, "env:" + name};
+    } else {
+      parser.problem("Invalid compression for " + name + ": " + quoted(*value) +
+                     "; accepted: gzip, none");
+    }
+  }
+  if (auto [value, name] = pick("CERTIFICATE"); value) {
+    out.certificate = {*value, "env:" + name};
+  }
+  if (auto [value, name] = pick("CLIENT_KEY"); value) {
+    out.client_key = {*value, "env:" + name};
+  }
+  if (auto [value, name] = pick("CLIENT_CERTIFICATE"); value) {
+    out.client_certificate = {*value, "env:" + name};
+  }
+  if (auto [value, name] = pick("INSECURE"); value) {
+    Sourced<bool> parsed;
+    parser.boolean(name, parsed);
+    if (!parsed.source.empty()) {
+      out.insecure = parsed;
+    }
+  }
+}
+
+void parse_batch(Parser& parser, std::string_view prefix, BatchProcessorSettings& out) {
+  const std::string p(prefix);
+  parser.integer(p + "SCHEDULE_DELAY", out.schedule_delay_ms, 0, kMilliseconds);
+  parser.integer(p + "EXPORT_TIMEOUT", out.export_timeout_ms, 0, kMilliseconds);
+  parser.integer(p + "MAX_QUEUE_SIZE", out.max_queue_size, 1, "a positive integer");
+  parser.integer(p + "MAX_EXPORT_BATCH_SIZE", out.max_export_batch_size, 1, "a positive integer");
+  if (out.max_export_batch_size.value > out.max_queue_size.value) {
+    parser.problem("Invalid value for " + p + "MAX_EXPORT_BATCH_SIZE: '" +
+                   std::to_string(out.max_export_batch_size.value) +
+                   "'; accepted: a positive integer not above " + p + "MAX_QUEUE_SIZE (" +
+                   std::to_string(out.max_queue_size.value) + ")");
+  }
+}
+
+}  // namespace
+
+OtelSettings OtelSettings::from_env(const Env& env) {
+  OtelSettings s;
+  Parser parser(env, s.problems);
+
+  parser.boolean("OTEL_SDK_DISABLED", s.sdk_disabled);
+  if (auto name = parser.get("OTEL_SERVICE_NAME")) {
+    s.service_name = {*name, "env:OTEL_SERVICE_NAME"};
+  }
+  if (auto text = parser.get("OTEL_RESOURCE_ATTRIBUTES")) {
+    if (auto pairs =
+            parse_key_values(parser, "OTEL_RESOURCE_ATTRIBUTES", *text, /*secret_values=*/false)) {
+      s.resource_attributes = {std::move(*pairs), "env:OTEL_RESOURCE_ATTRIBUTES"};
+    }
+  }
+
+  if (auto value = parser.get("OTEL_TRACES_SAMPLER")) {
+    static constexpr std::array<SamplerKind, 6> kKinds = {
+        SamplerKind::always_on,
+        SamplerKind::always_off,
+        SamplerKind::traceidratio,
+        SamplerKind::parentbased_always_on,
+        SamplerKind::parentbased_always_off,
+        SamplerKind::parentbased_traceidratio};
+    const std::string word = detail::to_lower(*value);
+    bool found = false;
+    for (SamplerKind kind : kKinds) {
+      if (word == to_string(kind)) {
+        s.traces_sampler = {kind, "env:OTEL_TRACES_SAMPLER"};
+        found = true;
+      }
+    }
+    if (!found) {
+      parser.problem("Invalid sampler for OTEL_TRACES_SAMPLER: " + quoted(*value) +
+                     "; accepted: " + std::string(kAcceptedSamplers));
+    }
+  }
+  const bool ratio_sampler = s.traces_sampler.value == SamplerKind::traceidratio ||
+                             s.traces_sampler.value == SamplerKind::parentbased_traceidratio;
+  if (auto value = parser.get("OTEL_TRACES_SAMPLER_ARG"); value && ratio_sampler) {
+    auto ratio = detail::parse_double(*value);
+    if (ratio && *ratio >= 0.0 && *ratio <= 1.0) {
+      s.traces_sampler_arg = {*ratio, "env:OTEL_TRACES_SAMPLER_ARG"};
+    } else {
+      parser.problem("Invalid ratio for OTEL_TRACES_SAMPLER_ARG: " + quoted(*value) +
+                     "; accepted: a number in [0.0, 1.0] such as 0.1");
+    }
+  }
+
+  if (auto value = parser.get("OTEL_PROPAGATORS")) {
+    static constexpr std::array<std::string_view, 6> kKnown = {
+        "tracecontext", "baggage", "b3", "b3multi", "jaeger", "none"};
+    std::vector<std::string> names;
+    bool valid = true;
+    for (std::string_view part : detail::split(*value, ',')) {
+      const std::string name = detail::to_lower(trim(part));
+      if (name.empty()) {
+        continue;
+      }
+      if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end()) {
+        parser.problem("Invalid propagator in OTEL_PROPAGATORS: " + quoted(name) +
+                       "; accepted: " + std::string(kAcceptedPropagators));
+        valid = false;
+        break;
+      }
+      if (name != "none" && std::find(names.begin(), names.end(), name) == names.end()) {
+        names.push_back(name);
+      }
+    }
+    if (valid) {
+      s.propagators = {names, "env:OTEL_PROPAGATORS"};
+    }
+  }
+
+  parse_signal(parser, Signal::traces, s.traces);
+  parse_signal(parser, Signal::metrics, s.metrics);
+  parse_signal(parser, Signal::logs, s.logs);
+
+  if (auto value = parser.get("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")) {
+    const std::string word = detail::to_lower(*value);
+    const std::string source = "env:OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE";
+    if (word == "cumulative") {
+      s.metrics_temporality = {TemporalityPreference::cumulative, source};
+    } else if (word == "delta") {
+      s.metrics_temporality = {TemporalityPreference::delta, source};
+    } else if (word == "lowmemory") {
+      s.metrics_temporality = {TemporalityPreference::lowmemory, source};
+    } else {
+      parser.problem(
+          "Invalid temporality for OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: " +
+          quoted(*value) + "; accepted: cumulative, delta, lowmemory");
+    }
+  }
+
+  parse_batch(parser, "OTEL_BSP_", s.bsp);
+  parse_batch(parser, "OTEL_BLRP_", s.blrp);
+  parser.integer("OTEL_METRIC_EXPORT_INTERVAL", s.metric_export_interval_ms, 1,
+                 "a positive integer number of milliseconds");
+  parser.integer("OTEL_METRIC_EXPORT_TIMEOUT", s.metric_export_timeout_ms, 0, kMilliseconds);
+
+  LimitSettings& l = s.limits;
+  constexpr std::string_view kCount = "a non-negative integer";
+  parser.optional_integer("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", l.attribute_value_length);
+  parser.integer("OTEL_ATTRIBUTE_COUNT_LIMIT", l.attribute_count, 0, kCount);
+  // Span and log-record attribute limits fall back to the general attribute limits.
+  l.span_attribute_value_length = l.attribute_value_length;
+  l.span_attribute_count = l.attribute_count;
+  l.logrecord_attribute_value_length = l.attribute_value_length;
+  l.logrecord_attribute_count = l.attribute_count;
+  parser.optional_integer("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", l.span_attribute_value_length);
+  parser.integer("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", l.span_attribute_count, 0, kCount);
+  parser.integer("OTEL_SPAN_EVENT_COUNT_LIMIT", l.span_event_count, 0, kCount);
+  parser.integer("OTEL_SPAN_LINK_COUNT_LIMIT", l.span_link_count, 0, kCount);
+  parser.integer("OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", l.event_attribute_count, 0, kCount);
+  parser.integer("OTEL_LINK_ATTRIBUTE_COUNT_LIMIT", l.link_attribute_count, 0, kCount);
+  parser.optional_integer("OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+                          l.logrecord_attribute_value_length);
+  parser.integer("OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", l.logrecord_attribute_count, 0, kCount);
+  return s;
+}
+
+}  // namespace lens
