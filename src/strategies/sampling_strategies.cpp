@@ -1,0 +1,74 @@
+// The sampling-strategy registry (built-in: rank_aware) and make_sampler, which picks the
+// tracer provider's sampler from the config (SPEC Part 1 §1.5).
+// Thread-safety: the registry is a function-local static guarded by its own mutex; factories
+// are called outside it.
+#include <exception>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "lens/sampling.hpp"
+#include "strategies/registry.hpp"
+
+namespace lens {
+namespace {
+
+std::shared_ptr<const Sampler> rank_aware(const Config& config, const RankInfo& rank,
+                                          std::shared_ptr<const Sampler> default_sampler) {
+  return std::make_shared<RankAwareSampler>(rank, config.export_sample_rate,
+                                            std::move(default_sampler));
+}
+
+using Registry = detail::NamedRegistry<SamplingStrategyFactory>;
+
+Registry& registry() {
+  static Registry instance("sampling strategy", Registry::Map{{"rank_aware", rank_aware}});
+  return instance;
+}
+
+}  // namespace
+
+Status register_sampling_strategy(std::string_view name, SamplingStrategyFactory factory,
+                                  bool allow_override) {
+  return registry().add(name, std::move(factory), allow_override);
+}
+
+Status unregister_sampling_strategy(std::string_view name) { return registry().remove(name); }
+
+std::vector<std::string> registered_sampling_strategies() { return registry().names(); }
+
+Result<std::shared_ptr<const Sampler>> make_sampler(const Config& config, const RankInfo& rank) {
+  std::shared_ptr<const Sampler> default_sampler;
+  try {
+    default_sampler = make_default_sampler(config.otel);
+  } catch (const std::exception& e) {  // only std::bad_alloc can get here
+    return Error(std::string("Could not build the default sampler: ") + e.what());
+  }
+  if (config.sampling_strategy.empty()) {
+    return default_sampler;
+  }
+  auto factory = registry().find(config.sampling_strategy);
+  if (!factory) {
+    return registry().unknown(config.sampling_strategy, config.label_of("sampling_strategy"));
+  }
+  const std::string what = "Sampling strategy '" + config.sampling_strategy + "'";
+  std::shared_ptr<const Sampler> sampler;
+  try {
+    sampler = (*factory)(config, rank, std::move(default_sampler));
+  } catch (const std::exception& e) {
+    return Error(what + " failed: " + e.what());
+  } catch (...) {
+    return Error(what + " failed: unknown exception");
+  }
+  if (sampler == nullptr) {
+    return Error(what + " returned no sampler; expected a non-null sampler");
+  }
+  return sampler;
+}
+
+namespace detail {
+
+void reset_sampling_strategies() { registry().reset(); }
+
+}  // namespace detail
+}  // namespace lens
