@@ -10,9 +10,9 @@
 
 namespace lens {
 
-using AttributeValue = std::variant<bool, std::int64_t, double, std::string, std::vector<bool>,
-                                    std::vector<std::int64_t>, std::vector<double>,
-                                    std::vector<std::string>>;
+using AttributeValue =
+    std::variant<bool, std::int64_t, double, std::string, std::vector<bool>,
+                 std::vector<std::int64_t>, std::vector<double>, std::vector<std::string>>;
 
 using Attributes = std::map<std::string, AttributeValue, std::less<>>;
 

@@ -25,9 +25,9 @@ inline constexpr std::string_view kDefaultPrefix = "NEMO_LENS";
 
 // Overrides from command-line flags (Megatron's --otel-* flags, `lens config`).
 struct CliOverrides {
-  bool otel_enabled = false;                  // --otel-enabled: can only turn telemetry on
-  std::optional<std::string> service_name;    // --otel-service-name NAME
-  std::optional<std::string> span_groups;     // --otel-span-groups SPEC
+  bool otel_enabled = false;                // --otel-enabled: can only turn telemetry on
+  std::optional<std::string> service_name;  // --otel-service-name NAME
+  std::optional<std::string> span_groups;   // --otel-span-groups SPEC
 };
 
 struct Config {

@@ -103,13 +103,12 @@ struct OtelSettings {
   OtlpSignalSettings traces;
   OtlpSignalSettings metrics;
   OtlpSignalSettings logs;
-  Sourced<TemporalityPreference> metrics_temporality{TemporalityPreference::cumulative,
-                                                     "default"};
+  Sourced<TemporalityPreference> metrics_temporality{TemporalityPreference::cumulative, "default"};
 
-  BatchProcessorSettings bsp{{5000, "default"}, {30000, "default"}, {2048, "default"},
-                             {512, "default"}};
-  BatchProcessorSettings blrp{{1000, "default"}, {30000, "default"}, {2048, "default"},
-                              {512, "default"}};
+  BatchProcessorSettings bsp{
+      {5000, "default"}, {30000, "default"}, {2048, "default"}, {512, "default"}};
+  BatchProcessorSettings blrp{
+      {1000, "default"}, {30000, "default"}, {2048, "default"}, {512, "default"}};
   Sourced<std::int64_t> metric_export_interval_ms{10000, "default"};
   Sourced<std::int64_t> metric_export_timeout_ms{30000, "default"};
   LimitSettings limits;

@@ -53,8 +53,7 @@ class Reader {
   const Env& env_;
 };
 
-constexpr std::string_view kAcceptedBooleans =
-    "1, true, yes, on / 0, false, no, off (any case)";
+constexpr std::string_view kAcceptedBooleans = "1, true, yes, on / 0, false, no, off (any case)";
 
 // Reads a boolean key; a malformed value is recorded and the default kept.
 void read_bool(const Reader& reader, std::string_view key, std::string_view field, bool& out,
@@ -69,8 +68,8 @@ void read_bool(const Reader& reader, std::string_view key, std::string_view fiel
     return;
   }
   config.problems.emplace_back("Invalid boolean for " + found.variable + ": " +
-                               detail::quoted(found.value) + "; accepted: " +
-                               std::string(kAcceptedBooleans));
+                               detail::quoted(found.value) +
+                               "; accepted: " + std::string(kAcceptedBooleans));
 }
 
 void read_string(const Reader& reader, std::string_view key, std::string_view field,
@@ -119,16 +118,16 @@ void read_sampling_strategy(const Reader& reader, Config& config) {
         legacy_strategy = *parsed ? "rank_aware" : "";
       } else {
         config.problems.emplace_back("Invalid boolean for " + legacy.variable + ": " +
-                                     detail::quoted(legacy.value) + "; accepted: " +
-                                     std::string(kAcceptedBooleans));
+                                     detail::quoted(legacy.value) +
+                                     "; accepted: " + std::string(kAcceptedBooleans));
       }
     }
     if (primary && legacy_strategy && primary.value != *legacy_strategy) {
       config.problems.emplace_back(
           "Conflicting settings: " + primary.variable + "=" + detail::quoted(primary.value) +
-          " and " + legacy.variable + "=" + detail::quoted(legacy.value) + "; " +
-          legacy.variable + "=1 means " + primary.variable + "=rank_aware and " +
-          legacy.variable + "=0 means no sampling strategy, set only one of them");
+          " and " + legacy.variable + "=" + detail::quoted(legacy.value) + "; " + legacy.variable +
+          "=1 means " + primary.variable + "=rank_aware and " + legacy.variable +
+          "=0 means no sampling strategy, set only one of them");
     }
     if (primary) {
       config.sampling_strategy = primary.value;
@@ -254,11 +253,22 @@ std::string Config::label_of(std::string_view field) const {
 }
 
 const std::vector<std::string>& config_field_names() {
-  static const std::vector<std::string> names = {
-      "enabled",         "service_name",    "rank_strategy",   "export_rank",
-      "export_sample_rate", "sampling_strategy", "traces_enabled", "metrics_enabled",
-      "logs_enabled",    "span_groups",     "exporter",        "file_path",
-      "run_id",          "user_id",         "wandb_entity",    "wandb_project"};
+  static const std::vector<std::string> names = {"enabled",
+                                                 "service_name",
+                                                 "rank_strategy",
+                                                 "export_rank",
+                                                 "export_sample_rate",
+                                                 "sampling_strategy",
+                                                 "traces_enabled",
+                                                 "metrics_enabled",
+                                                 "logs_enabled",
+                                                 "span_groups",
+                                                 "exporter",
+                                                 "file_path",
+                                                 "run_id",
+                                                 "user_id",
+                                                 "wandb_entity",
+                                                 "wandb_project"};
   return names;
 }
 

@@ -232,8 +232,8 @@ void parse_signal(Parser& parser, Signal signal, OtlpSignalSettings& out) {
     } else if (word == "http/json") {
       out.protocol = {OtlpProtocol::http_json, "env:" + name};
     } else {
-      parser.problem("Invalid protocol for " + name + ": " + quoted(*value) + "; accepted: " +
-                     std::string(kAcceptedProtocols));
+      parser.problem("Invalid protocol for " + name + ": " + quoted(*value) +
+                     "; accepted: " + std::string(kAcceptedProtocols));
     }
   }
   const bool http = out.protocol.value != OtlpProtocol::grpc;
@@ -254,8 +254,7 @@ void parse_signal(Parser& parser, Signal signal, OtlpSignalSettings& out) {
   }
   if (out.endpoint.source != "default" && !is_http_url(out.endpoint.value)) {
     parser.problem("Invalid URL for " + out.endpoint.source.substr(4) + ": " +
-                   quoted(out.endpoint.value) +
-                   "; accepted: an http:// or https:// URL such as " +
+                   quoted(out.endpoint.value) + "; accepted: an http:// or https:// URL such as " +
                    (http ? "http://localhost:4318" : "http://localhost:4317"));
   }
 
@@ -273,8 +272,8 @@ void parse_signal(Parser& parser, Signal signal, OtlpSignalSettings& out) {
     if (parsed && *parsed >= 0) {
       out.timeout_ms = {*parsed, "env:" + name};
     } else {
-      parser.problem("Invalid timeout for " + name + ": " + quoted(*value) + "; accepted: " +
-                     std::string(kMilliseconds));
+      parser.problem("Invalid timeout for " + name + ": " + quoted(*value) +
+                     "; accepted: " + std::string(kMilliseconds));
     }
   }
   if (auto [value, name] = pick("COMPRESSION"); value) {
@@ -336,13 +335,12 @@ OtelSettings OtelSettings::from_env(const Env& env) {
   }
 
   if (auto value = parser.get("OTEL_TRACES_SAMPLER")) {
-    static constexpr std::array<SamplerKind, 6> kKinds = {
-        SamplerKind::always_on,
-        SamplerKind::always_off,
-        SamplerKind::traceidratio,
-        SamplerKind::parentbased_always_on,
-        SamplerKind::parentbased_always_off,
-        SamplerKind::parentbased_traceidratio};
+    static constexpr std::array<SamplerKind, 6> kKinds = {SamplerKind::always_on,
+                                                          SamplerKind::always_off,
+                                                          SamplerKind::traceidratio,
+                                                          SamplerKind::parentbased_always_on,
+                                                          SamplerKind::parentbased_always_off,
+                                                          SamplerKind::parentbased_traceidratio};
     const std::string word = detail::to_lower(*value);
     bool found = false;
     for (SamplerKind kind : kKinds) {
@@ -369,8 +367,8 @@ OtelSettings OtelSettings::from_env(const Env& env) {
   }
 
   if (auto value = parser.get("OTEL_PROPAGATORS")) {
-    static constexpr std::array<std::string_view, 6> kKnown = {
-        "tracecontext", "baggage", "b3", "b3multi", "jaeger", "none"};
+    static constexpr std::array<std::string_view, 6> kKnown = {"tracecontext", "baggage", "b3",
+                                                               "b3multi",      "jaeger",  "none"};
     std::vector<std::string> names;
     bool valid = true;
     for (std::string_view part : detail::split(*value, ',')) {
@@ -407,9 +405,8 @@ OtelSettings OtelSettings::from_env(const Env& env) {
     } else if (word == "lowmemory") {
       s.metrics_temporality = {TemporalityPreference::lowmemory, source};
     } else {
-      parser.problem(
-          "Invalid temporality for OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: " +
-          quoted(*value) + "; accepted: cumulative, delta, lowmemory");
+      parser.problem("Invalid temporality for OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: " +
+                     quoted(*value) + "; accepted: cumulative, delta, lowmemory");
     }
   }
 

@@ -6,13 +6,14 @@
 
 #include <cmath>
 
+#include "unit/test_support.hpp"
+
 namespace lens {
 namespace {
 
-Config read(Env::Map vars, std::string_view prefix = "NEMO_LENS", std::string_view fallback = {}) {
-  auto config = Config::from_env(prefix, fallback, Env::from(std::move(vars)));
-  EXPECT_TRUE(config.ok()) << config.message();
-  return config.ok() ? *config : Config{};
+Config read(const Env::Map& vars, std::string_view prefix = "NEMO_LENS",
+            std::string_view fallback = {}) {
+  return test_support::config_from(vars, prefix, fallback);
 }
 
 std::string first_problem(const Config& config) {
@@ -73,8 +74,8 @@ TEST(ConfigFromEnv, InvalidEnabledIsAnErrorNamingTheVariable) {
 }
 
 TEST(ConfigFromEnv, InvalidEnabledFromFallbackNamesTheFallbackVariable) {
-  auto config = Config::from_env("MEGATRON_OTEL", "NEMO_LENS",
-                                 Env::from({{"NEMO_LENS_ENABLED", "maybe"}}));
+  auto config =
+      Config::from_env("MEGATRON_OTEL", "NEMO_LENS", Env::from({{"NEMO_LENS_ENABLED", "maybe"}}));
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.message().find("NEMO_LENS_ENABLED: 'maybe'"), std::string::npos);
   EXPECT_EQ(config.message().find("MEGATRON_OTEL"), std::string::npos);
@@ -180,7 +181,8 @@ TEST(ConfigFromEnv, MalformedValuesAreRecordedAsProblemsNamingTheVariable) {
 }
 
 TEST(ConfigFromEnv, MalformedValueKeepsTheDefault) {
-  const Config config = read({{"NEMO_LENS_EXPORT_RANK", "last"}, {"NEMO_LENS_TRACES_ENABLED", "?"}});
+  const Config config =
+      read({{"NEMO_LENS_EXPORT_RANK", "last"}, {"NEMO_LENS_TRACES_ENABLED", "?"}});
   EXPECT_EQ(config.export_rank, -1);
   EXPECT_TRUE(config.traces_enabled);
   ASSERT_EQ(config.problems.size(), 2U);
@@ -200,16 +202,16 @@ TEST(ConfigAliases, ExportStrategyIsAnAliasOfRankStrategy) {
 }
 
 TEST(ConfigAliases, BothSpellingsAgreeingIsFine) {
-  const Config config = read({{"NEMO_LENS_EXPORT_STRATEGY", "sampled"},
-                              {"NEMO_LENS_RANK_STRATEGY", "sampled"}});
+  const Config config =
+      read({{"NEMO_LENS_EXPORT_STRATEGY", "sampled"}, {"NEMO_LENS_RANK_STRATEGY", "sampled"}});
   EXPECT_EQ(config.rank_strategy, "sampled");
   EXPECT_EQ(config.source_of("rank_strategy"), "env:NEMO_LENS_RANK_STRATEGY");
   EXPECT_TRUE(config.problems.empty());
 }
 
 TEST(ConfigAliases, BothSpellingsDisagreeingIsAConflictNamingBoth) {
-  const Config config = read({{"NEMO_LENS_EXPORT_STRATEGY", "all_ranks"},
-                              {"NEMO_LENS_RANK_STRATEGY", "sampled"}});
+  const Config config =
+      read({{"NEMO_LENS_EXPORT_STRATEGY", "all_ranks"}, {"NEMO_LENS_RANK_STRATEGY", "sampled"}});
   EXPECT_EQ(first_problem(config),
             "Conflicting settings: NEMO_LENS_RANK_STRATEGY='sampled' and "
             "NEMO_LENS_EXPORT_STRATEGY='all_ranks'; NEMO_LENS_EXPORT_STRATEGY is an alias of "
@@ -217,17 +219,17 @@ TEST(ConfigAliases, BothSpellingsDisagreeingIsAConflictNamingBoth) {
 }
 
 TEST(ConfigAliases, PrimaryLevelAliasBeatsFallbackLevelName) {
-  const Config config = read({{"MEGATRON_OTEL_EXPORT_STRATEGY", "all_ranks"},
-                              {"NEMO_LENS_RANK_STRATEGY", "sampled"}},
-                             "MEGATRON_OTEL", "NEMO_LENS");
+  const Config config =
+      read({{"MEGATRON_OTEL_EXPORT_STRATEGY", "all_ranks"}, {"NEMO_LENS_RANK_STRATEGY", "sampled"}},
+           "MEGATRON_OTEL", "NEMO_LENS");
   EXPECT_EQ(config.rank_strategy, "all_ranks");
   EXPECT_TRUE(config.problems.empty());
 }
 
 TEST(ConfigAliases, ConflictAtTheFallbackLevelIsReported) {
-  const Config config = read({{"NEMO_LENS_EXPORT_STRATEGY", "all_ranks"},
-                              {"NEMO_LENS_RANK_STRATEGY", "sampled"}},
-                             "MEGATRON_OTEL", "NEMO_LENS");
+  const Config config =
+      read({{"NEMO_LENS_EXPORT_STRATEGY", "all_ranks"}, {"NEMO_LENS_RANK_STRATEGY", "sampled"}},
+           "MEGATRON_OTEL", "NEMO_LENS");
   EXPECT_NE(first_problem(config).find("Conflicting settings: NEMO_LENS_RANK_STRATEGY"),
             std::string::npos);
 }
@@ -242,22 +244,22 @@ TEST(ConfigAliases, SamplerEnabledMeansRankAware) {
 }
 
 TEST(ConfigAliases, SamplerEnabledAgreeingWithSamplingStrategyIsFine) {
-  const Config config = read({{"NEMO_LENS_SAMPLER_ENABLED", "yes"},
-                              {"NEMO_LENS_SAMPLING_STRATEGY", "rank_aware"}});
+  const Config config =
+      read({{"NEMO_LENS_SAMPLER_ENABLED", "yes"}, {"NEMO_LENS_SAMPLING_STRATEGY", "rank_aware"}});
   EXPECT_EQ(config.sampling_strategy, "rank_aware");
   EXPECT_TRUE(config.problems.empty());
 }
 
 TEST(ConfigAliases, SamplerEnabledDisagreeingIsAConflict) {
-  const Config config = read({{"NEMO_LENS_SAMPLER_ENABLED", "0"},
-                              {"NEMO_LENS_SAMPLING_STRATEGY", "rank_aware"}});
+  const Config config =
+      read({{"NEMO_LENS_SAMPLER_ENABLED", "0"}, {"NEMO_LENS_SAMPLING_STRATEGY", "rank_aware"}});
   EXPECT_EQ(first_problem(config),
             "Conflicting settings: NEMO_LENS_SAMPLING_STRATEGY='rank_aware' and "
             "NEMO_LENS_SAMPLER_ENABLED='0'; NEMO_LENS_SAMPLER_ENABLED=1 means "
             "NEMO_LENS_SAMPLING_STRATEGY=rank_aware and NEMO_LENS_SAMPLER_ENABLED=0 means no "
             "sampling strategy, set only one of them");
-  const Config custom = read({{"NEMO_LENS_SAMPLER_ENABLED", "1"},
-                              {"NEMO_LENS_SAMPLING_STRATEGY", "my_sampler"}});
+  const Config custom =
+      read({{"NEMO_LENS_SAMPLER_ENABLED", "1"}, {"NEMO_LENS_SAMPLING_STRATEGY", "my_sampler"}});
   EXPECT_NE(first_problem(custom).find("Conflicting settings"), std::string::npos);
 }
 

@@ -121,10 +121,11 @@ TEST(OtelSettingsParse, SamplerErrors) {
 }
 
 TEST(OtelSettingsParse, SamplerArgOnlyMattersForRatioSamplers) {
-  const OtelSettings ratio =
-      parse({{"OTEL_TRACES_SAMPLER", "parentbased_traceidratio"}, {"OTEL_TRACES_SAMPLER_ARG", "0.1"}});
+  const OtelSettings ratio = parse(
+      {{"OTEL_TRACES_SAMPLER", "parentbased_traceidratio"}, {"OTEL_TRACES_SAMPLER_ARG", "0.1"}});
   EXPECT_DOUBLE_EQ(ratio.sampler_ratio(), 0.1);
-  const OtelSettings on = parse({{"OTEL_TRACES_SAMPLER", "always_on"}, {"OTEL_TRACES_SAMPLER_ARG", "x"}});
+  const OtelSettings on =
+      parse({{"OTEL_TRACES_SAMPLER", "always_on"}, {"OTEL_TRACES_SAMPLER_ARG", "x"}});
   EXPECT_TRUE(on.problems.empty());
   EXPECT_EQ(on.sampler_ratio(), 1.0);
 }
@@ -300,9 +301,10 @@ TEST(OtelSettingsParse, BatchProcessorErrors) {
             "number of milliseconds");
   EXPECT_EQ(problem({{"OTEL_BLRP_MAX_QUEUE_SIZE", "0"}, {"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "1"}}),
             "Invalid value for OTEL_BLRP_MAX_QUEUE_SIZE: '0'; accepted: a positive integer");
-  EXPECT_EQ(problem({{"OTEL_BSP_MAX_QUEUE_SIZE", "100"}, {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "200"}}),
-            "Invalid value for OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '200'; accepted: a positive integer "
-            "not above OTEL_BSP_MAX_QUEUE_SIZE (100)");
+  EXPECT_EQ(
+      problem({{"OTEL_BSP_MAX_QUEUE_SIZE", "100"}, {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "200"}}),
+      "Invalid value for OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '200'; accepted: a positive integer "
+      "not above OTEL_BSP_MAX_QUEUE_SIZE (100)");
 }
 
 TEST(OtelSettingsParse, MetricIntervalAndTimeout) {

@@ -15,6 +15,7 @@
 #include "lens/env.hpp"
 #include "lens/rank_info.hpp"
 #include "lens/resource.hpp"
+#include "unit/test_support.hpp"
 
 namespace lens {
 namespace {
@@ -31,18 +32,8 @@ bool is_lower_hex12(const std::string& text) {
   return true;
 }
 
-RankInfo rank_of(int rank, int world_size) {
-  auto info = RankInfo::make(rank, world_size);
-  EXPECT_TRUE(info.ok()) << info.message();
-  return info.ok() ? *info : RankInfo{};
-}
-
-Config config_from(const Env::Map& variables, std::string_view prefix = kDefaultPrefix,
-                   std::string_view fallback = {}) {
-  auto config = Config::from_env(prefix, fallback, Env::from(variables));
-  EXPECT_TRUE(config.ok()) << config.message();
-  return config.ok() ? *config : Config{};
-}
+using test_support::config_from;
+using test_support::rank_of;
 
 RunId resolve_ok(const Config& config, const Env::Map& variables,
                  Collective* collective = nullptr) {

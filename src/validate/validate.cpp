@@ -1,0 +1,112 @@
+// validate(): every configuration check in one place, in a fixed order so that all ranks
+// report the same first error (see include/lens/validate.hpp).
+#include "lens/validate.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "lens/groups.hpp"
+#include "lens/sampling.hpp"
+#include "lens/strategies.hpp"
+
+namespace lens {
+namespace {
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) {
+    out += (out.empty() ? "" : ", ") + name;
+  }
+  return out;
+}
+
+std::string format_double(double value) {
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return ec == std::errc() ? std::string(buffer, end) : std::string("nan");
+}
+
+// A TLS file named by an OTEL_EXPORTER_OTLP_* variable must be readable at setup.
+Status check_readable(const Sourced<std::string>& setting) {
+  if (setting.value.empty()) {
+    return {};
+  }
+  std::ifstream file(setting.value);
+  if (!file) {
+    const std::string variable =
+        setting.source.rfind("env:", 0) == 0 ? setting.source.substr(4) : setting.source;
+    return Error("Cannot read the file in " + variable + ": '" + setting.value + "' (" +
+                 std::strerror(errno) + "); accepted: a readable PEM file");
+  }
+  return {};
+}
+
+}  // namespace
+
+Status validate(const Config& config, const RankInfo* rank) {
+  if (!config.problems.empty()) {
+    return config.problems.front();
+  }
+  if (!config.otel.problems.empty()) {
+    return config.otel.problems.front();
+  }
+
+  if (!get_rank_strategy(config.rank_strategy).ok()) {
+    return Error("Unknown rank strategy '" + config.rank_strategy + "' in " +
+                 config.label_of("rank_strategy") +
+                 "; accepted: " + join(registered_rank_strategies()) +
+                 " (or a name registered with register_rank_strategy())");
+  }
+  if (!(config.export_sample_rate >= 0.0 && config.export_sample_rate <= 1.0)) {
+    return Error("Invalid value for " + config.label_of("export_sample_rate") + ": '" +
+                 format_double(config.export_sample_rate) +
+                 "'; accepted: export_sample_rate in [0.0, 1.0]");
+  }
+  if (rank != nullptr && config.rank_strategy == "single_rank" &&
+      config.export_rank >= rank->world_size) {
+    return Error("Invalid value for " + config.label_of("export_rank") + ": '" +
+                 std::to_string(config.export_rank) + "' is not a rank of this job (world size " +
+                 std::to_string(rank->world_size) + "), so no rank would export; accepted: -1 " +
+                 "(last rank) or 0.." + std::to_string(rank->world_size - 1));
+  }
+  if (!config.sampling_strategy.empty()) {
+    const auto names = registered_sampling_strategies();
+    if (std::find(names.begin(), names.end(), config.sampling_strategy) == names.end()) {
+      return Error("Unknown sampling strategy '" + config.sampling_strategy + "' in " +
+                   config.label_of("sampling_strategy") + "; accepted: empty (the " +
+                   "OTEL_TRACES_SAMPLER default), " + join(names) +
+                   " (or a name registered with register_sampling_strategy())");
+    }
+  }
+  if (auto groups = resolve_span_groups(config.span_groups); !groups.ok()) {
+    return Error("Invalid span-group spec in " + config.label_of("span_groups") + ": " +
+                 groups.message());
+  }
+  if (config.exporter != "otlp" && config.exporter != "console" && config.exporter != "file" &&
+      config.exporter != "none") {
+    return Error("Unknown exporter '" + config.exporter + "' in " + config.label_of("exporter") +
+                 "; accepted: " + std::string(kAcceptedExporters));
+  }
+  if (config.exporter == "file" && config.file_path.empty()) {
+    return Error("Empty file path in " + config.label_of("file_path") +
+                 "; accepted: a directory for traces.jsonl, metrics.jsonl and logs.jsonl");
+  }
+  if (config.exporter == "otlp") {
+    for (Signal signal : {Signal::traces, Signal::metrics, Signal::logs}) {
+      const OtlpSignalSettings& otlp = config.otel.signal(signal);
+      for (const auto* file : {&otlp.certificate, &otlp.client_key, &otlp.client_certificate}) {
+        if (Status status = check_readable(*file); !status.ok()) {
+          return status;
+        }
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace lens
