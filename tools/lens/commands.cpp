@@ -1,0 +1,45 @@
+// `lens` subcommand dispatch, usage text and version.
+#include "commands.hpp"
+
+#include <iostream>
+
+#include "lens/version.hpp"
+
+namespace lens::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: lens <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  config    print the resolved telemetry configuration (lens config --help)\n"
+    "\n"
+    "options:\n"
+    "  --help     show this help\n"
+    "  --version  print the lens version\n";
+
+}  // namespace
+
+int run(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string& command = args.front();
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (command == "--version") {
+    std::cout << "lens " << kVersion << "\n";
+    return 0;
+  }
+  if (command == "config") {
+    return config_command(rest);
+  }
+  std::cerr << "lens: unknown command '" << command << "'; accepted: config\n";
+  return 2;
+}
+
+}  // namespace lens::cli

@@ -1,0 +1,356 @@
+// `lens config`: resolves the configuration exactly as setup would on this rank and prints
+// it (JSON by default, or an aligned table), with where each value came from. Invalid input:
+// exit status 2, nothing on stdout, one line on stderr starting "lens: ".
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "commands.hpp"
+#include "lens/config.hpp"
+#include "lens/env.hpp"
+#include "lens/groups.hpp"
+#include "lens/megatron/config.hpp"
+#include "lens/megatron/span_groups.hpp"
+#include "lens/rank_info.hpp"
+#include "lens/resource.hpp"
+#include "lens/strategies.hpp"
+#include "lens/validate.hpp"
+#include "options.hpp"
+
+namespace lens::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kConfigUsage =
+    "usage: lens config [--prefix P] [--fallback-prefix F]\n"
+    "                   [--rank R --world-size W [--local-rank L]]\n"
+    "                   [--otel-enabled] [--otel-service-name NAME] [--otel-span-groups SPEC]\n"
+    "                   [--format json|text]\n"
+    "\n"
+    "Prints the configuration that setup would resolve on this rank, with the source of\n"
+    "every value. --prefix MEGATRON_OTEL implies --fallback-prefix NEMO_LENS, the Megatron\n"
+    "span-group vocabulary and the Megatron defaults. Without --rank, the rank comes from the\n"
+    "launcher's variables (torchrun, Open MPI, PMI, SLURM). --local-rank defaults to the rank\n"
+    "(one node). Exit status 2 on invalid input.\n";
+
+Json attribute_json(const AttributeValue& value) {
+  return std::visit([](const auto& v) { return Json(v); }, value);
+}
+
+Json otlp_json(const OtlpSignalSettings& s) {
+  Json headers = Json::object();
+  for (const auto& header : s.headers.value) {
+    headers[header.key] = "[REDACTED]";  // header values are credentials: never printed
+  }
+  return Json{{"protocol", std::string(to_string(s.protocol.value))},
+              {"endpoint", s.endpoint.value},
+              {"headers", headers},
+              {"timeout_ms", s.timeout_ms.value},
+              {"compression", s.compression.value},
+              {"certificate", s.certificate.value},
+              {"client_key", s.client_key.value},
+              {"client_certificate", s.client_certificate.value},
+              {"insecure", s.insecure.value}};
+}
+
+Json batch_json(const BatchProcessorSettings& b) {
+  return Json{{"schedule_delay_ms", b.schedule_delay_ms.value},
+              {"export_timeout_ms", b.export_timeout_ms.value},
+              {"max_queue_size", b.max_queue_size.value},
+              {"max_export_batch_size", b.max_export_batch_size.value}};
+}
+
+Json optional_json(const std::optional<std::int64_t>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+Json otel_json(const OtelSettings& o) {
+  Json resource = Json::object();
+  for (const auto& [key, value] : o.resource_attributes.value) {
+    resource[key] = value;
+  }
+  const LimitSettings& l = o.limits;
+  return Json{
+      {"sdk_disabled", o.sdk_disabled.value},
+      {"service_name", o.service_name.value},
+      {"resource_attributes", resource},
+      {"traces_sampler", std::string(to_string(o.traces_sampler.value))},
+      {"traces_sampler_arg",
+       o.traces_sampler_arg.value ? Json(*o.traces_sampler_arg.value) : Json(nullptr)},
+      {"propagators", o.propagators.value},
+      {"exporter_otlp",
+       {{"traces", otlp_json(o.traces)},
+        {"metrics", otlp_json(o.metrics)},
+        {"logs", otlp_json(o.logs)}}},
+      {"metrics_temporality_preference", std::string(to_string(o.metrics_temporality.value))},
+      {"bsp", batch_json(o.bsp)},
+      {"blrp", batch_json(o.blrp)},
+      {"metric_export_interval_ms", o.metric_export_interval_ms.value},
+      {"metric_export_timeout_ms", o.metric_export_timeout_ms.value},
+      {"limits",
+       {{"attribute_value_length", optional_json(l.attribute_value_length.value)},
+        {"attribute_count", l.attribute_count.value},
+        {"span_attribute_value_length", optional_json(l.span_attribute_value_length.value)},
+        {"span_attribute_count", l.span_attribute_count.value},
+        {"span_event_count", l.span_event_count.value},
+        {"span_link_count", l.span_link_count.value},
+        {"event_attribute_count", l.event_attribute_count.value},
+        {"link_attribute_count", l.link_attribute_count.value},
+        {"logrecord_attribute_value_length",
+         optional_json(l.logrecord_attribute_value_length.value)},
+        {"logrecord_attribute_count", l.logrecord_attribute_count.value}}}};
+}
+
+// The variable a launcher's rank and world size came from.
+std::pair<std::string, std::string> rank_sources(const RankInfo& rank) {
+  if (rank.source == "torchrun") return {"env:RANK", "env:WORLD_SIZE"};
+  if (rank.source == "openmpi") return {"env:OMPI_COMM_WORLD_RANK", "env:OMPI_COMM_WORLD_SIZE"};
+  if (rank.source == "pmi") return {"env:PMI_RANK", "env:PMI_SIZE"};
+  if (rank.source == "slurm") return {"env:SLURM_PROCID", "env:SLURM_NTASKS"};
+  if (rank.source == "explicit") return {"cli:--rank", "cli:--world-size"};
+  return {"default", "default"};
+}
+
+// Flattens nested objects into dotted keys for the text table.
+void flatten(const Json& value, const std::string& key,
+             std::vector<std::pair<std::string, std::string>>& rows) {
+  if (value.is_object() && !value.empty()) {
+    for (const auto& [child, child_value] : value.items()) {
+      flatten(child_value, key.empty() ? child : key + "." + child, rows);
+    }
+    return;
+  }
+  if (value.is_string()) {
+    rows.emplace_back(key, value.get<std::string>());
+  } else if (value.is_array()) {
+    std::string joined;
+    for (const auto& item : value) {
+      joined +=
+          (joined.empty() ? "" : ", ") + (item.is_string() ? item.get<std::string>() : item.dump());
+    }
+    rows.emplace_back(key, joined);
+  } else {
+    rows.emplace_back(key, value.dump());
+  }
+}
+
+void print_text(const Json& out) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const auto& [key, value] : out.items()) {
+    if (key != "sources") {
+      flatten(value, key, rows);
+    }
+  }
+  std::size_t width = 5;
+  for (const auto& row : rows) {
+    width = std::max(width, row.first.size());
+  }
+  const Json& sources = out["sources"];
+  std::size_t value_width = 5;
+  for (const auto& row : rows) {
+    value_width = std::max(value_width, std::min<std::size_t>(row.second.size(), 48));
+  }
+  std::cout << std::left;
+  std::cout.width(static_cast<std::streamsize>(width + 2));
+  std::cout << "field";
+  std::cout.width(static_cast<std::streamsize>(value_width + 2));
+  std::cout << "value"
+            << "source\n";
+  for (const auto& [key, value] : rows) {
+    std::cout.width(static_cast<std::streamsize>(width + 2));
+    std::cout << key;
+    const bool has_source = sources.contains(key);
+    if (!has_source) {
+      std::cout << value << "\n";
+      continue;
+    }
+    std::cout.width(static_cast<std::streamsize>(value_width + 2));
+    std::cout << value << sources[key].get<std::string>() << "\n";
+  }
+}
+
+int fail(const std::string& message) {
+  std::cerr << "lens: " << message << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int config_command(const std::vector<std::string>& args) {
+  const OptionSpec spec{{"--prefix", "--fallback-prefix", "--rank", "--world-size", "--local-rank",
+                         "--otel-service-name", "--otel-span-groups", "--format"},
+                        {"--otel-enabled", "--help"}};
+  auto parsed = parse_options(args, spec, "config");
+  if (!parsed.ok()) {
+    return fail(parsed.message());
+  }
+  const ParsedOptions& options = *parsed;
+  if (options.has("--help")) {
+    std::cout << kConfigUsage;
+    return 0;
+  }
+  if (!options.positional.empty()) {
+    return fail("unexpected argument '" + options.positional.front() +
+                "' for 'lens config'; see lens config --help");
+  }
+  const std::string format = options.get("--format").value_or("json");
+  if (format != "json" && format != "text") {
+    return fail("invalid value for --format: '" + format + "'; accepted: json, text");
+  }
+
+  const Env env = Env::process();
+  const std::string prefix = options.get("--prefix").value_or(std::string(kDefaultPrefix));
+  const bool megatron_prefix = prefix == lens::megatron::kPrefix;
+  std::string fallback = options.get("--fallback-prefix").value_or("");
+  if (megatron_prefix && !options.get("--fallback-prefix")) {
+    fallback = std::string(lens::megatron::kFallbackPrefix);
+  }
+  if (options.get("--prefix") && prefix.empty()) {
+    return fail("invalid value for --prefix: ''; accepted: a non-empty prefix such as NEMO_LENS");
+  }
+  if (megatron_prefix) {
+    if (Status status = lens::megatron::register_span_groups(); !status.ok()) {
+      return fail(status.message());
+    }
+  }
+  auto config_result = Config::from_env(prefix, fallback, env);
+  if (!config_result.ok()) {
+    return fail(config_result.message());
+  }
+  Config config = std::move(config_result).value();
+  if (megatron_prefix) {
+    lens::megatron::apply_defaults(config);
+  }
+
+  CliOverrides overrides;
+  overrides.otel_enabled = options.has("--otel-enabled");
+  for (const char* flag : {"--otel-service-name", "--otel-span-groups"}) {
+    if (auto value = options.get(flag);
+        value && value->find_first_not_of(" \t") == std::string::npos) {
+      return fail(
+          std::string("invalid value for ") + flag + ": '" + *value + "'; accepted: a non-empty " +
+          (std::string(flag) == "--otel-service-name" ? "service name" : "span-group spec"));
+    }
+  }
+  overrides.service_name = options.get("--otel-service-name");
+  overrides.span_groups = options.get("--otel-span-groups");
+  config.apply(overrides);
+
+  // Rank: explicit flags, or what the launcher set.
+  std::optional<RankInfo> rank;
+  const auto rank_flag = options.get("--rank");
+  const auto world_flag = options.get("--world-size");
+  const auto local_flag = options.get("--local-rank");
+  if (rank_flag || world_flag || local_flag) {
+    if (!rank_flag || !world_flag) {
+      return fail("--rank and --world-size must be given together (--local-rank is optional)");
+    }
+    auto r = parse_int_option("--rank", *rank_flag, 0);
+    auto w = parse_int_option("--world-size", *world_flag, 1);
+    if (!r.ok()) return fail(r.message());
+    if (!w.ok()) return fail(w.message());
+    int local = *r;
+    if (local_flag) {
+      auto l = parse_int_option("--local-rank", *local_flag, 0);
+      if (!l.ok()) return fail(l.message());
+      local = *l;
+    }
+    auto made = RankInfo::make(*r, *w, local, local_flag ? std::max(local + 1, 1) : *w, 0);
+    if (!made.ok()) {
+      return fail(made.message());
+    }
+    rank = *made;
+    rank->source = "explicit";
+  } else {
+    auto detected = RankInfo::detect(env);
+    if (!detected.ok()) {
+      return fail(detected.message());
+    }
+    rank = *detected;
+  }
+
+  if (Status status = validate(config, &*rank); !status.ok()) {
+    return fail(status.message());
+  }
+
+  auto run_id = resolve_run_id(config, *rank, env, nullptr);
+  if (!run_id.ok()) {
+    return fail(run_id.message());
+  }
+  if (!run_id->warning.empty()) {
+    std::cerr << "lens: warning: " << run_id->warning << "\n";
+  }
+  config.run_id = run_id->value;
+  const std::string run_id_source = run_id->source == "random" || run_id->source == "collective"
+                                        ? std::string("default")
+                                        : run_id->source;
+
+  bool exporting = false;
+  if (config.enabled && !config.otel.sdk_disabled.value) {
+    auto decision = should_export(config, *rank);
+    if (!decision.ok()) {
+      return fail(decision.message());
+    }
+    exporting = *decision;
+  }
+  auto groups = resolve_span_groups(config.span_groups);  // validated above
+  const Attributes resource = build_resource(config, *rank, {}, env);
+
+  // OTEL_RESOURCE_ATTRIBUTES may name the service when nothing else does (see
+  // build_resource); report the name the resource will carry.
+  if (auto it = resource.find("service.name");
+      it != resource.end() && std::holds_alternative<std::string>(it->second) &&
+      std::get<std::string>(it->second) != config.service_name) {
+    config.service_name = std::get<std::string>(it->second);
+    config.sources["service_name"] = "env:OTEL_RESOURCE_ATTRIBUTES";
+  }
+
+  Json out;
+  out["enabled"] = config.enabled;
+  out["service_name"] = config.service_name;
+  out["rank_strategy"] = config.rank_strategy;
+  out["export_rank"] = config.export_rank;
+  out["export_sample_rate"] = config.export_sample_rate;
+  out["sampling_strategy"] = config.sampling_strategy;
+  out["traces_enabled"] = config.traces_enabled;
+  out["metrics_enabled"] = config.metrics_enabled;
+  out["logs_enabled"] = config.logs_enabled;
+  out["span_groups"] = config.span_groups;
+  out["resolved_span_groups"] = groups.ok() ? Json(*groups) : Json::array();
+  out["exporter"] = config.exporter;
+  out["file_path"] = config.file_path;
+  out["run_id"] = config.run_id;
+  out["user_id"] = config.user_id;
+  out["wandb_entity"] = config.wandb_entity;
+  out["wandb_project"] = config.wandb_project;
+  out["rank"] = rank->rank;
+  out["world_size"] = rank->world_size;
+  out["is_exporting"] = exporting;
+  out["otel"] = otel_json(config.otel);
+  Json resource_json = Json::object();
+  for (const auto& [key, value] : resource) {
+    resource_json[key] = attribute_json(value);
+  }
+  out["resource"] = resource_json;
+
+  Json sources = Json::object();
+  for (const std::string& field : config_field_names()) {
+    sources[field] = field == "run_id" ? run_id_source : config.source_of(field);
+  }
+  const auto [rank_source, world_source] = rank_sources(*rank);
+  sources["rank"] = rank_source;
+  sources["world_size"] = world_source;
+  out["sources"] = sources;
+
+  if (format == "text") {
+    print_text(out);
+  } else {
+    std::cout << out.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace lens::cli
