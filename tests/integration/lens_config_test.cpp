@@ -225,8 +225,9 @@ TEST(LensConfig, TextFormatIsAnAlignedTableWithSources) {
   EXPECT_EQ(rows["rank"].substr(source_column), "cli:--rank");
   EXPECT_EQ(rows["service_name"].substr(value_column, 4), "nemo");
   EXPECT_EQ(rows["resolved_span_groups"].substr(value_column), "checkpoint, evaluate, job");
-  EXPECT_EQ(rows["otel.exporter_otlp.traces.endpoint"].substr(value_column),
+  EXPECT_EQ(rows["otel.exporter_otlp.traces.endpoint"].substr(value_column, 21),
             "http://localhost:4317");
+  EXPECT_EQ(rows["otel.exporter_otlp.traces.endpoint"].substr(source_column), "default");
   EXPECT_EQ(rows["resource.service.instance.id"].substr(value_column), "text-1-rank1");
   EXPECT_EQ(rows["is_exporting"].substr(value_column), "true");
 }

@@ -1,6 +1,7 @@
 // `lens config`: resolves the configuration exactly as setup would on this rank and prints
 // it (JSON by default, or an aligned table), with where each value came from. Invalid input:
 // exit status 2, nothing on stdout, one line on stderr starting "lens: ".
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -40,68 +41,95 @@ Json attribute_json(const AttributeValue& value) {
   return std::visit([](const auto& v) { return Json(v); }, value);
 }
 
-Json otlp_json(const OtlpSignalSettings& s) {
-  Json headers = Json::object();
-  for (const auto& header : s.headers.value) {
-    headers[header.key] = "[REDACTED]";  // header values are credentials: never printed
-  }
-  return Json{{"protocol", std::string(to_string(s.protocol.value))},
-              {"endpoint", s.endpoint.value},
-              {"headers", headers},
-              {"timeout_ms", s.timeout_ms.value},
-              {"compression", s.compression.value},
-              {"certificate", s.certificate.value},
-              {"client_key", s.client_key.value},
-              {"client_certificate", s.client_certificate.value},
-              {"insecure", s.insecure.value}};
-}
+// Writes typed OTEL settings under slash-separated paths of `out` and records each one's
+// source in `sources` under the dotted key "otel.<path>".
+class OtelWriter {
+ public:
+  OtelWriter(Json& out, Json& sources) : out_(out), sources_(sources) {}
 
-Json batch_json(const BatchProcessorSettings& b) {
-  return Json{{"schedule_delay_ms", b.schedule_delay_ms.value},
-              {"export_timeout_ms", b.export_timeout_ms.value},
-              {"max_queue_size", b.max_queue_size.value},
-              {"max_export_batch_size", b.max_export_batch_size.value}};
-}
+  template <class T>
+  void put(const std::string& path, Json value, const Sourced<T>& setting) {
+    out_[Json::json_pointer("/" + path)] = std::move(value);
+    std::string dotted = path;
+    std::replace(dotted.begin(), dotted.end(), '/', '.');
+    sources_["otel." + dotted] = setting.source.empty() ? "default" : setting.source;
+  }
+
+ private:
+  Json& out_;
+  Json& sources_;
+};
 
 Json optional_json(const std::optional<std::int64_t>& value) {
   return value ? Json(*value) : Json(nullptr);
 }
 
-Json otel_json(const OtelSettings& o) {
+void put_otlp(OtelWriter& w, const std::string& signal, const OtlpSignalSettings& s) {
+  const std::string p = "exporter_otlp/" + signal + "/";
+  Json headers = Json::object();
+  for (const auto& header : s.headers.value) {
+    headers[header.key] = "[REDACTED]";  // header values are credentials: never printed
+  }
+  w.put(p + "protocol", std::string(to_string(s.protocol.value)), s.protocol);
+  w.put(p + "endpoint", s.endpoint.value, s.endpoint);
+  w.put(p + "headers", headers, s.headers);
+  w.put(p + "timeout_ms", s.timeout_ms.value, s.timeout_ms);
+  w.put(p + "compression", s.compression.value, s.compression);
+  w.put(p + "certificate", s.certificate.value, s.certificate);
+  w.put(p + "client_key", s.client_key.value, s.client_key);
+  w.put(p + "client_certificate", s.client_certificate.value, s.client_certificate);
+  w.put(p + "insecure", s.insecure.value, s.insecure);
+}
+
+void put_batch(OtelWriter& w, const std::string& name, const BatchProcessorSettings& b) {
+  w.put(name + "/schedule_delay_ms", b.schedule_delay_ms.value, b.schedule_delay_ms);
+  w.put(name + "/export_timeout_ms", b.export_timeout_ms.value, b.export_timeout_ms);
+  w.put(name + "/max_queue_size", b.max_queue_size.value, b.max_queue_size);
+  w.put(name + "/max_export_batch_size", b.max_export_batch_size.value, b.max_export_batch_size);
+}
+
+Json otel_json(const OtelSettings& o, Json& sources) {
+  Json out = Json::object();
+  OtelWriter w(out, sources);
   Json resource = Json::object();
   for (const auto& [key, value] : o.resource_attributes.value) {
     resource[key] = value;
   }
+  w.put("sdk_disabled", o.sdk_disabled.value, o.sdk_disabled);
+  w.put("service_name", o.service_name.value, o.service_name);
+  w.put("resource_attributes", resource, o.resource_attributes);
+  w.put("traces_sampler", std::string(to_string(o.traces_sampler.value)), o.traces_sampler);
+  w.put("traces_sampler_arg",
+        o.traces_sampler_arg.value ? Json(*o.traces_sampler_arg.value) : Json(nullptr),
+        o.traces_sampler_arg);
+  w.put("propagators", o.propagators.value, o.propagators);
+  put_otlp(w, "traces", o.traces);
+  put_otlp(w, "metrics", o.metrics);
+  put_otlp(w, "logs", o.logs);
+  w.put("metrics_temporality_preference", std::string(to_string(o.metrics_temporality.value)),
+        o.metrics_temporality);
+  put_batch(w, "bsp", o.bsp);
+  put_batch(w, "blrp", o.blrp);
+  w.put("metric_export_interval_ms", o.metric_export_interval_ms.value,
+        o.metric_export_interval_ms);
+  w.put("metric_export_timeout_ms", o.metric_export_timeout_ms.value, o.metric_export_timeout_ms);
   const LimitSettings& l = o.limits;
-  return Json{
-      {"sdk_disabled", o.sdk_disabled.value},
-      {"service_name", o.service_name.value},
-      {"resource_attributes", resource},
-      {"traces_sampler", std::string(to_string(o.traces_sampler.value))},
-      {"traces_sampler_arg",
-       o.traces_sampler_arg.value ? Json(*o.traces_sampler_arg.value) : Json(nullptr)},
-      {"propagators", o.propagators.value},
-      {"exporter_otlp",
-       {{"traces", otlp_json(o.traces)},
-        {"metrics", otlp_json(o.metrics)},
-        {"logs", otlp_json(o.logs)}}},
-      {"metrics_temporality_preference", std::string(to_string(o.metrics_temporality.value))},
-      {"bsp", batch_json(o.bsp)},
-      {"blrp", batch_json(o.blrp)},
-      {"metric_export_interval_ms", o.metric_export_interval_ms.value},
-      {"metric_export_timeout_ms", o.metric_export_timeout_ms.value},
-      {"limits",
-       {{"attribute_value_length", optional_json(l.attribute_value_length.value)},
-        {"attribute_count", l.attribute_count.value},
-        {"span_attribute_value_length", optional_json(l.span_attribute_value_length.value)},
-        {"span_attribute_count", l.span_attribute_count.value},
-        {"span_event_count", l.span_event_count.value},
-        {"span_link_count", l.span_link_count.value},
-        {"event_attribute_count", l.event_attribute_count.value},
-        {"link_attribute_count", l.link_attribute_count.value},
-        {"logrecord_attribute_value_length",
-         optional_json(l.logrecord_attribute_value_length.value)},
-        {"logrecord_attribute_count", l.logrecord_attribute_count.value}}}};
+  w.put("limits/attribute_value_length", optional_json(l.attribute_value_length.value),
+        l.attribute_value_length);
+  w.put("limits/attribute_count", l.attribute_count.value, l.attribute_count);
+  w.put("limits/span_attribute_value_length", optional_json(l.span_attribute_value_length.value),
+        l.span_attribute_value_length);
+  w.put("limits/span_attribute_count", l.span_attribute_count.value, l.span_attribute_count);
+  w.put("limits/span_event_count", l.span_event_count.value, l.span_event_count);
+  w.put("limits/span_link_count", l.span_link_count.value, l.span_link_count);
+  w.put("limits/event_attribute_count", l.event_attribute_count.value, l.event_attribute_count);
+  w.put("limits/link_attribute_count", l.link_attribute_count.value, l.link_attribute_count);
+  w.put("limits/logrecord_attribute_value_length",
+        optional_json(l.logrecord_attribute_value_length.value),
+        l.logrecord_attribute_value_length);
+  w.put("limits/logrecord_attribute_count", l.logrecord_attribute_count.value,
+        l.logrecord_attribute_count);
+  return out;
 }
 
 // The variable a launcher's rank and world size came from.
@@ -329,7 +357,8 @@ int config_command(const std::vector<std::string>& args) {
   out["rank"] = rank->rank;
   out["world_size"] = rank->world_size;
   out["is_exporting"] = exporting;
-  out["otel"] = otel_json(config.otel);
+  Json otel_sources = Json::object();
+  out["otel"] = otel_json(config.otel, otel_sources);
   Json resource_json = Json::object();
   for (const auto& [key, value] : resource) {
     resource_json[key] = attribute_json(value);
@@ -343,6 +372,7 @@ int config_command(const std::vector<std::string>& args) {
   const auto [rank_source, world_source] = rank_sources(*rank);
   sources["rank"] = rank_source;
   sources["world_size"] = world_source;
+  sources.update(otel_sources);
   out["sources"] = sources;
 
   if (format == "text") {
