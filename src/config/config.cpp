@@ -55,6 +55,12 @@ class Reader {
 
 constexpr std::string_view kAcceptedBooleans = "1, true, yes, on / 0, false, no, off (any case)";
 
+// The one wording for a boolean that does not parse, naming the variable that held it.
+Error invalid_boolean(const std::string& variable, const std::string& value) {
+  return Error("Invalid boolean for " + variable + ": " + detail::quoted(value) +
+               "; accepted: " + std::string(kAcceptedBooleans));
+}
+
 // Reads a boolean key; a malformed value is recorded and the default kept.
 void read_bool(const Reader& reader, std::string_view key, std::string_view field, bool& out,
                Config& config) {
@@ -67,9 +73,7 @@ void read_bool(const Reader& reader, std::string_view key, std::string_view fiel
     config.sources[std::string(field)] = "env:" + found.variable;
     return;
   }
-  config.problems.emplace_back("Invalid boolean for " + found.variable + ": " +
-                               detail::quoted(found.value) +
-                               "; accepted: " + std::string(kAcceptedBooleans));
+  config.problems.push_back(invalid_boolean(found.variable, found.value));
 }
 
 void read_string(const Reader& reader, std::string_view key, std::string_view field,
@@ -117,9 +121,7 @@ void read_sampling_strategy(const Reader& reader, Config& config) {
       if (auto parsed = detail::parse_bool(legacy.value)) {
         legacy_strategy = *parsed ? "rank_aware" : "";
       } else {
-        config.problems.emplace_back("Invalid boolean for " + legacy.variable + ": " +
-                                     detail::quoted(legacy.value) +
-                                     "; accepted: " + std::string(kAcceptedBooleans));
+        config.problems.push_back(invalid_boolean(legacy.variable, legacy.value));
       }
     }
     if (primary && legacy_strategy && primary.value != *legacy_strategy) {
@@ -162,8 +164,7 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
   if (const Found found = reader.read("ENABLED")) {
     auto parsed = detail::parse_bool(found.value);
     if (!parsed) {
-      return Error("Invalid boolean for " + found.variable + ": " + detail::quoted(found.value) +
-                   "; accepted: " + std::string(kAcceptedBooleans));
+      return invalid_boolean(found.variable, found.value);
     }
     config.enabled = *parsed;
     config.sources["enabled"] = "env:" + found.variable;

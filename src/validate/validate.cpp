@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <string>
 
+#include "lens/attributes.hpp"
 #include "lens/groups.hpp"
 #include "lens/sampling.hpp"
 #include "lens/strategies.hpp"
@@ -23,12 +23,6 @@ std::string join(const std::vector<std::string>& names) {
     out += (out.empty() ? "" : ", ") + name;
   }
   return out;
-}
-
-std::string format_double(double value) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  return ec == std::errc() ? std::string(buffer, end) : std::string("nan");
 }
 
 // A TLS file named by an OTEL_EXPORTER_OTLP_* variable must be readable at setup.
@@ -64,7 +58,7 @@ Status validate(const Config& config, const RankInfo* rank) {
   }
   if (!(config.export_sample_rate >= 0.0 && config.export_sample_rate <= 1.0)) {
     return Error("Invalid value for " + config.label_of("export_sample_rate") + ": '" +
-                 format_double(config.export_sample_rate) +
+                 to_string(AttributeValue(config.export_sample_rate)) +
                  "'; accepted: export_sample_rate in [0.0, 1.0]");
   }
   if (rank != nullptr && config.rank_strategy == "single_rank" &&
