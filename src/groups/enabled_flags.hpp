@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <map>
+#include <new>
 #include <set>
 #include <shared_mutex>
 #include <string>
@@ -22,6 +23,14 @@ class SpanGroupFlags {
   void set_enabled(const std::set<std::string>& groups);
   bool is_enabled(std::string_view name) const;
   std::set<std::string> enabled() const;
+
+  // Held by the forking thread across fork() (see groups.cpp), so that a child never
+  // inherits the lock held by a thread that does not exist there.
+  void lock_for_fork() { mutex_.lock(); }
+  void unlock_after_fork_in_parent() { mutex_.unlock(); }
+  // In the child the lock's owner is a thread id that no longer exists, and a read-write lock
+  // cannot be released from another id: start the child with a fresh, unlocked one instead.
+  void reset_lock_after_fork_in_child() { new (&mutex_) std::shared_mutex(); }
 
  private:
   mutable std::shared_mutex mutex_;

@@ -3,7 +3,10 @@
 // holds both at once, so there is no lock order to get wrong.
 #include "lens/groups.hpp"
 
+#include <pthread.h>
+
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <utility>
 
@@ -52,6 +55,29 @@ detail::SpanGroupFlags& flags() {
   static detail::SpanGroupFlags* const instance = new detail::SpanGroupFlags();
   return *instance;
 }
+
+// fork(): the forking thread takes both locks (always registry first), so the child starts
+// with them free and consistent whatever other threads were doing.
+void lock_for_fork() {
+  registry().mutex.lock();
+  flags().lock_for_fork();
+}
+void unlock_after_fork_in_parent() {
+  flags().unlock_after_fork_in_parent();
+  registry().mutex.unlock();
+}
+// A read-write lock held by the parent's thread cannot be released under the child's thread
+// id; the child gets fresh locks (it is single-threaded here, so nothing can be waiting).
+void reset_locks_after_fork_in_child() {
+  flags().reset_lock_after_fork_in_child();
+  new (&registry().mutex) std::shared_mutex();
+}
+[[maybe_unused]] const bool kForkHandlersInstalled = [] {
+  static_cast<void>(registry());
+  static_cast<void>(flags());
+  return pthread_atfork(lock_for_fork, unlock_after_fork_in_parent,
+                        reset_locks_after_fork_in_child) == 0;
+}();
 
 }  // namespace
 

@@ -1,0 +1,144 @@
+// Benchmarks of the span primitives against two clock reads and against opentelemetry-cpp used
+// directly: a site whose group is off, a non-exporting rank, a recorded span (BatchSpanProcessor
+// over an exporter that discards), a span dropped by the sampler. Single- and two-thread variants;
+// thread 0 sets up before the loop (google-benchmark starts all threads' loops together).
+#include <benchmark/benchmark.h>
+#include <opentelemetry/sdk/trace/batch_span_processor.h>
+#include <opentelemetry/sdk/trace/batch_span_processor_options.h>
+#include <opentelemetry/sdk/trace/exporter.h>
+#include <opentelemetry/sdk/trace/samplers/always_off.h>
+#include <opentelemetry/sdk/trace/span_data.h>
+#include <opentelemetry/sdk/trace/tracer_provider.h>
+
+#include <chrono>
+#include <memory>
+
+#include "lens/detail/active_tracer.hpp"
+#include "lens/groups.hpp"
+#include "lens/span.hpp"
+
+namespace {
+
+namespace sdktrace = opentelemetry::sdk::trace;
+
+// Accepts every batch and drops it: measures the pipeline without I/O.
+class DiscardingExporter final : public sdktrace::SpanExporter {
+ public:
+  std::unique_ptr<sdktrace::Recordable> MakeRecordable() noexcept override {
+    return std::make_unique<sdktrace::SpanData>();
+  }
+  opentelemetry::sdk::common::ExportResult Export(
+      const opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>& spans) noexcept
+      override {
+    benchmark::DoNotOptimize(spans.size());
+    return opentelemetry::sdk::common::ExportResult::kSuccess;
+  }
+  bool ForceFlush(std::chrono::microseconds /*timeout*/) noexcept override { return true; }
+  bool Shutdown(std::chrono::microseconds /*timeout*/) noexcept override { return true; }
+};
+
+// Providers live for the whole process (leaked): shutting a batch processor down inside a
+// benchmark would be timed noise.
+sdktrace::TracerProvider& recording_provider() {
+  static auto* provider =
+      new sdktrace::TracerProvider(std::make_unique<sdktrace::BatchSpanProcessor>(
+          std::make_unique<DiscardingExporter>(), sdktrace::BatchSpanProcessorOptions{}));
+  return *provider;
+}
+
+sdktrace::TracerProvider& sampler_off_provider() {
+  static auto* provider = new sdktrace::TracerProvider(
+      std::make_unique<sdktrace::BatchSpanProcessor>(std::make_unique<DiscardingExporter>(),
+                                                     sdktrace::BatchSpanProcessorOptions{}),
+      opentelemetry::sdk::resource::Resource::Create({}),
+      std::make_unique<sdktrace::AlwaysOffSampler>());
+  return *provider;
+}
+
+void setup(benchmark::State& state, const std::set<std::string>& groups,
+           lens::detail::TracerPtr tracer) {
+  if (state.thread_index() == 0) {
+    lens::set_enabled_span_groups(groups);
+    lens::detail::set_active_tracer(std::move(tracer));
+  }
+}
+
+void teardown(benchmark::State& state) {
+  if (state.thread_index() == 0) {
+    lens::set_enabled_span_groups({});
+    lens::detail::set_active_tracer(lens::detail::TracerPtr{});
+  }
+}
+
+void BM_Baseline_TwoClockReads(benchmark::State& state) {
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    auto end = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(start);
+    benchmark::DoNotOptimize(end);
+  }
+}
+BENCHMARK(BM_Baseline_TwoClockReads)->Threads(1)->Threads(2);
+
+// The instrumented site used by every lens benchmark: LENS_SPAN with two attributes.
+inline void site(std::int64_t iteration) {
+  LENS_SPAN("step", "megatron.train_step", {"iteration", iteration}, {"microbatch", 4});
+  benchmark::ClobberMemory();
+}
+
+void BM_Span_GroupDisabled(benchmark::State& state) {
+  // Another group on and a recording tracer installed: an exporting rank, this site's group off.
+  setup(state, {"job"}, recording_provider().GetTracer("nemo.lens.helpers"));
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    site(++i);
+  }
+  teardown(state);
+}
+BENCHMARK(BM_Span_GroupDisabled)->Threads(1)->Threads(2);
+
+void BM_Span_NotExporting(benchmark::State& state) {
+  // A non-exporting rank: no group enabled, the no-op tracer.
+  setup(state, {}, lens::detail::TracerPtr{});
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    site(++i);
+  }
+  teardown(state);
+}
+BENCHMARK(BM_Span_NotExporting)->Threads(1)->Threads(2);
+
+void BM_Span_Recorded_2Attrs(benchmark::State& state) {
+  setup(state, {"step"}, recording_provider().GetTracer("nemo.lens.helpers"));
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    site(++i);
+  }
+  teardown(state);
+}
+BENCHMARK(BM_Span_Recorded_2Attrs)->Threads(1)->Threads(2);
+
+// The same span made directly with opentelemetry-cpp (not made current, no gate, no redaction).
+void BM_OtelCpp_Span_2Attrs(benchmark::State& state) {
+  auto tracer = recording_provider().GetTracer("nemo.lens.helpers");
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    auto span = tracer->StartSpan("megatron.train_step");
+    span->SetAttribute("iteration", ++i);
+    span->SetAttribute("microbatch", 4);
+    span->End();
+  }
+}
+BENCHMARK(BM_OtelCpp_Span_2Attrs)->Threads(1)->Threads(2);
+
+void BM_Span_SamplerDropped(benchmark::State& state) {
+  setup(state, {"step"}, sampler_off_provider().GetTracer("nemo.lens.helpers"));
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    site(++i);
+  }
+  teardown(state);
+}
+BENCHMARK(BM_Span_SamplerDropped)->Threads(1)->Threads(2);
+
+}  // namespace

@@ -1,0 +1,434 @@
+// Instrumentation primitives (SPEC §F, §I.3): the group-gated scoped span (ManagedSpan, LENS_SPAN),
+// the always-on scoped span (ScopedSpan, LENS_SPAN_CM), function tracing (trace_fn,
+// LENS_TRACE_FUNCTION), safe attributes with redaction, linked spans and context hand-off.
+// Thread-safety: every free function may be called from any thread. A ManagedSpan, ScopedSpan or
+// ContextScope attaches a context to the calling thread and must be destroyed on that thread, in
+// reverse order of construction (they are scope guards; they cannot be moved).
+// With LENS_DISABLE defined this header is the dependency-free no-op surface of span_noop.hpp.
+#pragma once
+
+#if defined(LENS_DISABLE)
+#include "lens/span_noop.hpp"
+#else
+
+#if defined(LENS_SPAN_NOOP_SURFACE)
+#error "lens/span_noop.hpp was included before lens/span.hpp without LENS_DISABLE defined"
+#endif
+#define LENS_SPAN_REAL_SURFACE 1
+
+#include <opentelemetry/context/context.h>
+#include <opentelemetry/context/runtime_context.h>
+#include <opentelemetry/nostd/shared_ptr.h>
+#include <opentelemetry/nostd/unique_ptr.h>
+#include <opentelemetry/trace/span.h>
+
+#include <concepts>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "lens/attributes.hpp"
+#include "lens/groups.hpp"
+
+namespace lens {
+
+using SpanPtr = opentelemetry::nostd::shared_ptr<opentelemetry::trace::Span>;
+
+// ---- Attribute arguments -----------------------------------------------------------------------
+
+// One attribute value as passed at an instrumentation site: a tagged, non-owning view (24 bytes,
+// trivially copyable). Strings and vectors are referenced, not copied, so an AttributeArg must not
+// outlive the full-expression that made it (the primitives consume their lists immediately).
+// Maps, sets and other types have no constructor: they are rejected at compile time (the seed
+// skips them at run time, SPEC §F.4). Arrays are homogeneous by construction (fixes §O.3-10).
+class AttributeArg {
+ public:
+  enum class Kind : std::uint8_t {
+    kNull,  // skipped by every consumer
+    kBool,
+    kInt64,
+    kUInt64,  // only for unsigned values above INT64_MAX
+    kDouble,
+    kString,
+    kBoolArray,
+    kInt64Array,
+    kDoubleArray,
+    kStringArray,
+  };
+
+  constexpr AttributeArg() noexcept = default;
+  constexpr AttributeArg(std::nullptr_t) noexcept {}
+  constexpr AttributeArg(std::monostate) noexcept {}
+  // A template so that pointers do not silently convert to bool.
+  template <class T>
+  requires std::same_as<T, bool>
+  constexpr AttributeArg(T value) noexcept : kind_(Kind::kBool), bool_(value) {}
+  template <std::integral T>
+  requires(!std::same_as<T, bool>) constexpr AttributeArg(T value) noexcept {
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(std::int64_t)) {
+      if (value > static_cast<T>(std::numeric_limits<std::int64_t>::max())) {
+        kind_ = Kind::kUInt64;
+        uint64_ = static_cast<std::uint64_t>(value);
+        return;
+      }
+    }
+    kind_ = Kind::kInt64;
+    int64_ = static_cast<std::int64_t>(value);
+  }
+  template <std::floating_point T>
+  constexpr AttributeArg(T value) noexcept
+      : kind_(Kind::kDouble), double_(static_cast<double>(value)) {}
+  // A null pointer is a null value.
+  constexpr AttributeArg(const char* value) noexcept {
+    if (value != nullptr) {
+      kind_ = Kind::kString;
+      string_ = std::string_view(value);
+    }
+  }
+  constexpr AttributeArg(std::string_view value) noexcept : kind_(Kind::kString), string_(value) {}
+  AttributeArg(const std::string& value) noexcept : kind_(Kind::kString), string_(value) {}
+  AttributeArg(const std::vector<bool>& value) noexcept : kind_(Kind::kBoolArray), bools_(&value) {}
+  AttributeArg(const std::vector<std::int64_t>& value) noexcept
+      : kind_(Kind::kInt64Array), int64s_(&value) {}
+  AttributeArg(const std::vector<double>& value) noexcept
+      : kind_(Kind::kDoubleArray), doubles_(&value) {}
+  AttributeArg(const std::vector<std::string>& value) noexcept
+      : kind_(Kind::kStringArray), strings_(&value) {}
+  // A view of a lens::AttributeValue (lens/attributes.hpp).
+  AttributeArg(const AttributeValue& value) noexcept
+      : AttributeArg(std::visit([](const auto& v) { return AttributeArg(v); }, value)) {}
+
+  constexpr Kind kind() const noexcept { return kind_; }
+  constexpr bool is_null() const noexcept { return kind_ == Kind::kNull; }
+  constexpr bool is_string() const noexcept { return kind_ == Kind::kString; }
+
+  // Accessors: valid only for the matching kind.
+  constexpr bool as_bool() const noexcept { return bool_; }
+  constexpr std::int64_t as_int64() const noexcept { return int64_; }
+  constexpr std::uint64_t as_uint64() const noexcept { return uint64_; }
+  constexpr double as_double() const noexcept { return double_; }
+  constexpr std::string_view as_string() const noexcept { return string_; }
+  const std::vector<bool>& as_bool_array() const noexcept { return *bools_; }
+  const std::vector<std::int64_t>& as_int64_array() const noexcept { return *int64s_; }
+  const std::vector<double>& as_double_array() const noexcept { return *doubles_; }
+  const std::vector<std::string>& as_string_array() const noexcept { return *strings_; }
+
+ private:
+  Kind kind_ = Kind::kNull;
+  union {
+    bool bool_;
+    std::int64_t int64_ = 0;
+    std::uint64_t uint64_;
+    double double_;
+    std::string_view string_;
+    const std::vector<bool>* bools_;
+    const std::vector<std::int64_t>* int64s_;
+    const std::vector<double>* doubles_;
+    const std::vector<std::string>* strings_;
+  };
+};
+
+// The attribute list every primitive takes: {{"key", value}, ...}, consumed before the call
+// returns. Duplicate keys: the last one wins (the SDK overwrites).
+using AttributeList = std::initializer_list<std::pair<std::string_view, AttributeArg> >;
+
+// ---- Redaction and safe attributes (SPEC §F.4) --------------------------------------------------
+
+inline constexpr std::string_view kRedacted = "[REDACTED]";
+
+inline const std::set<std::string>& default_redact_keys() {
+  static const std::set<std::string> keys = {"prompt",   "input_text", "output_text", "text",
+                                             "password", "token",      "secret",      "key"};
+  return keys;
+}
+
+// "[REDACTED]" iff `key` is exactly (case-sensitive) one of `keys` and `value` is a string;
+// otherwise `value` unchanged. Decides by key name, never by content.
+AttributeArg redact_value(std::string_view key, const AttributeArg& value,
+                          const std::set<std::string>& keys = default_redact_keys()) noexcept;
+
+// Sets `attributes` on `span`. A null or non-recording span ⇒ returns at once. Null values are
+// skipped; string values are redacted by key (redact_value); arrays are set as arrays and the
+// strings inside them are not redacted. Never throws (an allocation failure drops the attribute).
+void safe_set_span_attributes(
+    opentelemetry::trace::Span* span, AttributeList attributes,
+    const std::set<std::string>& redact_keys = default_redact_keys()) noexcept;
+
+// ---- Scoped spans ------------------------------------------------------------------------------
+
+namespace detail {
+
+// What LENS_SPAN hands a ManagedSpan once its gate has been read: `enabled` false means "off" and
+// nothing else is looked at. Built by the macro so that the attribute expressions sit only in the
+// enabled branch of a conditional; the initializer_list's array lives to the end of the
+// full-expression, i.e. through the ManagedSpan constructor.
+struct SpanStart {
+  bool enabled = false;
+  std::string_view name;
+  AttributeList attributes;
+};
+
+// The started part of a scoped span, shared by ManagedSpan and ScopedSpan (out of line).
+// Construction: active tracer, StartSpan(name) with the current context as parent, attributes set
+// after start (samplers do not see them, like the seed), the span made current. Destruction: an
+// exception propagating out of the scope (std::uncaught_exceptions() grew since construction)
+// that record_exception() did not already describe is recorded as type "unknown", message
+// "unknown", status ERROR "unknown exception" — the in-flight exception object is not reachable
+// from a destructor (std::current_exception() is null until a handler is entered). Then the
+// previous context is restored and the span ended.
+class SpanState {
+ public:
+  SpanState(std::string_view name, AttributeList attributes, bool record_exception_events) noexcept;
+  ~SpanState();
+  SpanState(const SpanState&) = delete;
+  SpanState& operator=(const SpanState&) = delete;
+
+  opentelemetry::trace::Span* span() const noexcept { return span_.get(); }
+  void record_exception(const std::exception& e) noexcept;
+  void set_attribute(std::string_view key, const AttributeArg& value) noexcept;
+  void add_event(std::string_view name, AttributeList attributes) noexcept;
+
+ private:
+  SpanPtr span_;
+  opentelemetry::nostd::unique_ptr<opentelemetry::context::Token> token_;
+  int uncaught_at_start_ = 0;
+  bool record_exception_events_ = true;
+  bool exception_recorded_ = false;
+};
+
+}  // namespace detail
+
+// managed_span (SPEC §F.1): a group-gated scope guard. When the group is off nothing happens —
+// no tracer load, no clock read, no allocation — `operator bool` is false and span() is nullptr.
+// When it is on, the span is started on the active tracer as a child of the current context,
+// `attributes` are set through safe_set_span_attributes, and the span is current until the guard
+// is destroyed. An exception escaping the scope sets status ERROR and adds an `exception` event:
+// with the exception's type and what() when the code called record_exception(e) (for instance in
+// a catch block that rethrows), else with type/message "unknown" (see detail::SpanState).
+// Attribute expressions passed to a constructor are evaluated by the caller even when the group is
+// off; LENS_SPAN evaluates them only when it is on.
+class ManagedSpan {
+ public:
+  ManagedSpan(const SpanGroupHandle& group, std::string_view name,
+              AttributeList attributes = {}) noexcept {
+    if (group.enabled()) {
+      state_.emplace(name, attributes, true);
+    }
+  }
+  // Looks the group up by name (a shared lock per call): prefer a cached SpanGroupHandle.
+  ManagedSpan(std::string_view group, std::string_view name,
+              AttributeList attributes = {}) noexcept {
+    if (is_span_group_enabled(group)) {
+      state_.emplace(name, attributes, true);
+    }
+  }
+  // For LENS_SPAN: the gate was already read.
+  explicit ManagedSpan(const detail::SpanStart& start) noexcept {
+    if (start.enabled) {
+      state_.emplace(start.name, start.attributes, true);
+    }
+  }
+  ManagedSpan(const ManagedSpan&) = delete;
+  ManagedSpan& operator=(const ManagedSpan&) = delete;
+
+  explicit operator bool() const noexcept { return state_.has_value(); }
+  // The span, or nullptr when the group was off. Owned by the guard.
+  opentelemetry::trace::Span* span() const noexcept { return state_ ? state_->span() : nullptr; }
+
+  // Adds the `exception` event (exception.type = the demangled dynamic type, exception.message =
+  // what()) and sets status ERROR with description what(). No-op when off.
+  void record_exception(const std::exception& e) noexcept {
+    if (state_) state_->record_exception(e);
+  }
+  // Through safe_set_span_attributes (nulls skipped, strings redacted). No-op when off.
+  void set_attribute(std::string_view key, const AttributeArg& value) noexcept {
+    if (state_) state_->set_attribute(key, value);
+  }
+  // Attributes follow the safe_set_span_attributes rules. No-op when off.
+  void add_event(std::string_view name, AttributeList attributes = {}) noexcept {
+    if (state_) state_->add_event(name, attributes);
+  }
+
+ private:
+  std::optional<detail::SpanState> state_;
+};
+
+// span_cm (SPEC §F.3): an ungated scope guard; always starts a span (non-recording when the
+// active tracer is the no-op tracer). An exception escaping the scope sets status ERROR
+// (description what() when known through record_exception, else "unknown exception"); the
+// `exception` event is added only when `record_exception` is true.
+class ScopedSpan {
+ public:
+  explicit ScopedSpan(std::string_view name, AttributeList attributes = {},
+                      bool record_exception = true) noexcept
+      : state_(name, attributes, record_exception) {}
+  ScopedSpan(const ScopedSpan&) = delete;
+  ScopedSpan& operator=(const ScopedSpan&) = delete;
+
+  opentelemetry::trace::Span* span() const noexcept { return state_.span(); }
+  // Status ERROR with what(); the `exception` event only when constructed with record_exception.
+  void record_exception(const std::exception& e) noexcept { state_.record_exception(e); }
+  void set_attribute(std::string_view key, const AttributeArg& value) noexcept {
+    state_.set_attribute(key, value);
+  }
+  void add_event(std::string_view name, AttributeList attributes = {}) noexcept {
+    state_.add_event(name, attributes);
+  }
+
+ private:
+  detail::SpanState state_;
+};
+
+// ---- Function tracing (SPEC §F.2) --------------------------------------------------------------
+
+namespace detail {
+
+template <class F>
+class TracedFunction {
+ public:
+  TracedFunction(SpanGroupHandle group, std::string name, F f)
+      : group_(group), name_(std::move(name)), f_(std::move(f)) {}
+
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) {
+    return call(f_, std::forward<Args>(args)...);
+  }
+  template <class... Args>
+  decltype(auto) operator()(Args&&... args) const {
+    return call(f_, std::forward<Args>(args)...);
+  }
+
+ private:
+  template <class G, class... Args>
+  decltype(auto) call(G& f, Args&&... args) const {
+    if (!group_.enabled()) {
+      return std::invoke(f, std::forward<Args>(args)...);
+    }
+    ManagedSpan span(SpanStart{true, name_, {}});
+    try {
+      return std::invoke(f, std::forward<Args>(args)...);
+    } catch (const std::exception& e) {
+      span.record_exception(e);
+      throw;
+    }  // Other exception types: the guard records "unknown exception" as they pass.
+  }
+
+  SpanGroupHandle group_;
+  std::string name_;
+  F f_;
+};
+
+}  // namespace detail
+
+// Wraps `f`: each call checks `group` at call time; when on, the call runs inside a ManagedSpan
+// named `name` (no attributes), and an exception is recorded (std::exception: what() as the ERROR
+// description; other types: "unknown exception") and rethrown. When off: a plain call. Arguments
+// and the return value (void and references included) are forwarded.
+template <class F>
+auto trace_fn(const SpanGroupHandle& group, std::string_view name, F&& f) {
+  return detail::TracedFunction<std::decay_t<F> >(group, std::string(name), std::forward<F>(f));
+}
+// Resolves the group name once, when wrapping.
+template <class F>
+auto trace_fn(std::string_view group, std::string_view name, F&& f) {
+  return trace_fn(span_group_handle(group), name, std::forward<F>(f));
+}
+
+// ---- Linked spans (SPEC §I.3) ------------------------------------------------------------------
+
+// Starts span `name` on the active tracer with the current context as parent and, when
+// `remote_context` holds a valid span context, one link (without attributes) to it. Attributes go
+// through safe_set_span_attributes. Not made current; the caller must End() it. Not gated.
+SpanPtr create_linked_span(std::string_view name,
+                           const opentelemetry::context::Context* remote_context,
+                           AttributeList attributes = {}) noexcept;
+// As above with the remote context extracted (W3C, lens/propagation.hpp) from `remote_carrier`; a
+// null or empty carrier, or one without a valid traceparent, yields an unlinked span.
+SpanPtr create_linked_span(std::string_view name,
+                           const std::map<std::string, std::string>* remote_carrier,
+                           AttributeList attributes = {}) noexcept;
+// An unlinked span (create_linked_span(name, nullptr) would otherwise be ambiguous).
+SpanPtr create_linked_span(std::string_view name, std::nullptr_t,
+                           AttributeList attributes = {}) noexcept;
+
+// ---- Context hand-off to other threads ---------------------------------------------------------
+
+// The calling thread's current context (its active span, baggage, ...), to hand to another thread.
+inline opentelemetry::context::Context capture_context() noexcept {
+  return opentelemetry::context::RuntimeContext::GetCurrent();
+}
+
+// Attaches a captured context to the calling thread for the guard's lifetime, so spans started
+// there are children of the capturing thread's span. Destroy on the same thread.
+class ContextScope {
+ public:
+  explicit ContextScope(const opentelemetry::context::Context& context) noexcept
+      : token_(opentelemetry::context::RuntimeContext::Attach(context)) {}
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+
+ private:
+  opentelemetry::nostd::unique_ptr<opentelemetry::context::Token> token_;  // detaches when reset
+};
+
+// Captures the current context now; the returned callable attaches it around each call (for thread
+// pools and std::thread). Arguments and the return value are forwarded.
+template <class F>
+auto wrap_with_context(F&& f) {
+  return [context = capture_context(),
+          fn = std::forward<F>(f)](auto&&... args) mutable -> decltype(auto) {
+    ContextScope scope(context);
+    return std::invoke(fn, std::forward<decltype(args)>(args)...);
+  };
+}
+
+}  // namespace lens
+
+// ---- Macros ------------------------------------------------------------------------------------
+
+#define LENS_DETAIL_CONCAT_IMPL(a, b) a##b
+#define LENS_DETAIL_CONCAT(a, b) LENS_DETAIL_CONCAT_IMPL(a, b)
+
+// LENS_SPAN(group, name, {"key", value}, ...): a ManagedSpan for the rest of the enclosing scope.
+// The group's handle is resolved once per site (a function-local static); each pass then costs one
+// relaxed load and a branch when the group is off, and the attribute expressions are evaluated
+// only when it is on. `group` and `name` must be convertible to std::string_view; `name` must stay
+// valid through the statement (a literal, or any string alive there).
+#define LENS_SPAN(group, name, ...)                                   \
+  LENS_SPAN_NAMED(LENS_DETAIL_CONCAT(lens_span_, __COUNTER__), group, \
+                  name __VA_OPT__(, ) __VA_ARGS__)
+
+// As LENS_SPAN, naming the guard `var` (e.g. to call var.set_attribute or var.record_exception).
+#define LENS_SPAN_NAMED(var, group, name, ...)                       \
+  LENS_DETAIL_SPAN(var, LENS_DETAIL_CONCAT(var, _lens_group), group, \
+                   name __VA_OPT__(, ) __VA_ARGS__)
+
+#define LENS_DETAIL_SPAN(var, handle, group, name, ...)                                \
+  static const ::lens::SpanGroupHandle handle = ::lens::span_group_handle(group);      \
+  ::lens::ManagedSpan var(handle.enabled()                                             \
+                              ? ::lens::detail::SpanStart{true, (name), {__VA_ARGS__}} \
+                              : ::lens::detail::SpanStart{})
+
+// LENS_SPAN_CM(name, {"key", value}, ...): an ungated ScopedSpan for the rest of the scope.
+#define LENS_SPAN_CM(name, ...)                                      \
+  LENS_SPAN_CM_NAMED(LENS_DETAIL_CONCAT(lens_span_cm_, __COUNTER__), \
+                     name __VA_OPT__(, ) __VA_ARGS__)
+#define LENS_SPAN_CM_NAMED(var, name, ...) ::lens::ScopedSpan var((name), {__VA_ARGS__})
+
+// At the top of a function body: a ManagedSpan named after the function, i.e. its unqualified
+// name as given by __func__ ("operator()" in a lambda; no class or namespace). The guard is named
+// `lens_function_span`. Use LENS_SPAN for a qualified or custom name.
+#define LENS_TRACE_FUNCTION(group) LENS_SPAN_NAMED(lens_function_span, group, __func__)
+
+#endif  // LENS_DISABLE

@@ -1,0 +1,103 @@
+// setup_telemetry() and TelemetryHandle: the lifecycle of SPEC Part 1 §1.7.
+//
+// Setup validates everything first and changes nothing when it fails; on an exporting rank it
+// builds an opentelemetry-cpp tracer provider (resource, seed-independent ids, the configured
+// sampler, the open-span closer and a batch processor in front of the exporter), installs it
+// globally and enables the configured span groups. Non-exporting ranks build nothing.
+// shutdown() ends open spans, then flushes and shuts everything down within one timeout.
+// After fork() the child has telemetry off and may call setup again.
+//
+// Thread-safety: setup and shutdown may be called from any thread; they serialise on a
+// process-wide lock. A handle may be shared between threads.
+#pragma once
+
+#include <opentelemetry/logs/logger.h>
+#include <opentelemetry/metrics/meter.h>
+#include <opentelemetry/nostd/shared_ptr.h>
+#include <opentelemetry/sdk/trace/exporter.h>
+#include <opentelemetry/trace/tracer.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "lens/attributes.hpp"
+#include "lens/config.hpp"
+#include "lens/env.hpp"
+#include "lens/rank_info.hpp"
+#include "lens/resource.hpp"
+#include "lens/result.hpp"
+#include "lens/strategies.hpp"
+
+namespace lens {
+
+// Everything setup can take besides the config; every field is optional.
+struct SetupOverrides {
+  // Replaces the exporter built from the config (still behind the closer and the batch
+  // processor, sampler and limits still apply). See lens/testing/in_memory_exporter.hpp.
+  std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> span_exporter;
+  // Decides whether this rank exports, instead of the registry and config.rank_strategy.
+  std::optional<RankStrategy> rank_strategy;
+  // The job's collective, so that rank 0 can share a generated run id (SPEC §1.4).
+  Collective* collective = nullptr;
+  // The environment to read (default: the process environment).
+  std::optional<Env> env;
+  // Testing escape hatch: allow an enabled setup while another handle is live (the previous
+  // handle's providers are shut down first).
+  bool allow_reinit = false;
+};
+
+struct TelemetryStats {
+  std::uint64_t spans_started = 0;
+  std::uint64_t spans_ended = 0;
+  std::uint64_t spans_exported = 0;
+  std::uint64_t spans_dropped = 0;  // dropped by a full queue or a failed export
+};
+
+class TelemetryHandle {
+ public:
+  // A handle for disabled telemetry: no-op tracer, meter and logger.
+  TelemetryHandle();
+  ~TelemetryHandle();
+  TelemetryHandle(const TelemetryHandle&) = default;
+  TelemetryHandle& operator=(const TelemetryHandle&) = default;
+  TelemetryHandle(TelemetryHandle&&) noexcept = default;
+  TelemetryHandle& operator=(TelemetryHandle&&) noexcept = default;
+
+  // Instrumentation scope "nemo.lens"; no-op implementations when not exporting.
+  opentelemetry::nostd::shared_ptr<opentelemetry::trace::Tracer> tracer() const;
+  opentelemetry::nostd::shared_ptr<opentelemetry::metrics::Meter> meter() const;
+  opentelemetry::nostd::shared_ptr<opentelemetry::logs::Logger> logger() const;
+
+  // True only when this rank built real providers.
+  bool is_exporting() const noexcept;
+  const std::string& run_id() const noexcept;
+  // The resource attributes the telemetry carries (empty when not exporting).
+  const Attributes& resource() const noexcept;
+  TelemetryStats stats() const noexcept;
+
+  // Ends still-open spans (marked nemo.span.truncated), then flushes and shuts down traces,
+  // metrics and logs, all within `timeout`, whatever the backend does. Idempotent: later calls
+  // (from any copy of the handle) do nothing and return success. Returns an error naming what
+  // did not finish in time; it never throws.
+  Status shutdown(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) noexcept;
+
+  struct State;  // internal
+
+ private:
+  explicit TelemetryHandle(std::shared_ptr<State> state);
+  friend Result<TelemetryHandle> setup_telemetry(Config, const RankInfo&, const Attributes&,
+                                                 SetupOverrides);
+  std::shared_ptr<State> state_;
+};
+
+// Sets telemetry up for this process (SPEC §1.7). `resource_attributes` are the caller's
+// (they win over every other resource attribute). Errors are one line naming the variable or
+// flag; a failed setup leaves the process exactly as it was.
+Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
+                                        const Attributes& resource_attributes = {},
+                                        SetupOverrides overrides = {});
+
+}  // namespace lens

@@ -1,0 +1,272 @@
+// The enabled path of the span primitives (lens/span.hpp): starting, describing and ending spans
+// on the active tracer, attribute conversion and redaction, linked spans.
+// Thread-safety: no shared state of its own; a SpanState belongs to the thread that created it.
+#include "lens/span.hpp"
+
+#include <cxxabi.h>
+#include <opentelemetry/common/attribute_value.h>
+#include <opentelemetry/common/key_value_iterable.h>
+#include <opentelemetry/nostd/function_ref.h>
+#include <opentelemetry/nostd/span.h>
+#include <opentelemetry/trace/context.h>
+#include <opentelemetry/trace/span_context_kv_iterable.h>
+#include <opentelemetry/trace/span_startoptions.h>
+#include <opentelemetry/trace/tracer.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <typeinfo>
+
+#include "lens/detail/active_tracer.hpp"
+#include "lens/propagation.hpp"
+
+namespace lens {
+namespace {
+
+namespace otel = opentelemetry;
+using OtelValue = otel::common::AttributeValue;
+
+bool is_redacted_key(std::string_view key, const std::set<std::string>& keys) noexcept {
+  // A linear scan avoids building a std::string for the lookup; a big custom set uses the tree.
+  if (keys.size() <= 32) {
+    return std::any_of(keys.begin(), keys.end(), [key](const std::string& k) { return k == key; });
+  }
+  try {
+    return keys.contains(std::string(key));
+  } catch (...) {
+    return true;  // cannot tell: err on the side of not leaking
+  }
+}
+
+// Calls fn(otel value) for a non-null argument. Int64 and double arrays are viewed in place; bool
+// and string arrays need a contiguous copy (std::vector<bool> is packed), which lives through fn.
+template <class Fn>
+void with_otel_value(const AttributeArg& value, Fn&& fn) {
+  using Kind = AttributeArg::Kind;
+  switch (value.kind()) {
+    case Kind::kNull:
+      return;
+    case Kind::kBool:
+      fn(OtelValue(value.as_bool()));
+      return;
+    case Kind::kInt64:
+      fn(OtelValue(value.as_int64()));
+      return;
+    case Kind::kUInt64:
+      fn(OtelValue(value.as_uint64()));
+      return;
+    case Kind::kDouble:
+      fn(OtelValue(value.as_double()));
+      return;
+    case Kind::kString: {
+      const std::string_view s = value.as_string();
+      fn(OtelValue(otel::nostd::string_view(s.data(), s.size())));
+      return;
+    }
+    case Kind::kBoolArray: {
+      const auto& v = value.as_bool_array();
+      const std::unique_ptr<bool[]> copy(new bool[v.size() == 0 ? 1 : v.size()]);
+      std::copy(v.begin(), v.end(), copy.get());
+      fn(OtelValue(otel::nostd::span<const bool>(copy.get(), v.size())));
+      return;
+    }
+    case Kind::kInt64Array: {
+      const auto& v = value.as_int64_array();
+      fn(OtelValue(otel::nostd::span<const std::int64_t>(v.data(), v.size())));
+      return;
+    }
+    case Kind::kDoubleArray: {
+      const auto& v = value.as_double_array();
+      fn(OtelValue(otel::nostd::span<const double>(v.data(), v.size())));
+      return;
+    }
+    case Kind::kStringArray: {
+      const auto& v = value.as_string_array();
+      std::vector<otel::nostd::string_view> views;
+      views.reserve(v.size());
+      for (const auto& s : v) {
+        views.emplace_back(s.data(), s.size());
+      }
+      fn(OtelValue(otel::nostd::span<const otel::nostd::string_view>(views.data(), views.size())));
+      return;
+    }
+  }
+}
+
+// An AttributeList seen through the SDK's iterable interface, with the safe-attribute rules
+// applied (nulls skipped, strings redacted), so events need no intermediate container.
+class SafeAttributeView final : public otel::common::KeyValueIterable {
+ public:
+  SafeAttributeView(AttributeList attributes, const std::set<std::string>& redact_keys) noexcept
+      : attributes_(attributes), redact_keys_(redact_keys) {}
+
+  bool ForEachKeyValue(otel::nostd::function_ref<bool(otel::nostd::string_view, OtelValue)>
+                           callback) const noexcept override {
+    try {
+      for (const auto& [key, value] : attributes_) {
+        bool keep_going = true;
+        with_otel_value(redact_value(key, value, redact_keys_), [&](const OtelValue& v) {
+          keep_going = callback(otel::nostd::string_view(key.data(), key.size()), v);
+        });
+        if (!keep_going) {
+          return false;
+        }
+      }
+    } catch (...) {
+      return false;  // allocation failure: the remaining attributes are dropped
+    }
+    return true;
+  }
+
+  size_t size() const noexcept override {
+    return static_cast<size_t>(std::count_if(attributes_.begin(), attributes_.end(),
+                                             [](const auto& kv) { return !kv.second.is_null(); }));
+  }
+
+ private:
+  AttributeList attributes_;
+  const std::set<std::string>& redact_keys_;
+};
+
+// The demangled dynamic type of `e`, e.g. "std::runtime_error".
+std::string type_name(const std::exception& e) {
+  const char* mangled = typeid(e).name();
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string name = (status == 0 && demangled != nullptr) ? demangled : mangled;
+  std::free(demangled);  // NOLINT(cppcoreguidelines-no-malloc): __cxa_demangle uses malloc
+  return name;
+}
+
+constexpr std::string_view kUnknown = "unknown";
+constexpr std::string_view kUnknownException = "unknown exception";
+
+SpanPtr start_linked(std::string_view name, const otel::trace::SpanContext* link,
+                     AttributeList attributes) noexcept {
+  const detail::TracerPtr tracer = detail::active_tracer();
+  const otel::nostd::string_view span_name(name.data(), name.size());
+  SpanPtr span;
+  if (link != nullptr && link->IsValid()) {
+    using NoAttributes = std::initializer_list<std::pair<otel::nostd::string_view, OtelValue>>;
+    span = tracer->StartSpan(span_name, NoAttributes{}, {{*link, NoAttributes{}}});
+  } else {
+    span = tracer->StartSpan(span_name);
+  }
+  safe_set_span_attributes(span.get(), attributes);
+  return span;
+}
+
+}  // namespace
+
+AttributeArg redact_value(std::string_view key, const AttributeArg& value,
+                          const std::set<std::string>& keys) noexcept {
+  if (value.is_string() && is_redacted_key(key, keys)) {
+    return AttributeArg(kRedacted);
+  }
+  return value;
+}
+
+void safe_set_span_attributes(otel::trace::Span* span, AttributeList attributes,
+                              const std::set<std::string>& redact_keys) noexcept {
+  if (span == nullptr || !span->IsRecording()) {
+    return;
+  }
+  for (const auto& [key, value] : attributes) {
+    const otel::nostd::string_view otel_key(key.data(), key.size());
+    try {
+      with_otel_value(redact_value(key, value, redact_keys),
+                      [&](const OtelValue& v) { span->SetAttribute(otel_key, v); });
+    } catch (...) {  // allocation failure for an array copy: drop this attribute
+    }
+  }
+}
+
+namespace detail {
+
+SpanState::SpanState(std::string_view name, AttributeList attributes,
+                     bool record_exception_events) noexcept
+    : uncaught_at_start_(std::uncaught_exceptions()),
+      record_exception_events_(record_exception_events) {
+  span_ = active_tracer()->StartSpan(otel::nostd::string_view(name.data(), name.size()));
+  safe_set_span_attributes(span_.get(), attributes);
+  auto context = otel::context::RuntimeContext::GetCurrent();
+  token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, span_));
+}
+
+SpanState::~SpanState() {
+  if (std::uncaught_exceptions() > uncaught_at_start_ && !exception_recorded_) {
+    if (record_exception_events_) {
+      span_->AddEvent("exception",
+                      {{"exception.type",
+                        OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))},
+                       {"exception.message",
+                        OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))}});
+    }
+    span_->SetStatus(otel::trace::StatusCode::kError,
+                     otel::nostd::string_view(kUnknownException.data(), kUnknownException.size()));
+  }
+  token_.reset();  // restores the previous context (Token's destructor detaches)
+  span_->End();
+}
+
+void SpanState::record_exception(const std::exception& e) noexcept {
+  exception_recorded_ = true;
+  const char* what = e.what();
+  if (record_exception_events_ && span_->IsRecording()) {
+    try {
+      const std::string type = type_name(e);
+      span_->AddEvent("exception",
+                      {{"exception.type", OtelValue(otel::nostd::string_view(type))},
+                       {"exception.message", OtelValue(otel::nostd::string_view(what))}});
+    } catch (...) {  // allocation failure while demangling: status only
+    }
+  }
+  span_->SetStatus(otel::trace::StatusCode::kError, otel::nostd::string_view(what));
+}
+
+void SpanState::set_attribute(std::string_view key, const AttributeArg& value) noexcept {
+  safe_set_span_attributes(span_.get(), {{key, value}});
+}
+
+void SpanState::add_event(std::string_view name, AttributeList attributes) noexcept {
+  if (!span_->IsRecording()) {
+    return;
+  }
+  const otel::nostd::string_view event_name(name.data(), name.size());
+  if (attributes.size() == 0) {
+    span_->AddEvent(event_name);
+    return;
+  }
+  span_->AddEvent(event_name, SafeAttributeView(attributes, default_redact_keys()));
+}
+
+}  // namespace detail
+
+SpanPtr create_linked_span(std::string_view name, const otel::context::Context* remote_context,
+                           AttributeList attributes) noexcept {
+  if (remote_context == nullptr) {
+    return start_linked(name, nullptr, attributes);
+  }
+  const otel::trace::SpanContext remote = otel::trace::GetSpan(*remote_context)->GetContext();
+  return start_linked(name, &remote, attributes);
+}
+
+SpanPtr create_linked_span(std::string_view name,
+                           const std::map<std::string, std::string>* remote_carrier,
+                           AttributeList attributes) noexcept {
+  if (remote_carrier == nullptr || remote_carrier->empty()) {
+    return start_linked(name, nullptr, attributes);
+  }
+  // An empty base: only a span context extracted from the carrier may become the link, never the
+  // caller's current span.
+  const otel::context::Context remote = extract_context(*remote_carrier, otel::context::Context{});
+  return create_linked_span(name, &remote, attributes);
+}
+
+SpanPtr create_linked_span(std::string_view name, std::nullptr_t,
+                           AttributeList attributes) noexcept {
+  return start_linked(name, nullptr, attributes);
+}
+
+}  // namespace lens

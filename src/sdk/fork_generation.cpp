@@ -1,0 +1,23 @@
+// The pthread_atfork child handler behind fork_generation(). Thread-safety: see the header.
+#include "sdk/fork_generation.hpp"
+
+#include <pthread.h>
+
+namespace lens::sdk {
+
+namespace detail {
+constinit std::atomic<std::uint64_t> g_fork_generation{0};
+}  // namespace detail
+
+namespace {
+// Async-signal-safe: one lock-free atomic add, no allocation, no lock.
+void on_fork_child() noexcept { detail::g_fork_generation.fetch_add(1, std::memory_order_relaxed); }
+}  // namespace
+
+void ensure_fork_handler() noexcept {
+  // Function-local static: registered exactly once even with concurrent first callers.
+  [[maybe_unused]] static const bool registered =
+      pthread_atfork(nullptr, nullptr, &on_fork_child) == 0;
+}
+
+}  // namespace lens::sdk

@@ -1,0 +1,25 @@
+// SeedIndependentIdGenerator: trace and span ids from a private per-thread xoshiro256** PRNG
+// seeded from OS entropy (getrandom), immune to std::srand / framework seeding and reseeded
+// lazily in a forked child (SPEC Part 2 §E.6). Thread-safe without locks: all state is
+// thread_local; the only shared datum is the relaxed fork-generation counter.
+#pragma once
+
+#include "opentelemetry/sdk/trace/id_generator.h"
+
+namespace lens::sdk {
+
+// Declares is_random = true. opentelemetry-cpp 1.19's Tracer sets TraceFlags::kIsRandom for a
+// root span when IsRandom() is true but then masks the flags to W3C Trace Context level 1
+// (kAllW3CTraceContext1Flags), so the live span context (and traceparent) carries only 0x01.
+// OpenSpanCloser restores 0x02 on the exported record of root spans (see open_span_closer.hpp).
+class SeedIndependentIdGenerator final : public opentelemetry::sdk::trace::IdGenerator {
+ public:
+  SeedIndependentIdGenerator() noexcept;
+
+  // 64 random bits; never all zero (a zero draw becomes 1).
+  opentelemetry::trace::SpanId GenerateSpanId() noexcept override;
+  // 128 random bits; never all zero (a zero draw becomes 1).
+  opentelemetry::trace::TraceId GenerateTraceId() noexcept override;
+};
+
+}  // namespace lens::sdk

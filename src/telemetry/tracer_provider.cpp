@@ -1,0 +1,61 @@
+// Assembly of an exporting rank's tracer provider (see tracer_provider.hpp). The chain, in
+// order: span counter -> open-span closer -> batch processor -> limits -> counting -> exporter.
+// The closer comes before the batch processor so that the spans it ends at shutdown still
+// flow into the live batch processor (SPEC Part 2 §E.5).
+#include "telemetry/tracer_provider.hpp"
+
+#include <opentelemetry/sdk/trace/batch_span_processor.h>
+#include <opentelemetry/sdk/trace/batch_span_processor_options.h>
+
+#include "lens/sampling.hpp"
+#include "sdk/counting_exporter.hpp"
+#include "sdk/id_generator.hpp"
+#include "sdk/limiting_exporter.hpp"
+#include "sdk/open_span_closer.hpp"
+#include "sdk/sampler_adapter.hpp"
+#include "telemetry/otel_resource.hpp"
+
+namespace lens::telemetry {
+
+namespace sdktrace = opentelemetry::sdk::trace;
+
+Result<BuiltTracerProvider> build_tracer_provider(
+    const Config& config, const RankInfo& rank, const Attributes& resource,
+    std::unique_ptr<sdktrace::SpanExporter> exporter) {
+  auto sampler = make_sampler(config, rank);
+  if (!sampler.ok()) {
+    return Error(sampler.message());
+  }
+
+  auto counting = std::make_unique<sdk::CountingExporter>(std::move(exporter));
+  std::shared_ptr<const sdk::ExportCounters> export_counters = counting->counters();
+  auto limited = std::make_unique<sdk::LimitingExporter>(std::move(counting),
+                                                         sdk::SpanLimits::from(config.otel.limits));
+
+  sdktrace::BatchSpanProcessorOptions batch;
+  batch.max_queue_size = static_cast<std::size_t>(config.otel.bsp.max_queue_size.value);
+  batch.max_export_batch_size =
+      static_cast<std::size_t>(config.otel.bsp.max_export_batch_size.value);
+  batch.schedule_delay_millis = std::chrono::milliseconds(config.otel.bsp.schedule_delay_ms.value);
+  auto batch_processor = std::make_unique<sdktrace::BatchSpanProcessor>(std::move(limited), batch);
+
+  BuiltTracerProvider built;
+  built.counts = std::make_shared<SpanCounts>();
+  std::vector<std::unique_ptr<sdktrace::SpanProcessor>> processors;
+  processors.push_back(std::make_unique<SpanCountingProcessor>(built.counts));
+  processors.push_back(std::make_unique<sdk::OpenSpanCloser>(std::move(batch_processor)));
+
+  built.provider = std::make_shared<sdktrace::TracerProvider>(
+      std::move(processors), to_otel_resource(resource),
+      std::make_unique<sdk::SamplerAdapter>(*sampler),
+      std::make_unique<sdk::SeedIndependentIdGenerator>());
+  built.exported = [export_counters] {
+    return export_counters->exported.load(std::memory_order_relaxed);
+  };
+  built.failed = [export_counters] {
+    return export_counters->failed.load(std::memory_order_relaxed);
+  };
+  return built;
+}
+
+}  // namespace lens::telemetry
