@@ -8,6 +8,7 @@
 #include "opentelemetry/common/key_value_iterable.h"
 #include "opentelemetry/nostd/variant.h"
 #include "opentelemetry/trace/span_context.h"
+#include "sdk/tsan_handoff.hpp"
 
 namespace lens::sdk {
 
@@ -263,6 +264,7 @@ opentelemetry::sdk::common::ExportResult LimitingExporter::Export(
     return opentelemetry::sdk::common::ExportResult::kFailure;
   }
   for (auto& span : spans) {
+    tsan_receive(span.get());
     if (auto* limited = dynamic_cast<LimitingRecordable*>(span.get())) {
       if (auto inner = limited->release_inner()) unwrapped.push_back(std::move(inner));
     } else if (span) {

@@ -16,6 +16,7 @@
 #include "opentelemetry/trace/span_context.h"
 #include "opentelemetry/trace/trace_flags.h"
 #include "sdk/fork_generation.hpp"
+#include "sdk/tsan_handoff.hpp"
 
 namespace lens::sdk {
 
@@ -254,7 +255,10 @@ void OpenSpanCloser::OnEnd(std::unique_ptr<otel_sdk::Recordable>&& span) noexcep
     if (it != reg.open.end() && it->second == state) reg.open.erase(it);
   }
   // Null: the closer force-ended it already, so this late End exports nothing.
-  if (inner) next_->OnEnd(std::move(inner));
+  if (inner) {
+    tsan_publish(inner.get());
+    next_->OnEnd(std::move(inner));
+  }
 }
 
 bool OpenSpanCloser::ForceFlush(std::chrono::microseconds timeout) noexcept {
@@ -291,6 +295,7 @@ bool OpenSpanCloser::Shutdown(std::chrono::microseconds timeout) noexcept {
     const auto duration = now - std::chrono::system_clock::time_point(start);
     inner->SetDuration(std::max(std::chrono::nanoseconds::zero(),
                                 std::chrono::duration_cast<std::chrono::nanoseconds>(duration)));
+    tsan_publish(inner.get());
     next_->OnEnd(std::move(inner));
   }
   return next_->Shutdown(timeout);
