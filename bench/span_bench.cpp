@@ -1,7 +1,10 @@
 // Benchmarks of the span primitives against two clock reads and against opentelemetry-cpp used
-// directly: a site whose group is off, a non-exporting rank, a recorded span (BatchSpanProcessor
-// over an exporter that discards), a span dropped by the sampler. Single- and two-thread variants;
-// thread 0 sets up before the loop (google-benchmark starts all threads' loops together).
+// directly: a site whose group is off, a non-exporting rank, a recorded span (the whole lens
+// pipeline built by setup_telemetry with exporter=none: sampler, id generator, open-span closer,
+// BatchSpanProcessor, limits, counting, discard), the same span made with opentelemetry-cpp
+// alone (BatchSpanProcessor over a discarding exporter), a span dropped by the sampler, and
+// W3C propagation. Single- and two-thread variants; thread 0 sets up before the loop
+// (google-benchmark starts all threads' loops together).
 #include <benchmark/benchmark.h>
 #include <opentelemetry/sdk/trace/batch_span_processor.h>
 #include <opentelemetry/sdk/trace/batch_span_processor_options.h>
@@ -11,11 +14,17 @@
 #include <opentelemetry/sdk/trace/tracer_provider.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 
+#include "lens/config.hpp"
 #include "lens/detail/active_tracer.hpp"
 #include "lens/groups.hpp"
+#include "lens/propagation.hpp"
+#include "lens/rank_info.hpp"
 #include "lens/span.hpp"
+#include "lens/telemetry.hpp"
 
 namespace {
 
@@ -44,6 +53,29 @@ sdktrace::TracerProvider& recording_provider() {
       new sdktrace::TracerProvider(std::make_unique<sdktrace::BatchSpanProcessor>(
           std::make_unique<DiscardingExporter>(), sdktrace::BatchSpanProcessorOptions{}));
   return *provider;
+}
+
+// The tracer of a lens exporting rank as setup_telemetry() builds it (exporter=none discards
+// after the whole pipeline ran). Its handle lives for the whole process.
+lens::detail::TracerPtr lens_pipeline_tracer() {
+  static auto* handle = [] {
+    lens::Config config;
+    config.enabled = true;
+    config.rank_strategy = "all_ranks";
+    config.exporter = "none";
+    config.run_id = "bench";
+    config.span_groups = "default";
+    lens::SetupOverrides overrides;
+    overrides.env = lens::Env::from({});
+    auto made =
+        lens::setup_telemetry(config, *lens::RankInfo::make(0, 1), {}, std::move(overrides));
+    if (!made.ok()) {
+      std::fprintf(stderr, "lens_bench: setup_telemetry failed: %s\n", made.message().c_str());
+      std::abort();
+    }
+    return new lens::TelemetryHandle(*made);
+  }();
+  return handle->tracer();
 }
 
 sdktrace::TracerProvider& sampler_off_provider() {
@@ -109,7 +141,7 @@ void BM_Span_NotExporting(benchmark::State& state) {
 BENCHMARK(BM_Span_NotExporting)->Threads(1)->Threads(2);
 
 void BM_Span_Recorded_2Attrs(benchmark::State& state) {
-  setup(state, {"step"}, recording_provider().GetTracer("nemo.lens.helpers"));
+  setup(state, {"step"}, lens_pipeline_tracer());
   std::int64_t i = 0;
   for (auto _ : state) {
     site(++i);
@@ -118,12 +150,15 @@ void BM_Span_Recorded_2Attrs(benchmark::State& state) {
 }
 BENCHMARK(BM_Span_Recorded_2Attrs)->Threads(1)->Threads(2);
 
-// The same span made directly with opentelemetry-cpp (not made current, no gate, no redaction).
+// The same span made directly with opentelemetry-cpp: started, made the active span (as
+// LENS_SPAN does, so that children nest under it), two attributes, ended. Plain SDK pipeline:
+// default sampler and ids, BatchSpanProcessor, discarding exporter.
 void BM_OtelCpp_Span_2Attrs(benchmark::State& state) {
   auto tracer = recording_provider().GetTracer("nemo.lens.helpers");
   std::int64_t i = 0;
   for (auto _ : state) {
     auto span = tracer->StartSpan("megatron.train_step");
+    auto scope = tracer->WithActiveSpan(span);
     span->SetAttribute("iteration", ++i);
     span->SetAttribute("microbatch", 4);
     span->End();
@@ -140,5 +175,21 @@ void BM_Span_SamplerDropped(benchmark::State& state) {
   teardown(state);
 }
 BENCHMARK(BM_Span_SamplerDropped)->Threads(1)->Threads(2);
+
+// A rank's hand-off of its active span: inject into a carrier, extract on the other side.
+void BM_Propagation_InjectExtract(benchmark::State& state) {
+  auto tracer = recording_provider().GetTracer("nemo.lens.helpers");
+  auto span = tracer->StartSpan("megatron.train_step");
+  auto scope = tracer->WithActiveSpan(span);
+  lens::Carrier carrier;
+  for (auto _ : state) {
+    carrier.clear();
+    lens::inject_context(carrier);
+    auto context = lens::extract_context(carrier);
+    benchmark::DoNotOptimize(context);
+  }
+  span->End();
+}
+BENCHMARK(BM_Propagation_InjectExtract)->Threads(1)->Threads(2);
 
 }  // namespace

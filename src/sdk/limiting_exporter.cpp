@@ -132,6 +132,26 @@ SpanLimits SpanLimits::from(const LimitSettings& settings) {
 
 // ---- LimitingRecordable ------------------------------------------------------------------
 
+bool LimitingRecordable::KeySet::contains(std::uint64_t hash) const noexcept {
+  for (std::size_t i = 0; i < inline_count_; ++i) {
+    if (inline_[i] == hash) return true;
+  }
+  return std::find(more_.begin(), more_.end(), hash) != more_.end();
+}
+
+bool LimitingRecordable::KeySet::insert(std::uint64_t hash) noexcept {
+  if (inline_count_ < inline_.size()) {
+    inline_[inline_count_++] = hash;
+    return true;
+  }
+  try {
+    more_.push_back(hash);
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
 LimitingRecordable::LimitingRecordable(std::unique_ptr<otel_sdk::Recordable> inner,
                                        const SpanLimits& limits,
                                        std::shared_ptr<LimitCounters> counters) noexcept
@@ -145,15 +165,10 @@ void LimitingRecordable::SetIdentity(const opentelemetry::trace::SpanContext& sp
 void LimitingRecordable::SetAttribute(nostd::string_view key,
                                       const common::AttributeValue& value) noexcept {
   if (!inner_) return;
-  const std::string_view name(key.data(), key.size());
-  if (keys_.find(name) == keys_.end()) {
-    if (keys_.size() >= limits_.attribute_count) {
-      counters_->dropped_attributes.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    try {
-      keys_.emplace(name);
-    } catch (...) {
+  const std::uint64_t hash =
+      std::hash<std::string_view>{}(std::string_view(key.data(), key.size()));
+  if (!keys_.contains(hash)) {
+    if (keys_.size() >= limits_.attribute_count || !keys_.insert(hash)) {
       counters_->dropped_attributes.fetch_add(1, std::memory_order_relaxed);
       return;
     }

@@ -5,6 +5,7 @@
 // its calls); the drop counters are relaxed atomics shared by the exporter and its recordables.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -12,7 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <vector>
 
 #include "lens/otel_settings.hpp"
 #include "opentelemetry/sdk/trace/exporter.h"
@@ -78,17 +79,25 @@ class LimitingRecordable final : public opentelemetry::sdk::trace::Recordable {
   std::unique_ptr<opentelemetry::sdk::trace::Recordable> release_inner() noexcept;
 
  private:
-  struct KeyHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view key) const noexcept {
-      return std::hash<std::string_view>{}(key);
-    }
+  // The distinct attribute keys set so far, as 64-bit hashes: the first eight inline (no
+  // allocation for a typical span), further ones in a vector. Two different keys with the same
+  // hash (odds 2^-64 per pair) would count as one, letting one extra attribute through.
+  class KeySet {
+   public:
+    bool contains(std::uint64_t hash) const noexcept;
+    bool insert(std::uint64_t hash) noexcept;  // false when out of memory
+    std::size_t size() const noexcept { return inline_count_ + more_.size(); }
+
+   private:
+    std::array<std::uint64_t, 8> inline_{};
+    std::size_t inline_count_ = 0;
+    std::vector<std::uint64_t> more_;
   };
 
   std::unique_ptr<opentelemetry::sdk::trace::Recordable> inner_;
   SpanLimits limits_;  // a copy: a span may outlive its exporter
   std::shared_ptr<LimitCounters> counters_;
-  std::unordered_set<std::string, KeyHash, std::equal_to<>> keys_;
+  KeySet keys_;
   std::size_t events_ = 0;
   std::size_t links_ = 0;
 };

@@ -154,9 +154,10 @@ struct OpenSpanCloser::Registry {
 };
 
 OpenSpanCloser::OpenSpanCloser(std::unique_ptr<otel_sdk::SpanProcessor> next,
-                               bool restore_random_flag)
+                               bool restore_random_flag, std::shared_ptr<SpanCounts> counts)
     : next_(std::move(next)),
       restore_random_flag_(restore_random_flag),
+      counts_(std::move(counts)),
       registry_(new Registry(fork_generation())) {
   ensure_fork_handler();
 }
@@ -195,6 +196,7 @@ void OpenSpanCloser::OnStart(otel_sdk::Recordable& span,
   }
   const std::shared_ptr<TrackedState>& state = tracked->state();
   if (state->stale()) return;
+  if (counts_) counts_->started.fetch_add(1, std::memory_order_relaxed);
   Registry& reg = registry();
 
   bool random = false;
@@ -256,6 +258,7 @@ void OpenSpanCloser::OnEnd(std::unique_ptr<otel_sdk::Recordable>&& span) noexcep
   }
   // Null: the closer force-ended it already, so this late End exports nothing.
   if (inner) {
+    if (counts_) counts_->ended.fetch_add(1, std::memory_order_relaxed);
     tsan_publish(inner.get());
     next_->OnEnd(std::move(inner));
   }
@@ -295,6 +298,7 @@ bool OpenSpanCloser::Shutdown(std::chrono::microseconds timeout) noexcept {
     const auto duration = now - std::chrono::system_clock::time_point(start);
     inner->SetDuration(std::max(std::chrono::nanoseconds::zero(),
                                 std::chrono::duration_cast<std::chrono::nanoseconds>(duration)));
+    if (counts_) counts_->ended.fetch_add(1, std::memory_order_relaxed);
     tsan_publish(inner.get());
     next_->OnEnd(std::move(inner));
   }

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "opentelemetry/sdk/trace/processor.h"
+#include "sdk/span_counts.hpp"
 
 namespace lens::sdk {
 
@@ -44,8 +45,11 @@ namespace lens::sdk {
 class OpenSpanCloser final : public opentelemetry::sdk::trace::SpanProcessor {
  public:
   // `next` must not be null; it receives every recordable, started and ended spans alike.
+  // `counts`, when given, counts every span started and every span ended (once, whether by
+  // its owner or by the closer at shutdown).
   explicit OpenSpanCloser(std::unique_ptr<opentelemetry::sdk::trace::SpanProcessor> next,
-                          bool restore_random_flag = true);
+                          bool restore_random_flag = true,
+                          std::shared_ptr<SpanCounts> counts = nullptr);
   ~OpenSpanCloser() override;
 
   OpenSpanCloser(const OpenSpanCloser&) = delete;
@@ -78,6 +82,7 @@ class OpenSpanCloser final : public opentelemetry::sdk::trace::SpanProcessor {
 
   std::unique_ptr<opentelemetry::sdk::trace::SpanProcessor> next_;
   bool restore_random_flag_;
+  std::shared_ptr<SpanCounts> counts_;
   mutable std::atomic<Registry*> registry_;
 };
 

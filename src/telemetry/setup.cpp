@@ -26,6 +26,7 @@
 #include "lens/telemetry.hpp"
 #include "lens/validate.hpp"
 #include "lens/version.hpp"
+#include "sdk/diagnostics.hpp"
 #include "telemetry/tracer_provider.hpp"
 
 namespace lens {
@@ -41,7 +42,7 @@ struct TelemetryHandle::State {
   Attributes resource;
   std::shared_ptr<opentelemetry::sdk::trace::TracerProvider> tracer_provider;
   nostd::shared_ptr<trace_api::Tracer> tracer;
-  std::shared_ptr<telemetry::SpanCounts> counts;
+  std::shared_ptr<sdk::SpanCounts> counts;
   std::function<std::uint64_t()> exported;
   std::function<std::uint64_t()> failed;
   std::once_flag shutdown_once;
@@ -285,6 +286,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
   state->exporting = *exporting;
 
   if (*exporting) {
+    sdk::install_sdk_diagnostics();  // before any SDK component can report
     state->resource = build_resource(config, rank, resource_attributes, env);
     std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> exporter;
     if (overrides.span_exporter != nullptr) {

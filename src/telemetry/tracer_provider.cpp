@@ -1,5 +1,6 @@
 // Assembly of an exporting rank's tracer provider (see tracer_provider.hpp). The chain, in
-// order: span counter -> open-span closer -> batch processor -> limits -> counting -> exporter.
+// order: open-span closer (which also counts spans) -> batch processor -> limits -> export
+// counting -> exporter.
 // The closer comes before the batch processor so that the spans it ends at shutdown still
 // flow into the live batch processor (SPEC Part 2 §E.5).
 #include "telemetry/tracer_provider.hpp"
@@ -40,10 +41,12 @@ Result<BuiltTracerProvider> build_tracer_provider(
   auto batch_processor = std::make_unique<sdktrace::BatchSpanProcessor>(std::move(limited), batch);
 
   BuiltTracerProvider built;
-  built.counts = std::make_shared<SpanCounts>();
+  built.counts = std::make_shared<sdk::SpanCounts>();
+  // One processor only: every extra processor costs the SDK a recordable per span.
   std::vector<std::unique_ptr<sdktrace::SpanProcessor>> processors;
-  processors.push_back(std::make_unique<SpanCountingProcessor>(built.counts));
-  processors.push_back(std::make_unique<sdk::OpenSpanCloser>(std::move(batch_processor)));
+  processors.push_back(std::make_unique<sdk::OpenSpanCloser>(std::move(batch_processor),
+                                                             /*restore_random_flag=*/true,
+                                                             built.counts));
 
   built.provider = std::make_shared<sdktrace::TracerProvider>(
       std::move(processors), to_otel_resource(resource),

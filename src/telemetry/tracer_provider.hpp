@@ -1,6 +1,6 @@
 // Builds an exporting rank's opentelemetry-cpp tracer provider from the lens config: resource,
 // seed-independent ids, the configured sampler, span limits, and the processor chain
-// (span counter, open-span closer, batch processor with the OTEL_BSP_* options) in front of
+// (open-span closer counting spans, batch processor with the OTEL_BSP_* options) in front of
 // the exporter. Nothing is installed globally here. Thread-safety: stateless.
 #pragma once
 
@@ -14,7 +14,7 @@
 #include "lens/config.hpp"
 #include "lens/rank_info.hpp"
 #include "lens/result.hpp"
-#include "telemetry/span_counter.hpp"
+#include "sdk/span_counts.hpp"
 
 namespace lens::sdk {
 class CountingExporter;
@@ -24,7 +24,7 @@ namespace lens::telemetry {
 
 struct BuiltTracerProvider {
   std::shared_ptr<opentelemetry::sdk::trace::TracerProvider> provider;
-  std::shared_ptr<SpanCounts> counts;
+  std::shared_ptr<sdk::SpanCounts> counts;
   // Reads spans exported and failed; owned by the provider's exporter chain.
   std::function<std::uint64_t()> exported;
   std::function<std::uint64_t()> failed;

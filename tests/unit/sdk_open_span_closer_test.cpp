@@ -42,7 +42,8 @@ struct Pipeline {
   SpanDataList take() const { return lens::testing::take_spans(data); }
 };
 
-Pipeline make_pipeline(Next next = Next::batch) {
+Pipeline make_pipeline(Next next = Next::batch,
+                       std::shared_ptr<lens::sdk::SpanCounts> counts = nullptr) {
   auto memory = lens::testing::make_in_memory_span_exporter(8192);
   std::unique_ptr<otel_sdk::SpanProcessor> processor;
   if (next == Next::batch) {
@@ -53,7 +54,7 @@ Pipeline make_pipeline(Next next = Next::batch) {
   } else {
     processor = std::make_unique<otel_sdk::SimpleSpanProcessor>(std::move(memory.exporter));
   }
-  auto closer = std::make_unique<OpenSpanCloser>(std::move(processor));
+  auto closer = std::make_unique<OpenSpanCloser>(std::move(processor), true, std::move(counts));
   Pipeline pipeline;
   pipeline.closer = closer.get();
   pipeline.data = memory.data;
@@ -427,6 +428,20 @@ TEST(SdkOpenSpanCloser, ConcurrentStartsEndsAndShutdownExportEverySpanExactlyOnc
   }
   EXPECT_EQ(ids.size(), spans.size());  // no span exported twice
   EXPECT_LE(spans.size(), static_cast<std::size_t>(kThreads * kSpans));
+}
+
+TEST(SdkOpenSpanCloser, CountsEverySpanStartedAndEndedOnce) {
+  auto counts = std::make_shared<lens::sdk::SpanCounts>();
+  Pipeline pipeline = make_pipeline(Next::simple, counts);
+  pipeline.tracer->StartSpan("ended")->End();
+  SpanPtr open = pipeline.tracer->StartSpan("open-at-shutdown");
+  EXPECT_EQ(counts->started.load(), 2U);
+  EXPECT_EQ(counts->ended.load(), 1U);
+  ASSERT_TRUE(pipeline.provider->Shutdown());
+  EXPECT_EQ(counts->ended.load(), 2U);  // force-ended by the closer
+  open->End();                          // late End: already exported, not counted again
+  EXPECT_EQ(counts->ended.load(), 2U);
+  EXPECT_EQ(pipeline.take().size(), 2U);
 }
 
 }  // namespace

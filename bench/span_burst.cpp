@@ -1,0 +1,104 @@
+// lens_span_burst: produces a burst of spans as fast as one thread can, through the pipeline
+// setup_telemetry() builds (exporter=none), and reports what the batch processor lost and the
+// process's peak resident memory. One configuration per process, so that peak RSS is its own.
+//
+//   lens_span_burst [--spans N] [--queue-size N] [--batch-size N]
+//
+// OTEL_BSP_* variables from the environment apply as usual; the flags override them.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "lens/config.hpp"
+#include "lens/groups.hpp"
+#include "lens/rank_info.hpp"
+#include "lens/span.hpp"
+#include "lens/telemetry.hpp"
+
+namespace {
+
+long peak_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;  // KiB on Linux
+}
+
+bool parse_count(std::string_view flag, const char* text, long& out) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value <= 0) {
+    std::fprintf(stderr, "lens_span_burst: %.*s must be a positive integer, got '%s'\n",
+                 static_cast<int>(flag.size()), flag.data(), text);
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long spans = 200000;
+  long queue_size = 0;
+  long batch_size = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    long* target = flag == "--spans"        ? &spans
+                   : flag == "--queue-size" ? &queue_size
+                   : flag == "--batch-size" ? &batch_size
+                                            : nullptr;
+    if (target == nullptr || i + 1 >= argc) {
+      std::fprintf(stderr,
+                   "usage: lens_span_burst [--spans N] [--queue-size N] [--batch-size N]\n");
+      return 2;
+    }
+    if (!parse_count(flag, argv[++i], *target)) return 2;
+  }
+
+  lens::Config config;
+  config.enabled = true;
+  config.rank_strategy = "all_ranks";
+  config.exporter = "none";
+  config.run_id = "burst";
+  config.span_groups = "default";
+  config.otel = lens::OtelSettings::from_env(lens::Env::process());
+  if (queue_size > 0) config.otel.bsp.max_queue_size.value = queue_size;
+  if (batch_size > 0) config.otel.bsp.max_export_batch_size.value = batch_size;
+  if (config.otel.bsp.max_export_batch_size.value > config.otel.bsp.max_queue_size.value) {
+    config.otel.bsp.max_export_batch_size.value = config.otel.bsp.max_queue_size.value;
+  }
+  const long rss_before = peak_rss_kib();
+  auto handle = lens::setup_telemetry(config, *lens::RankInfo::make(0, 1));
+  if (!handle.ok()) {
+    std::fprintf(stderr, "lens_span_burst: %s\n", handle.message().c_str());
+    return 1;
+  }
+  lens::set_enabled_span_groups({"step"});
+
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < spans; ++i) {
+    LENS_SPAN("step", "megatron.train_step", {"iteration", std::int64_t{i}}, {"microbatch", 4});
+  }
+  const auto produced = std::chrono::steady_clock::now();
+  const lens::Status shut = handle->shutdown(std::chrono::milliseconds(30000));
+  const auto done = std::chrono::steady_clock::now();
+  const lens::TelemetryStats stats = handle->stats();
+
+  using std::chrono::duration;
+  std::printf(
+      "spans=%ld queue_size=%lld batch_size=%lld produced_in_ms=%.1f drained_in_ms=%.1f "
+      "ended=%llu exported=%llu lost=%llu peak_rss_kib=%ld rss_growth_kib=%ld shutdown=%s\n",
+      spans, static_cast<long long>(config.otel.bsp.max_queue_size.value),
+      static_cast<long long>(config.otel.bsp.max_export_batch_size.value),
+      duration<double, std::milli>(produced - start).count(),
+      duration<double, std::milli>(done - produced).count(),
+      static_cast<unsigned long long>(stats.spans_ended),
+      static_cast<unsigned long long>(stats.spans_exported),
+      static_cast<unsigned long long>(stats.spans_dropped), peak_rss_kib(),
+      peak_rss_kib() - rss_before, shut.ok() ? "ok" : shut.message().c_str());
+  return shut.ok() ? 0 : 1;
+}
