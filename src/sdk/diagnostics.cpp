@@ -59,15 +59,16 @@ void DiagnosticsHandler::Handle(internal_log::LogLevel level, const char* file, 
 }
 
 DiagnosticsHandler& install_sdk_diagnostics() {
-  // Leaked: the SDK's worker threads may report until the very end of the process.
-  static auto* handler = [] {
-    auto* owner =
-        new opentelemetry::nostd::shared_ptr<internal_log::LogHandler>(new DiagnosticsHandler());
-    internal_log::GlobalLogHandler::SetLogHandler(*owner);
+  // Leaked (and kept reachable): the SDK's worker threads may report until the very end of
+  // the process.
+  static auto* owner = [] {
+    auto* created = new opentelemetry::nostd::shared_ptr<internal_log::LogHandler>(
+        new DiagnosticsHandler());
+    internal_log::GlobalLogHandler::SetLogHandler(*created);
     internal_log::GlobalLogHandler::SetLogLevel(internal_log::LogLevel::Warning);
-    return static_cast<DiagnosticsHandler*>(owner->get());
+    return created;
   }();
-  return *handler;
+  return *static_cast<DiagnosticsHandler*>(owner->get());
 }
 
 }  // namespace lens::sdk
