@@ -2,9 +2,12 @@
 // setup_telemetry() builds (exporter=none), and reports what the batch processor lost and the
 // process's peak resident memory. One configuration per process, so that peak RSS is its own.
 //
-//   lens_span_burst [--spans N] [--queue-size N] [--batch-size N]
+//   lens_span_burst [--spans N] [--queue-size N] [--batch-size N] [--export-ns-per-span N]
 //
-// OTEL_BSP_* variables from the environment apply as usual; the flags override them.
+// OTEL_BSP_* variables from the environment apply as usual; the flags override them. Without
+// --export-ns-per-span the exporter is exporter=none (free); with it, an exporter that spends
+// that long per span (busy, like serialising and sending), to see what a real backend's
+// export cost does to a burst.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -18,6 +21,8 @@
 #include "lens/rank_info.hpp"
 #include "lens/span.hpp"
 #include "lens/telemetry.hpp"
+#include "opentelemetry/sdk/trace/exporter.h"
+#include "opentelemetry/sdk/trace/span_data.h"
 
 namespace {
 
@@ -26,6 +31,29 @@ long peak_rss_kib() {
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss;  // KiB on Linux
 }
+
+// Spends a fixed time per exported span, then discards it.
+class CostlyExporter final : public opentelemetry::sdk::trace::SpanExporter {
+ public:
+  explicit CostlyExporter(long ns_per_span) : ns_per_span_(ns_per_span) {}
+  std::unique_ptr<opentelemetry::sdk::trace::Recordable> MakeRecordable() noexcept override {
+    return std::make_unique<opentelemetry::sdk::trace::SpanData>();
+  }
+  opentelemetry::sdk::common::ExportResult Export(
+      const opentelemetry::nostd::span<std::unique_ptr<opentelemetry::sdk::trace::Recordable>>&
+          spans) noexcept override {
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::nanoseconds(ns_per_span_ * static_cast<long>(spans.size()));
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return opentelemetry::sdk::common::ExportResult::kSuccess;
+  }
+  bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
+  bool Shutdown(std::chrono::microseconds) noexcept override { return true; }
+
+ private:
+  long ns_per_span_;
+};
 
 bool parse_count(std::string_view flag, const char* text, long& out) {
   char* end = nullptr;
@@ -45,15 +73,18 @@ int main(int argc, char** argv) {
   long spans = 200000;
   long queue_size = 0;
   long batch_size = 0;
+  long export_ns = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
-    long* target = flag == "--spans"        ? &spans
-                   : flag == "--queue-size" ? &queue_size
-                   : flag == "--batch-size" ? &batch_size
-                                            : nullptr;
+    long* target = flag == "--spans"                ? &spans
+                   : flag == "--queue-size"         ? &queue_size
+                   : flag == "--batch-size"         ? &batch_size
+                   : flag == "--export-ns-per-span" ? &export_ns
+                                                    : nullptr;
     if (target == nullptr || i + 1 >= argc) {
       std::fprintf(stderr,
-                   "usage: lens_span_burst [--spans N] [--queue-size N] [--batch-size N]\n");
+                   "usage: lens_span_burst [--spans N] [--queue-size N] [--batch-size N] "
+                   "[--export-ns-per-span N]\n");
       return 2;
     }
     if (!parse_count(flag, argv[++i], *target)) return 2;
@@ -72,7 +103,10 @@ int main(int argc, char** argv) {
     config.otel.bsp.max_export_batch_size.value = config.otel.bsp.max_queue_size.value;
   }
   const long rss_before = peak_rss_kib();
-  auto handle = lens::setup_telemetry(config, *lens::RankInfo::make(0, 1));
+  lens::SetupOverrides overrides;
+  if (export_ns > 0) overrides.span_exporter = std::make_unique<CostlyExporter>(export_ns);
+  auto handle =
+      lens::setup_telemetry(config, *lens::RankInfo::make(0, 1), {}, std::move(overrides));
   if (!handle.ok()) {
     std::fprintf(stderr, "lens_span_burst: %s\n", handle.message().c_str());
     return 1;
@@ -90,10 +124,11 @@ int main(int argc, char** argv) {
 
   using std::chrono::duration;
   std::printf(
-      "spans=%ld queue_size=%lld batch_size=%lld produced_in_ms=%.1f drained_in_ms=%.1f "
+      "spans=%ld queue_size=%lld batch_size=%lld export_ns_per_span=%ld produced_in_ms=%.1f "
+      "drained_in_ms=%.1f "
       "ended=%llu exported=%llu lost=%llu peak_rss_kib=%ld rss_growth_kib=%ld shutdown=%s\n",
       spans, static_cast<long long>(config.otel.bsp.max_queue_size.value),
-      static_cast<long long>(config.otel.bsp.max_export_batch_size.value),
+      static_cast<long long>(config.otel.bsp.max_export_batch_size.value), export_ns,
       duration<double, std::milli>(produced - start).count(),
       duration<double, std::milli>(done - produced).count(),
       static_cast<unsigned long long>(stats.spans_ended),
