@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "bench_support.hpp"
 #include "lens/config.hpp"
 #include "lens/detail/active_tracer.hpp"
 #include "lens/groups.hpp"
@@ -59,12 +60,7 @@ sdktrace::TracerProvider& recording_provider() {
 // after the whole pipeline ran). Its handle lives for the whole process.
 lens::detail::TracerPtr lens_pipeline_tracer() {
   static auto* handle = [] {
-    lens::Config config;
-    config.enabled = true;
-    config.rank_strategy = "all_ranks";
-    config.exporter = "none";
-    config.run_id = "bench";
-    config.span_groups = "default";
+    const lens::Config config = lens::bench::exporting_none_config("bench");
     lens::SetupOverrides overrides;
     overrides.env = lens::Env::from({});
     auto made =

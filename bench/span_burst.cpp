@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "bench_support.hpp"
 #include "lens/config.hpp"
 #include "lens/groups.hpp"
 #include "lens/rank_info.hpp"
@@ -90,12 +91,7 @@ int main(int argc, char** argv) {
     if (!parse_count(flag, argv[++i], *target)) return 2;
   }
 
-  lens::Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.exporter = "none";
-  config.run_id = "burst";
-  config.span_groups = "default";
+  lens::Config config = lens::bench::exporting_none_config("burst");
   config.otel = lens::OtelSettings::from_env(lens::Env::process());
   if (queue_size > 0) config.otel.bsp.max_queue_size.value = queue_size;
   if (batch_size > 0) config.otel.bsp.max_export_batch_size.value = batch_size;
