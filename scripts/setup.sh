@@ -64,7 +64,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libssl-dev zlib1g-dev libcurl4-openssl-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
-  libspdlog-dev nlohmann-json3-dev
+  libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
   libopenmpi-dev openmpi-bin
 )
 BACKPORTS_PACKAGES=(opentelemetry-cpp-dev libopentelemetry-proto-dev)

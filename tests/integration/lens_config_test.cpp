@@ -365,7 +365,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, LensConfigErrors, ::testing::ValuesIn(kErrorCase
 TEST(LensCommand, UnknownCommandAndUsage) {
   auto result = run_process(LENS_CLI_PATH, {"frobnicate"}, {});
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_EQ(result.err, "lens: unknown command 'frobnicate'; accepted: config\n");
+  EXPECT_EQ(result.err, "lens: unknown command 'frobnicate'; accepted: config, collect\n");
   result = run_process(LENS_CLI_PATH, {}, {});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.err, ::testing::StartsWith("usage: lens <command>"));

@@ -13,6 +13,7 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  config    print the resolved telemetry configuration (lens config --help)\n"
+    "  collect   receive OTLP over gRPC/HTTP into JSON line files (lens collect --help)\n"
     "\n"
     "options:\n"
     "  --help     show this help\n"
@@ -38,7 +39,10 @@ int run(const std::vector<std::string>& args) {
   if (command == "config") {
     return config_command(rest);
   }
-  std::cerr << "lens: unknown command '" << command << "'; accepted: config\n";
+  if (command == "collect") {
+    return collect_command(rest);
+  }
+  std::cerr << "lens: unknown command '" << command << "'; accepted: config, collect\n";
   return 2;
 }
 

@@ -9,5 +9,6 @@ namespace lens::cli {
 
 int run(const std::vector<std::string>& args);
 int config_command(const std::vector<std::string>& args);
+int collect_command(const std::vector<std::string>& args);
 
 }  // namespace lens::cli

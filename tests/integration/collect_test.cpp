@@ -1,0 +1,631 @@
+// `lens collect` as a real process: OTLP/gRPC (generated stubs, gzip too) and OTLP/HTTP
+// (libcurl: protobuf, JSON, gzip) into the JSON line files; malformed input, tokens,
+// --max-bytes, metrics and logs, bad flags. Loopback only, ports chosen by the collector,
+// every wait bounded.
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "integration/run_process.hpp"
+#include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
+#include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
+#include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
+
+namespace lens {
+namespace {
+
+namespace logs_v1 = opentelemetry::proto::collector::logs::v1;
+namespace metrics_v1 = opentelemetry::proto::collector::metrics::v1;
+namespace trace_v1 = opentelemetry::proto::collector::trace::v1;
+using Json = nlohmann::json;
+using testing::run_process;
+
+constexpr auto kTimeout = std::chrono::seconds(20);
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::vector<Json> read_lines(const std::filesystem::path& path) {
+  std::vector<Json> lines;
+  std::istringstream in(read_file(path));
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(Json::parse(line));  // throws, failing the test, on a bad line
+  }
+  return lines;
+}
+
+std::string bytes(std::initializer_list<int> values) {
+  std::string out;
+  for (int v : values) out.push_back(static_cast<char>(v));
+  return out;
+}
+
+const std::string kTraceId = bytes({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+const std::string kTraceIdHex = "0102030405060708090a0b0c0d0e0f10";
+const std::string kSpanId = bytes({0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0xf6, 0x07, 0x18});
+const std::string kSpanIdHex = "a1b2c3d4e5f60718";
+
+trace_v1::ExportTraceServiceRequest trace_request(const std::string& span_name, int spans = 1,
+                                                  std::int64_t rank = 3) {
+  trace_v1::ExportTraceServiceRequest request;
+  auto* rs = request.add_resource_spans();
+  auto* attr = rs->mutable_resource()->add_attributes();
+  attr->set_key("dl.rank");
+  attr->mutable_value()->set_int_value(rank);
+  auto* ss = rs->add_scope_spans();
+  ss->mutable_scope()->set_name("collect-test");
+  for (int i = 0; i < spans; ++i) {
+    auto* span = ss->add_spans();
+    span->set_trace_id(kTraceId);
+    span->set_span_id(kSpanId);
+    span->set_name(span_name);
+    span->set_kind(opentelemetry::proto::trace::v1::Span::SPAN_KIND_INTERNAL);
+    span->set_start_time_unix_nano(1'700'000'000'000'000'000ull);
+    span->set_end_time_unix_nano(1'700'000'000'500'000'000ull);
+  }
+  return request;
+}
+
+std::string trace_json(const std::string& span_name) {
+  const Json body = {
+      {"resourceSpans",
+       {{{"resource", {{"attributes", {{{"key", "dl.rank"}, {"value", {{"intValue", "3"}}}}}}}},
+         {"scopeSpans",
+          {{{"scope", {{"name", "collect-test"}}},
+            {"spans",
+             {{{"traceId", kTraceIdHex},
+               {"spanId", kSpanIdHex},
+               {"name", span_name},
+               {"kind", 1},
+               {"startTimeUnixNano", "1700000000000000000"},
+               {"endTimeUnixNano", "1700000000500000000"}}}}}}}}}}};
+  return body.dump();
+}
+
+std::string gzip(const std::string& data) {
+  z_stream stream{};
+  EXPECT_EQ(
+      deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY),
+      Z_OK);
+  std::string out(deflateBound(&stream, data.size()) + 32, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&stream, Z_FINISH), Z_STREAM_END);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+struct HttpResult {
+  long status = 0;
+  std::string body;
+};
+
+std::size_t append_body(char* data, std::size_t size, std::size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+HttpResult http_post(const std::string& url, const std::string& body,
+                     const std::vector<std::string>& headers) {
+  HttpResult result;
+  CURL* curl = curl_easy_init();
+  curl_slist* list = nullptr;
+  for (const auto& header : headers) list = curl_slist_append(list, header.c_str());
+  list = curl_slist_append(list, "Expect:");  // no 100-continue round trip
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_POST, 1L);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
+  const CURLcode code = curl_easy_perform(curl);
+  EXPECT_EQ(code, CURLE_OK) << curl_easy_strerror(code);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
+  curl_slist_free_all(list);
+  curl_easy_cleanup(curl);
+  return result;
+}
+
+const std::string kProtobuf = "Content-Type: application/x-protobuf";
+const std::string kJson = "Content-Type: application/json";
+
+// A `lens collect` process: started with ports 0, its listening line parsed.
+class Collector {
+ public:
+  explicit Collector(std::vector<std::string> extra_args = {}) {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("lens-collect-" + std::to_string(::getpid()) + "-" + std::to_string(next_id_++));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    out_ = dir_ / "out";
+    std::vector<std::string> args{LENS_CLI_PATH, "collect",     "--grpc", "127.0.0.1:0",
+                                  "--http",      "127.0.0.1:0", "--out",  out_.string()};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    pid_ = spawn(args, dir_ / "stderr.txt", &stdout_fd_);
+    listening_ = read_line(stdout_fd_);
+  }
+
+  ~Collector() {
+    if (pid_ > 0) stop();
+    if (stdout_fd_ >= 0) ::close(stdout_fd_);
+  }
+
+  // Spawns `args` with stdout on a pipe and stderr into a file; returns the pid.
+  static pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& err_path,
+                     int* stdout_fd) {
+    int out_pipe[2];
+    if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    std::vector<std::string> storage = args;
+    std::vector<char*> argv;
+    for (auto& arg : storage) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    char* envp[] = {nullptr};
+    pid_t pid = 0;
+    const int error = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), envp);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out_pipe[1]);
+    if (error != 0) {
+      ::close(out_pipe[0]);
+      throw std::runtime_error("cannot start " + args[0]);
+    }
+    *stdout_fd = out_pipe[0];
+    return pid;
+  }
+
+  // The first stdout line, or what came before EOF or the timeout.
+  static std::string read_line(int fd) {
+    std::string text;
+    const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+    while (text.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 200) <= 0) continue;
+      char buffer[512];
+      const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+      if (n <= 0) break;
+      text.append(buffer, static_cast<std::size_t>(n));
+    }
+    return text.substr(0, text.find('\n'));
+  }
+
+  // Waits (bounded) for `pid` to exit; kills it past the timeout. Returns its exit status.
+  static int wait_exit(pid_t pid) {
+    const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  // SIGTERM, then the exit status.
+  int stop(int signal = SIGTERM) {
+    ::kill(pid_, signal);
+    const int code = wait_exit(pid_);
+    pid_ = -1;
+    return code;
+  }
+
+  // "grpc" or "http" address from the listening line.
+  std::string address(const std::string& key) const {
+    const std::string marker = " " + key + "=";
+    const auto start = listening_.find(marker);
+    if (start == std::string::npos) return "";
+    const auto begin = start + marker.size();
+    return listening_.substr(begin, listening_.find(' ', begin) - begin);
+  }
+  std::string url(const std::string& path) const { return "http://" + address("http") + path; }
+
+  std::unique_ptr<trace_v1::TraceService::Stub> trace_stub() const {
+    return trace_v1::TraceService::NewStub(
+        grpc::CreateChannel(address("grpc"), grpc::InsecureChannelCredentials()));
+  }
+
+  const std::string& listening() const { return listening_; }
+  const std::filesystem::path& out() const { return out_; }
+  std::string err() const { return read_file(dir_ / "stderr.txt"); }
+
+ private:
+  static inline int next_id_ = 0;
+  std::filesystem::path dir_;
+  std::filesystem::path out_;
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::string listening_;
+};
+
+void with_deadline(grpc::ClientContext& context) {
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+}
+
+grpc::Status grpc_export(const Collector& collector, const trace_v1::ExportTraceServiceRequest& r,
+                         trace_v1::ExportTraceServiceResponse* response,
+                         const std::string& token = "", bool compress = false) {
+  grpc::ClientContext context;
+  with_deadline(context);
+  if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
+  if (compress) context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+  return collector.trace_stub()->Export(&context, r, response);
+}
+
+// Sends raw bytes as a TraceService/Export request.
+grpc::Status grpc_raw_export(const Collector& collector, const std::string& body) {
+  grpc::GenericStub stub(
+      grpc::CreateChannel(collector.address("grpc"), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  with_deadline(context);
+  grpc::Slice slice(body);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, "/opentelemetry.proto.collector.trace.v1.TraceService/Export", {},
+                 &request, &response, [&done](grpc::Status status) { done.set_value(status); });
+  return done.get_future().get();
+}
+
+const Json* find_span(const std::vector<Json>& lines, const std::string& name) {
+  for (const Json& line : lines) {
+    for (const Json& rs : line.at("resourceSpans")) {
+      for (const Json& ss : rs.at("scopeSpans")) {
+        for (const Json& span : ss.at("spans")) {
+          if (span.at("name") == name) return &span;
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
+TEST(CollectTest, WritesTracesFromGrpcAndHttp) {
+  Collector collector;
+  ASSERT_THAT(collector.listening(),
+              ::testing::MatchesRegex("lens collect: listening grpc=127\\.0\\.0\\.1:[0-9]+ "
+                                      "http=127\\.0\\.0\\.1:[0-9]+ out=.*"))
+      << collector.err();
+  EXPECT_EQ(collector.listening().substr(collector.listening().find(" out=") + 5),
+            collector.out().string());
+
+  trace_v1::ExportTraceServiceResponse response;
+  grpc::Status status = grpc_export(collector, trace_request("grpc-span"), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(response.has_partial_success());
+  status = grpc_export(collector, trace_request("grpc-gzip-span"), &response, "", true);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+
+  HttpResult http = http_post(collector.url("/v1/traces"),
+                              trace_request("http-proto-span").SerializeAsString(), {kProtobuf});
+  ASSERT_EQ(http.status, 200) << http.body;
+  trace_v1::ExportTraceServiceResponse http_response;
+  EXPECT_TRUE(http_response.ParseFromString(http.body));
+  EXPECT_FALSE(http_response.has_partial_success());
+
+  http = http_post(collector.url("/v1/traces"), trace_json("http-json-span"),
+                   {kJson + "; charset=utf-8"});
+  ASSERT_EQ(http.status, 200) << http.body;
+  EXPECT_TRUE(Json::parse(http.body).is_object()) << http.body;
+
+  http = http_post(collector.url("/v1/traces"),
+                   gzip(trace_request("http-gzip-span").SerializeAsString()),
+                   {kProtobuf, "Content-Encoding: gzip"});
+  ASSERT_EQ(http.status, 200) << http.body;
+  http = http_post(collector.url("/v1/traces"), gzip(trace_json("http-gzip-json-span")),
+                   {kJson, "Content-Encoding: gzip"});
+  ASSERT_EQ(http.status, 200) << http.body;
+
+  EXPECT_EQ(collector.stop(), 0) << collector.err();
+  const auto lines = read_lines(collector.out() / "traces.jsonl");
+  ASSERT_EQ(lines.size(), 6u);
+  for (const char* name : {"grpc-span", "grpc-gzip-span", "http-proto-span", "http-json-span",
+                           "http-gzip-span", "http-gzip-json-span"}) {
+    const Json* span = find_span(lines, name);
+    ASSERT_NE(span, nullptr) << name;
+    EXPECT_EQ(span->at("traceId"), kTraceIdHex) << name;
+    EXPECT_EQ(span->at("spanId"), kSpanIdHex) << name;
+    EXPECT_EQ(span->at("kind"), 1) << name;
+  }
+  EXPECT_EQ(lines[0]["resourceSpans"][0]["resource"]["attributes"][0]["key"], "dl.rank");
+  EXPECT_TRUE(std::filesystem::exists(collector.out() / "metrics.jsonl"));
+  EXPECT_TRUE(std::filesystem::exists(collector.out() / "logs.jsonl"));
+  const std::string err = collector.err();
+  EXPECT_THAT(err, ::testing::HasSubstr("lens collect: stopped; 6 requests"));
+  EXPECT_THAT(err, ::testing::HasSubstr("lens collect: rank 3: 6 spans, 0 points, 0 logs\n"));
+}
+
+TEST(CollectTest, MalformedRequestsAreRejectedAndServingGoesOn) {
+  Collector collector;
+  ASSERT_FALSE(collector.address("http").empty()) << collector.err();
+  // Field 1, length 5, but only two bytes follow.
+  const std::string truncated = bytes({0x0a, 0x05, 'a', 'b'});
+
+  HttpResult http = http_post(collector.url("/v1/traces"), truncated, {kProtobuf});
+  EXPECT_EQ(http.status, 400);
+  EXPECT_FALSE(http.body.empty());  // a google.rpc.Status in protobuf
+
+  http = http_post(collector.url("/v1/traces"), "{\"resourceSpans\": [", {kJson});
+  EXPECT_EQ(http.status, 400);
+  const Json status = Json::parse(http.body);
+  EXPECT_EQ(status["code"], 3);
+  EXPECT_FALSE(status["message"].get<std::string>().empty());
+
+  auto bad_id = trace_request("bad-id-span");
+  bad_id.mutable_resource_spans(0)->mutable_scope_spans(0)->mutable_spans(0)->set_trace_id("abc");
+  http = http_post(collector.url("/v1/traces"), bad_id.SerializeAsString(), {kProtobuf});
+  EXPECT_EQ(http.status, 400);
+
+  http = http_post(collector.url("/v1/traces"), "not gzip", {kProtobuf, "Content-Encoding: gzip"});
+  EXPECT_EQ(http.status, 400);
+
+  http = http_post(collector.url("/v1/traces"), "hello", {"Content-Type: text/plain"});
+  EXPECT_EQ(http.status, 415);
+  EXPECT_THAT(http.body, ::testing::HasSubstr("application/x-protobuf"));
+
+  http = http_post(collector.url("/v1/spans"), "x", {kProtobuf});
+  EXPECT_EQ(http.status, 404);
+
+  grpc::Status grpc_status = grpc_raw_export(collector, truncated);
+  EXPECT_EQ(grpc_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << grpc_status.error_message();
+  trace_v1::ExportTraceServiceResponse response;
+  grpc_status = grpc_export(collector, bad_id, &response);
+  EXPECT_EQ(grpc_status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  // Still serving, both protocols.
+  http = http_post(collector.url("/v1/traces"), trace_request("after-http").SerializeAsString(),
+                   {kProtobuf});
+  EXPECT_EQ(http.status, 200) << http.body;
+  grpc_status = grpc_export(collector, trace_request("after-grpc"), &response);
+  EXPECT_TRUE(grpc_status.ok()) << grpc_status.error_message();
+
+  EXPECT_EQ(collector.stop(), 0) << collector.err();
+  const auto lines = read_lines(collector.out() / "traces.jsonl");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(find_span(lines, "after-http"), nullptr);
+  EXPECT_NE(find_span(lines, "after-grpc"), nullptr);
+  EXPECT_THAT(collector.err(), ::testing::HasSubstr("8 malformed, 0 unauthenticated"));
+}
+
+TEST(CollectTest, TokenIsRequiredWhenSet) {
+  Collector collector({"--token", "s3cret"});
+  ASSERT_FALSE(collector.address("http").empty()) << collector.err();
+  const std::string body = trace_request("token-span").SerializeAsString();
+
+  EXPECT_EQ(http_post(collector.url("/v1/traces"), body, {kProtobuf}).status, 401);
+  EXPECT_EQ(http_post(collector.url("/v1/traces"), body, {kProtobuf, "Authorization: Bearer wrong"})
+                .status,
+            401);
+  EXPECT_EQ(
+      http_post(collector.url("/v1/traces"), body, {kProtobuf, "Authorization: Bearer s3cret"})
+          .status,
+      200);
+
+  trace_v1::ExportTraceServiceResponse response;
+  EXPECT_EQ(grpc_export(collector, trace_request("token-span"), &response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(grpc_export(collector, trace_request("token-span"), &response, "nope").error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  const grpc::Status ok = grpc_export(collector, trace_request("token-span"), &response, "s3cret");
+  EXPECT_TRUE(ok.ok()) << ok.error_message();
+
+  EXPECT_EQ(collector.stop(), 0) << collector.err();
+  EXPECT_EQ(read_lines(collector.out() / "traces.jsonl").size(), 2u);
+  EXPECT_THAT(collector.err(), ::testing::HasSubstr("0 malformed, 4 unauthenticated"));
+}
+
+TEST(CollectTest, MaxBytesAnswersWithPartialSuccess) {
+  Collector collector({"--max-bytes", "1"});
+  ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
+
+  trace_v1::ExportTraceServiceResponse response;
+  const grpc::Status status = grpc_export(collector, trace_request("capped", 3), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.partial_success().rejected_spans(), 3);
+  EXPECT_THAT(response.partial_success().error_message(), ::testing::HasSubstr("--max-bytes"));
+
+  const HttpResult http = http_post(collector.url("/v1/traces"), trace_json("capped"), {kJson});
+  ASSERT_EQ(http.status, 200) << http.body;
+  const Json rejected = Json::parse(http.body)["partialSuccess"]["rejectedSpans"];
+  EXPECT_TRUE(rejected == "1" || rejected == 1) << http.body;
+
+  EXPECT_EQ(collector.stop(), 0) << collector.err();
+  EXPECT_EQ(read_file(collector.out() / "traces.jsonl"), "");
+  EXPECT_THAT(collector.err(), ::testing::HasSubstr("4 items dropped"));
+}
+
+TEST(CollectTest, MetricsAndLogsLandInTheirFiles) {
+  Collector collector;
+  ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
+
+  metrics_v1::ExportMetricsServiceRequest metrics;
+  auto* rm = metrics.add_resource_metrics();
+  auto* attr = rm->mutable_resource()->add_attributes();
+  attr->set_key("rank");
+  attr->mutable_value()->set_string_value("0");
+  auto* metric = rm->add_scope_metrics()->add_metrics();
+  metric->set_name("train.loss");
+  for (double value : {2.5, 2.25}) {
+    auto* point = metric->mutable_gauge()->add_data_points();
+    point->set_time_unix_nano(1'700'000'000'000'000'000ull);
+    point->set_as_double(value);
+  }
+  {
+    grpc::ClientContext context;
+    with_deadline(context);
+    metrics_v1::ExportMetricsServiceResponse metrics_response;
+    const auto stub = metrics_v1::MetricsService::NewStub(
+        grpc::CreateChannel(collector.address("grpc"), grpc::InsecureChannelCredentials()));
+    const grpc::Status status = stub->Export(&context, metrics, &metrics_response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  logs_v1::ExportLogsServiceRequest logs;
+  auto* rl = logs.add_resource_logs();
+  *rl->mutable_resource() = rm->resource();
+  auto* sl = rl->add_scope_logs();
+  for (const char* text : {"first", "second", "third"}) {
+    auto* record = sl->add_log_records();
+    record->set_time_unix_nano(1'700'000'000'000'000'000ull);
+    record->mutable_body()->set_string_value(text);
+    record->set_trace_id(kTraceId);
+    record->set_span_id(kSpanId);
+  }
+  const HttpResult http =
+      http_post(collector.url("/v1/logs"), logs.SerializeAsString(), {kProtobuf});
+  ASSERT_EQ(http.status, 200) << http.body;
+
+  EXPECT_EQ(collector.stop(), 0) << collector.err();
+  const auto metric_lines = read_lines(collector.out() / "metrics.jsonl");
+  ASSERT_EQ(metric_lines.size(), 1u);
+  const Json& written_metric =
+      metric_lines[0]["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0];
+  EXPECT_EQ(written_metric["name"], "train.loss");
+  EXPECT_EQ(written_metric["gauge"]["dataPoints"].size(), 2u);
+  const auto log_lines = read_lines(collector.out() / "logs.jsonl");
+  ASSERT_EQ(log_lines.size(), 1u);
+  const Json& records = log_lines[0]["resourceLogs"][0]["scopeLogs"][0]["logRecords"];
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[1]["body"]["stringValue"], "second");
+  EXPECT_EQ(records[1]["traceId"], kTraceIdHex);
+  EXPECT_EQ(read_file(collector.out() / "traces.jsonl"), "");
+  EXPECT_THAT(collector.err(), ::testing::HasSubstr("lens collect: rank 0: 0 spans, 2 points, "
+                                                    "3 logs\n"));
+}
+
+TEST(CollectTest, StopsOnSigintAndAppendsOnRestart) {
+  std::filesystem::path out;
+  for (int round = 0; round < 2; ++round) {
+    Collector collector(out.empty() ? std::vector<std::string>{}
+                                    : std::vector<std::string>{"--out", out.string()});
+    ASSERT_FALSE(collector.address("http").empty()) << collector.err();
+    if (out.empty()) out = collector.out();
+    const HttpResult http = http_post(collector.url("/v1/traces"),
+                                      trace_request("round").SerializeAsString(), {kProtobuf});
+    EXPECT_EQ(http.status, 200);
+    EXPECT_EQ(collector.stop(SIGINT), 0) << collector.err();
+  }
+  EXPECT_EQ(read_lines(out / "traces.jsonl").size(), 2u);
+}
+
+TEST(CollectTest, PortInUseFailsWithOneLine) {
+  Collector first({"--grpc", "off"});
+  ASSERT_THAT(first.listening(), ::testing::HasSubstr("grpc=off http=127.0.0.1:"));
+  const std::string taken = first.address("http");
+  int stdout_fd = -1;
+  const auto err_path = first.out().parent_path() / "second-stderr.txt";
+  const pid_t pid = Collector::spawn(
+      {LENS_CLI_PATH, "collect", "--grpc", "off", "--http", taken, "--out", first.out().string()},
+      err_path, &stdout_fd);
+  EXPECT_EQ(Collector::wait_exit(pid), 1);
+  ::close(stdout_fd);
+  EXPECT_EQ(read_file(err_path), "lens collect: cannot listen for OTLP/HTTP on " + taken +
+                                     " (--http): the address is in use or not on this machine\n");
+  EXPECT_EQ(first.stop(), 0);
+}
+
+struct FlagCase {
+  std::string name;
+  std::vector<std::string> args;
+  std::string err;
+};
+
+class CollectFlags : public ::testing::TestWithParam<FlagCase> {};
+
+TEST_P(CollectFlags, ExitTwoWithOneLine) {
+  const FlagCase& c = GetParam();
+  std::vector<std::string> args{"collect"};
+  args.insert(args.end(), c.args.begin(), c.args.end());
+  const auto result = run_process(LENS_CLI_PATH, args, {});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err, c.err);
+}
+
+const FlagCase kFlagCases[] = {
+    {"UnknownOption",
+     {"--port", "4317"},
+     "lens: unknown option '--port' for 'lens collect'; accepted: --grpc, --help, --http, "
+     "--max-bytes, --out, --token\n"},
+    {"GrpcNoPort",
+     {"--grpc", "localhost"},
+     "lens: invalid value for --grpc: 'localhost'; accepted: HOST:PORT such as 127.0.0.1:4317 or "
+     "[::1]:PORT (port 0 picks a free port), or off\n"},
+    {"HttpPortTooLarge",
+     {"--http", "127.0.0.1:70000"},
+     "lens: invalid value for --http: '127.0.0.1:70000'; accepted: HOST:PORT such as "
+     "127.0.0.1:4318 or [::1]:PORT (port 0 picks a free port), or off\n"},
+    {"UnbracketedIpv6",
+     {"--http", "::1:4318"},
+     "lens: invalid value for --http: '::1:4318'; accepted: HOST:PORT such as 127.0.0.1:4318 or "
+     "[::1]:PORT (port 0 picks a free port), or off\n"},
+    {"BothOff",
+     {"--grpc", "off", "--http", "off"},
+     "lens: --grpc and --http are both off; accepted: at least one HOST:PORT\n"},
+    {"NegativeMaxBytes",
+     {"--max-bytes", "-5"},
+     "lens: invalid value for --max-bytes: '-5'; accepted: a byte count >= 0, optionally with "
+     "suffix K, M or G (0 = no cap)\n"},
+    {"MaxBytesBadSuffix",
+     {"--max-bytes=10T"},
+     "lens: invalid value for --max-bytes: '10T'; accepted: a byte count >= 0, optionally with "
+     "suffix K, M or G (0 = no cap)\n"},
+    {"EmptyToken",
+     {"--token="},
+     "lens: invalid value for --token: ''; accepted: a non-empty token without spaces\n"},
+    {"EmptyOut", {"--out", ""}, "lens: invalid value for --out: ''; accepted: a directory path\n"},
+    {"MissingValue", {"--out"}, "lens: option '--out' of 'lens collect' needs a value\n"},
+    {"Positional",
+     {"now"},
+     "lens: unexpected argument 'now' for 'lens collect'; see lens collect --help\n"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Collect, CollectFlags, ::testing::ValuesIn(kFlagCases),
+                         [](const auto& test_info) { return test_info.param.name; });
+
+TEST(CollectFlagsHelp, PrintsUsage) {
+  const auto result = run_process(LENS_CLI_PATH, {"collect", "--help"}, {});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_THAT(result.out, ::testing::StartsWith("usage: lens collect"));
+  EXPECT_EQ(result.err, "");
+}
+
+}  // namespace
+}  // namespace lens

@@ -1,0 +1,275 @@
+// `lens collect`: an OTLP receiver for one machine. Serves OTLP/gRPC and OTLP/HTTP on loopback
+// by default, appends every request as one OTLP JSON line to traces.jsonl, metrics.jsonl or
+// logs.jsonl under --out, shows a live per-rank summary on stderr and stops cleanly on SIGINT
+// or SIGTERM. Exit status: 0 after a clean stop, 1 when it cannot start, 2 on invalid flags.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "otlp_receiver.hpp"
+#include "otlp_sink.hpp"
+
+namespace lens::cli {
+namespace {
+
+constexpr const char* kDefaultGrpc = "127.0.0.1:4317";
+constexpr const char* kDefaultHttp = "127.0.0.1:4318";
+constexpr const char* kDefaultOut = "lens-otlp";
+
+constexpr const char* kCollectUsage =
+    "usage: lens collect [--grpc HOST:PORT|off] [--http HOST:PORT|off] [--out DIR]\n"
+    "                    [--max-bytes N] [--token T]\n"
+    "\n"
+    "Receives OTLP over gRPC and HTTP (protobuf or JSON, gzip or not) and appends each\n"
+    "request as one OTLP JSON line to traces.jsonl, metrics.jsonl or logs.jsonl under DIR.\n"
+    "Stops cleanly on SIGINT or SIGTERM.\n"
+    "\n"
+    "options:\n"
+    "  --grpc HOST:PORT  OTLP/gRPC address (default 127.0.0.1:4317; port 0 picks a free\n"
+    "                    port; 'off' disables it)\n"
+    "  --http HOST:PORT  OTLP/HTTP address (default 127.0.0.1:4318; same rules)\n"
+    "  --out DIR         output directory, created if missing (default ./lens-otlp)\n"
+    "  --max-bytes N     cap on the three files' total size; requests past it are dropped\n"
+    "                    and answered with partial_success (suffix K, M or G; default 0 =\n"
+    "                    no cap)\n"
+    "  --token T         require 'Authorization: Bearer T' on every request\n"
+    "  --help            show this help\n"
+    "\n"
+    "On start it prints one line on stdout:\n"
+    "  lens collect: listening grpc=HOST:PORT http=HOST:PORT out=DIR\n";
+
+int fail(const std::string& message) {
+  std::cerr << "lens: " << message << "\n";
+  return 2;
+}
+
+// N, NK, NM or NG (powers of 1024).
+std::optional<std::uint64_t> parse_bytes(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::uint64_t multiplier = 1;
+  std::string digits = text;
+  switch (text.back()) {
+    case 'K':
+    case 'k':
+      multiplier = 1ull << 10;
+      break;
+    case 'M':
+    case 'm':
+      multiplier = 1ull << 20;
+      break;
+    case 'G':
+    case 'g':
+      multiplier = 1ull << 30;
+      break;
+    default:
+      break;
+  }
+  if (multiplier != 1) digits.pop_back();
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+      digits.size() > 19) {
+    return std::nullopt;
+  }
+  const unsigned long long value = std::stoull(digits);
+  if (value > std::numeric_limits<std::uint64_t>::max() / multiplier) {
+    return std::nullopt;
+  }
+  return value * multiplier;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// Rank labels in numeric order ("2" before "10"), anything else after them.
+std::vector<std::pair<std::string, RankCounts>> sorted_ranks(
+    const std::map<std::string, RankCounts>& ranks) {
+  std::vector<std::pair<std::string, RankCounts>> out(ranks.begin(), ranks.end());
+  auto numeric = [](const std::string& s) {
+    return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+    const bool na = numeric(a.first);
+    const bool nb = numeric(b.first);
+    if (na != nb) return na;
+    if (na) return std::stol(a.first) < std::stol(b.first);
+    return a.first < b.first;
+  });
+  return out;
+}
+
+std::string rank_text(const std::string& rank, const RankCounts& counts) {
+  return "rank " + rank + ": " + std::to_string(counts.spans) + " spans, " +
+         std::to_string(counts.points) + " points, " + std::to_string(counts.logs) + " logs";
+}
+
+std::string requests_text(const SinkStats& sink, const ReceiverStats& receiver) {
+  const std::uint64_t rejected = receiver.malformed + receiver.unauthenticated;
+  std::string text = std::to_string(sink.requests + rejected) + " requests";
+  if (rejected != 0) text += ", " + std::to_string(rejected) + " rejected";
+  if (sink.dropped_requests != 0) {
+    text += ", " + std::to_string(sink.dropped_items) + " items dropped";
+  }
+  return text;
+}
+
+// The live line: totals, then up to eight ranks.
+std::string summary_line(const SinkStats& sink, const ReceiverStats& receiver) {
+  constexpr std::size_t kShownRanks = 8;
+  std::string line = "lens collect: " + requests_text(sink, receiver);
+  const auto ranks = sorted_ranks(sink.ranks);
+  for (std::size_t i = 0; i < ranks.size() && i < kShownRanks; ++i) {
+    line += " | " + rank_text(ranks[i].first, ranks[i].second);
+  }
+  if (ranks.size() > kShownRanks) {
+    line += " | +" + std::to_string(ranks.size() - kShownRanks) + " more ranks";
+  }
+  return line;
+}
+
+std::size_t terminal_width() {
+  winsize size{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1) {
+    return size.ws_col - 1;
+  }
+  return 200;
+}
+
+}  // namespace
+
+int collect_command(const std::vector<std::string>& args) {
+  const OptionSpec spec{{"--grpc", "--http", "--out", "--max-bytes", "--token"}, {"--help"}};
+  auto parsed = parse_options(args, spec, "collect");
+  if (!parsed.ok()) {
+    return fail(parsed.message());
+  }
+  const ParsedOptions& options = *parsed;
+  if (options.has("--help")) {
+    std::cout << kCollectUsage;
+    return 0;
+  }
+  if (!options.positional.empty()) {
+    return fail("unexpected argument '" + options.positional.front() +
+                "' for 'lens collect'; see lens collect --help");
+  }
+
+  ReceiverOptions receiver_options;
+  for (const char* flag : {"--grpc", "--http"}) {
+    const std::string value =
+        options.get(flag).value_or(std::string(flag) == "--grpc" ? kDefaultGrpc : kDefaultHttp);
+    std::optional<Endpoint> endpoint;
+    if (value != "off") {
+      endpoint = parse_endpoint(value);
+      if (!endpoint) {
+        return fail(std::string("invalid value for ") + flag + ": '" + value +
+                    "'; accepted: HOST:PORT such as 127.0.0.1:" +
+                    (std::string(flag) == "--grpc" ? "4317" : "4318") +
+                    " or [::1]:PORT (port 0 picks a free port), or off");
+      }
+    }
+    (std::string(flag) == "--grpc" ? receiver_options.grpc : receiver_options.http) = endpoint;
+  }
+  if (!receiver_options.grpc && !receiver_options.http) {
+    return fail("--grpc and --http are both off; accepted: at least one HOST:PORT");
+  }
+  const std::string out = options.get("--out").value_or(kDefaultOut);
+  if (out.empty()) {
+    return fail("invalid value for --out: ''; accepted: a directory path");
+  }
+  std::uint64_t max_bytes = 0;
+  if (auto value = options.get("--max-bytes")) {
+    auto bytes = parse_bytes(*value);
+    if (!bytes) {
+      return fail("invalid value for --max-bytes: '" + *value +
+                  "'; accepted: a byte count >= 0, optionally with suffix K, M or G (0 = no cap)");
+    }
+    max_bytes = *bytes;
+  }
+  if (auto token = options.get("--token")) {
+    if (token->empty() || token->find_first_of(" \t\r\n") != std::string::npos) {
+      return fail("invalid value for --token: '" + *token +
+                  "'; accepted: a non-empty token without spaces");
+    }
+    receiver_options.token = *token;
+  }
+
+  // SIGINT and SIGTERM are taken with sigtimedwait below; block them before any thread starts
+  // so that every thread inherits the mask and none is interrupted by them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not end the collector
+
+  auto sink = OtlpSink::open(out, max_bytes);
+  if (!sink.ok()) {
+    std::cerr << "lens collect: " << sink.message() << "\n";
+    return 1;
+  }
+  auto receiver = OtlpReceiver::start(receiver_options, **sink);
+  if (!receiver.ok()) {
+    std::cerr << "lens collect: " << receiver.message() << "\n";
+    return 1;
+  }
+  OtlpReceiver& server = **receiver;
+
+  auto bound = [](const std::optional<Endpoint>& e) { return e ? e->to_string() : "off"; };
+  std::error_code ec;
+  const std::filesystem::path out_path = std::filesystem::absolute(out, ec);
+  std::cout << "lens collect: listening grpc=" << bound(server.grpc_endpoint())
+            << " http=" << bound(server.http_endpoint())
+            << " out=" << (ec ? out : out_path.lexically_normal().string()) << std::endl;
+  for (const auto& endpoint : {server.grpc_endpoint(), server.http_endpoint()}) {
+    if (endpoint && !is_loopback(endpoint->host) && receiver_options.token.empty()) {
+      std::cerr << "lens collect: warning: listening on " << endpoint->to_string()
+                << " without --token; anyone who can reach it can write to " << out << "\n";
+    }
+  }
+
+  // Live summary: rewritten in place on a terminal, else a line every few seconds when it
+  // changed (log files stay readable).
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  const timespec wait = tty ? timespec{0, 500'000'000} : timespec{5, 0};
+  std::string last_line;
+  int signal_number = -1;
+  while (signal_number < 0) {
+    signal_number = sigtimedwait(&stop_signals, nullptr, &wait);
+    if (signal_number < 0 && errno != EAGAIN && errno != EINTR) {
+      break;
+    }
+    const std::string line = summary_line((*sink)->stats(), server.stats());
+    if (line == last_line) continue;
+    last_line = line;
+    if (tty) {
+      std::cerr << "\r" << line.substr(0, terminal_width()) << "\x1b[K" << std::flush;
+    } else if (signal_number < 0) {
+      std::cerr << line << "\n";
+    }
+  }
+
+  server.stop();  // requests in flight finish and are written before the files close
+  const SinkStats stats = (*sink)->stats();
+  const ReceiverStats receiver_stats = server.stats();
+  sink->reset();
+  if (tty && !last_line.empty()) std::cerr << "\n";
+  std::cerr << "lens collect: stopped; " << requests_text(stats, receiver_stats) << " ("
+            << receiver_stats.malformed << " malformed, " << receiver_stats.unauthenticated
+            << " unauthenticated, " << stats.dropped_requests << " dropped); " << stats.bytes
+            << " bytes in " << out << "\n";
+  for (const auto& [rank, counts] : sorted_ranks(stats.ranks)) {
+    std::cerr << "lens collect: " << rank_text(rank, counts) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace lens::cli

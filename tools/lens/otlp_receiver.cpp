@@ -1,0 +1,532 @@
+// The OTLP/gRPC and OTLP/HTTP servers of `lens collect` (see otlp_receiver.hpp).
+#include "otlp_receiver.hpp"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <grpc/support/log.h>
+#include <grpcpp/grpcpp.h>
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <thread>
+
+#include "export/otlp_json.hpp"
+#include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
+#include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
+#include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
+
+namespace lens::cli {
+namespace {
+
+namespace logs_v1 = opentelemetry::proto::collector::logs::v1;
+namespace metrics_v1 = opentelemetry::proto::collector::metrics::v1;
+namespace trace_v1 = opentelemetry::proto::collector::trace::v1;
+using google::protobuf::Message;
+
+// Largest request body accepted, after decompression (gRPC and HTTP alike).
+constexpr std::size_t kMaxRequestBytes = 64u << 20;
+// How long requests in flight may take to finish once a stop is asked for.
+constexpr auto kShutdownGrace = std::chrono::seconds(5);
+
+// google.rpc.Code values used in error bodies.
+constexpr int kCodeInvalidArgument = 3;
+constexpr int kCodeNotFound = 5;
+constexpr int kCodeResourceExhausted = 8;
+constexpr int kCodeUnauthenticated = 16;
+
+enum class BodyFormat { kProtobuf, kJson };
+
+std::unique_ptr<Message> new_request(Signal signal) {
+  switch (signal) {
+    case Signal::kTraces:
+      return std::make_unique<trace_v1::ExportTraceServiceRequest>();
+    case Signal::kMetrics:
+      return std::make_unique<metrics_v1::ExportMetricsServiceRequest>();
+    case Signal::kLogs:
+      break;
+  }
+  return std::make_unique<logs_v1::ExportLogsServiceRequest>();
+}
+
+std::unique_ptr<Message> new_response(Signal signal, const OtlpSink::Outcome& outcome) {
+  const bool partial = outcome.rejected != 0 || !outcome.error_message.empty();
+  switch (signal) {
+    case Signal::kTraces: {
+      auto response = std::make_unique<trace_v1::ExportTraceServiceResponse>();
+      if (partial) {
+        response->mutable_partial_success()->set_rejected_spans(outcome.rejected);
+        response->mutable_partial_success()->set_error_message(outcome.error_message);
+      }
+      return response;
+    }
+    case Signal::kMetrics: {
+      auto response = std::make_unique<metrics_v1::ExportMetricsServiceResponse>();
+      if (partial) {
+        response->mutable_partial_success()->set_rejected_data_points(outcome.rejected);
+        response->mutable_partial_success()->set_error_message(outcome.error_message);
+      }
+      return response;
+    }
+    case Signal::kLogs:
+      break;
+  }
+  auto response = std::make_unique<logs_v1::ExportLogsServiceResponse>();
+  if (partial) {
+    response->mutable_partial_success()->set_rejected_log_records(outcome.rejected);
+    response->mutable_partial_success()->set_error_message(outcome.error_message);
+  }
+  return response;
+}
+
+// OTLP ids are 16-byte trace ids and 8-byte span ids, or empty; anything else cannot be
+// written as OTLP JSON hex that readers accept, so the request is malformed.
+std::string check_ids(Signal signal, const Message& request) {
+  auto bad = [](const std::string& id, std::size_t size) {
+    return !id.empty() && id.size() != size;
+  };
+  if (signal == Signal::kTraces) {
+    const auto& r = static_cast<const trace_v1::ExportTraceServiceRequest&>(request);
+    for (const auto& rs : r.resource_spans()) {
+      for (const auto& ss : rs.scope_spans()) {
+        for (const auto& span : ss.spans()) {
+          if (bad(span.trace_id(), 16) || span.trace_id().empty()) {
+            return "span '" + span.name() + "' has a trace_id of " +
+                   std::to_string(span.trace_id().size()) + " bytes; expected 16";
+          }
+          if (bad(span.span_id(), 8) || span.span_id().empty()) {
+            return "span '" + span.name() + "' has a span_id of " +
+                   std::to_string(span.span_id().size()) + " bytes; expected 8";
+          }
+          if (bad(span.parent_span_id(), 8)) {
+            return "span '" + span.name() + "' has a parent_span_id of " +
+                   std::to_string(span.parent_span_id().size()) + " bytes; expected 8 or none";
+          }
+          for (const auto& link : span.links()) {
+            if (bad(link.trace_id(), 16) || bad(link.span_id(), 8)) {
+              return "a link of span '" + span.name() +
+                     "' has a trace_id or span_id of the wrong size; expected 16 and 8 bytes";
+            }
+          }
+        }
+      }
+    }
+  } else if (signal == Signal::kLogs) {
+    const auto& r = static_cast<const logs_v1::ExportLogsServiceRequest&>(request);
+    for (const auto& rl : r.resource_logs()) {
+      for (const auto& sl : rl.scope_logs()) {
+        for (const auto& record : sl.log_records()) {
+          if (bad(record.trace_id(), 16) || bad(record.span_id(), 8)) {
+            return "a log record has a trace_id or span_id of the wrong size; expected 16 and 8 "
+                   "bytes or none";
+          }
+        }
+      }
+    }
+  }
+  return {};
+}
+
+const char* request_type(Signal signal) {
+  switch (signal) {
+    case Signal::kTraces:
+      return "ExportTraceServiceRequest";
+    case Signal::kMetrics:
+      return "ExportMetricsServiceRequest";
+    case Signal::kLogs:
+      break;
+  }
+  return "ExportLogsServiceRequest";
+}
+
+// Decodes and checks a request body; on failure returns the message for the client.
+std::string decode_request(Signal signal, BodyFormat format, std::string_view body,
+                           Message& request) {
+  if (format == BodyFormat::kProtobuf) {
+    if (!request.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+      return std::string("cannot decode the body as a protobuf ") + request_type(signal);
+    }
+  } else if (Status status = otlp_json::decode(body, request); !status.ok()) {
+    return std::string("cannot decode the body as an OTLP JSON ") + request_type(signal) + ": " +
+           status.message();
+  }
+  return check_ids(signal, request);
+}
+
+// Compares without an early exit so that timing does not reveal how much of a token matched.
+bool same_secret(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+// "Bearer <token>"; the scheme is case-insensitive (RFC 7235).
+bool bearer_matches(std::string_view header, const std::string& token) {
+  constexpr std::string_view kScheme = "bearer ";
+  if (header.size() < kScheme.size()) return false;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i]) return false;
+  }
+  header.remove_prefix(kScheme.size());
+  while (!header.empty() && header.front() == ' ') header.remove_prefix(1);
+  while (!header.empty() && (header.back() == ' ' || header.back() == '\t'))
+    header.remove_suffix(1);
+  return same_secret(header, token);
+}
+
+// google.rpc.Status {code = 1, message = 2} in the binary protobuf encoding.
+std::string status_protobuf(int code, const std::string& message) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.WriteTag(1 << 3);
+    coded.WriteVarint32(static_cast<std::uint32_t>(code));
+    coded.WriteTag((2 << 3) | 2);
+    coded.WriteVarint32(static_cast<std::uint32_t>(message.size()));
+    coded.WriteString(message);
+  }
+  return out;
+}
+
+std::string status_json(int code, const std::string& message) {
+  const nlohmann::json body = {{"code", code}, {"message", message}};
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void set_status_body(httplib::Response& res, int http_status, BodyFormat format, int code,
+                     const std::string& message) {
+  res.status = http_status;
+  if (format == BodyFormat::kProtobuf) {
+    res.set_content(status_protobuf(code, message), "application/x-protobuf");
+  } else {
+    res.set_content(status_json(code, message), "application/json");
+  }
+}
+
+// The media type of a Content-Type header, lower-cased, without parameters.
+std::string media_type(const std::string& header) {
+  std::string type = header.substr(0, header.find(';'));
+  type.erase(std::remove_if(type.begin(), type.end(),
+                            [](unsigned char c) { return std::isspace(c) != 0; }),
+             type.end());
+  std::transform(type.begin(), type.end(), type.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return type;
+}
+
+// gRPC logs to stderr on its own; keep the tool's stderr to its own lines unless asked.
+void quiet_grpc_log(gpr_log_func_args* /*args*/) {}
+
+}  // namespace
+
+std::string Endpoint::to_string() const {
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+std::optional<Endpoint> parse_endpoint(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  std::string host = text.substr(0, colon);
+  const std::string port_text = text.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    if (host.find(':') == std::string::npos) return std::nullopt;
+  } else if (host.find_first_of(":[]") != std::string::npos) {
+    return std::nullopt;  // an IPv6 address needs brackets
+  }
+  if (host.empty() || host.find_first_of(" \t/") != std::string::npos) return std::nullopt;
+  int port = -1;
+  const char* end = port_text.data() + port_text.size();
+  auto [ptr, ec] = std::from_chars(port_text.data(), end, port);
+  if (port_text.empty() || ec != std::errc() || ptr != end || port < 0 || port > 65535) {
+    return std::nullopt;
+  }
+  return Endpoint{host, port};
+}
+
+struct OtlpReceiver::Impl {
+  OtlpSink& sink;
+  std::string token;
+  std::atomic<std::uint64_t> malformed{0};
+  std::atomic<std::uint64_t> unauthenticated{0};
+
+  std::vector<std::unique_ptr<grpc::Service>> grpc_services;
+  std::unique_ptr<grpc::Server> grpc_server;
+  std::optional<Endpoint> grpc_bound;
+
+  std::unique_ptr<httplib::Server> http_server;
+  std::thread http_thread;
+  std::optional<Endpoint> http_bound;
+
+  std::mutex stop_mutex;
+  bool stopped = false;
+
+  Impl(OtlpSink& s, std::string t) : sink(s), token(std::move(t)) {}
+
+  grpc::Status grpc_export(Signal signal, grpc::CallbackServerContext& context,
+                           const grpc::ByteBuffer& in, grpc::ByteBuffer& out) {
+    if (!token.empty()) {
+      const auto& metadata = context.client_metadata();
+      const auto it = metadata.find("authorization");
+      if (it == metadata.end() ||
+          !bearer_matches(std::string_view(it->second.data(), it->second.size()), token)) {
+        ++unauthenticated;
+        return {grpc::StatusCode::UNAUTHENTICATED,
+                "missing or wrong token; send the metadata 'authorization: Bearer <token>'"};
+      }
+    }
+    std::vector<grpc::Slice> slices;
+    std::string body;
+    if (in.Dump(&slices).ok()) {
+      for (const grpc::Slice& slice : slices) {
+        body.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+      }
+    }
+    auto request = new_request(signal);
+    if (std::string problem = decode_request(signal, BodyFormat::kProtobuf, body, *request);
+        !problem.empty()) {
+      ++malformed;
+      return {grpc::StatusCode::INVALID_ARGUMENT, problem};
+    }
+    const std::string bytes =
+        new_response(signal, sink.append(signal, *request))->SerializeAsString();
+    grpc::Slice slice(bytes);
+    out = grpc::ByteBuffer(&slice, 1);
+    return grpc::Status::OK;
+  }
+
+  void http_export(Signal signal, const httplib::Request& req, httplib::Response& res,
+                   const httplib::ContentReader& content_reader) {
+    // The body is read whole first so that a keep-alive connection stays in step.
+    std::string body;
+    bool too_large = false;
+    const bool read = content_reader([&](const char* data, std::size_t length) {
+      if (body.size() + length > kMaxRequestBytes) {
+        too_large = true;
+        return false;
+      }
+      body.append(data, length);
+      return true;
+    });
+    const std::string type = media_type(req.get_header_value("Content-Type"));
+    const BodyFormat format =
+        type == "application/x-protobuf" ? BodyFormat::kProtobuf : BodyFormat::kJson;
+    if (!token.empty() && !bearer_matches(req.get_header_value("Authorization"), token)) {
+      ++unauthenticated;
+      res.set_header("WWW-Authenticate", "Bearer");
+      set_status_body(res, 401, format, kCodeUnauthenticated,
+                      "missing or wrong token; send the header 'Authorization: Bearer <token>'");
+      return;
+    }
+    if (too_large) {
+      ++malformed;
+      set_status_body(
+          res, 413, format, kCodeResourceExhausted,
+          "request body over " + std::to_string(kMaxRequestBytes) + " bytes (after decompression)");
+      return;
+    }
+    if (!read) {
+      ++malformed;
+      set_status_body(res, 400, format, kCodeInvalidArgument,
+                      "cannot read the request body (truncated, or not valid for its "
+                      "Content-Encoding)");
+      return;
+    }
+    if (type != "application/x-protobuf" && type != "application/json") {
+      ++malformed;
+      set_status_body(res, 415, BodyFormat::kJson, kCodeInvalidArgument,
+                      "unsupported Content-Type '" + req.get_header_value("Content-Type") +
+                          "'; accepted: application/x-protobuf, application/json");
+      return;
+    }
+    auto request = new_request(signal);
+    if (std::string problem = decode_request(signal, format, body, *request); !problem.empty()) {
+      ++malformed;
+      set_status_body(res, 400, format, kCodeInvalidArgument, problem);
+      return;
+    }
+    const auto response = new_response(signal, sink.append(signal, *request));
+    res.status = 200;
+    if (format == BodyFormat::kProtobuf) {
+      res.set_content(response->SerializeAsString(), "application/x-protobuf");
+    } else {
+      res.set_content(otlp_json::encode(*response), "application/json");
+    }
+  }
+};
+
+namespace {
+
+// One OTLP gRPC service; the raw (ByteBuffer) method lets a body that is not protobuf get
+// INVALID_ARGUMENT instead of gRPC's generic INTERNAL.
+template <class Outer, Signal kSignal>
+class GrpcExportService final
+    : public Outer::template WithRawCallbackMethod_Export<typename Outer::Service> {
+  using Base = typename Outer::template WithRawCallbackMethod_Export<typename Outer::Service>;
+
+ public:
+  explicit GrpcExportService(OtlpReceiver::Impl& impl) : impl_(impl) {}
+
+  using Base::Export;
+  grpc::ServerUnaryReactor* Export(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(impl_.grpc_export(kSignal, *context, *request, *response));
+    return reactor;
+  }
+
+ private:
+  OtlpReceiver::Impl& impl_;
+};
+
+Status start_grpc(OtlpReceiver::Impl& impl, const Endpoint& endpoint) {
+  if (std::getenv("GRPC_VERBOSITY") == nullptr) {
+    gpr_set_log_function(quiet_grpc_log);
+  }
+  impl.grpc_services.push_back(
+      std::make_unique<GrpcExportService<trace_v1::TraceService, Signal::kTraces>>(impl));
+  impl.grpc_services.push_back(
+      std::make_unique<GrpcExportService<metrics_v1::MetricsService, Signal::kMetrics>>(impl));
+  impl.grpc_services.push_back(
+      std::make_unique<GrpcExportService<logs_v1::LogsService, Signal::kLogs>>(impl));
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(endpoint.to_string(), grpc::InsecureServerCredentials(), &port);
+  // A second collector on the same port must fail, not silently share the traffic.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(kMaxRequestBytes));
+  for (auto& service : impl.grpc_services) {
+    builder.RegisterService(service.get());
+  }
+  impl.grpc_server = builder.BuildAndStart();
+  if (!impl.grpc_server || port == 0) {
+    impl.grpc_server.reset();
+    return Error("cannot listen for OTLP/gRPC on " + endpoint.to_string() +
+                 " (--grpc): the address is in use or not on this machine");
+  }
+  impl.grpc_bound = Endpoint{endpoint.host, port};
+  return {};
+}
+
+Status start_http(OtlpReceiver::Impl& impl, const Endpoint& endpoint) {
+  impl.http_server = std::make_unique<httplib::Server>();
+  httplib::Server& server = *impl.http_server;
+  // Only SO_REUSEADDR: cpp-httplib's default adds SO_REUSEPORT, which would let a second
+  // collector bind the same port and take half of the requests.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  server.set_payload_max_length(kMaxRequestBytes);
+  for (Signal signal : {Signal::kTraces, Signal::kMetrics, Signal::kLogs}) {
+    server.Post(std::string("/v1/") + signal_name(signal),
+                [&impl, signal](const httplib::Request& req, httplib::Response& res,
+                                const httplib::ContentReader& reader) {
+                  impl.http_export(signal, req, res, reader);
+                });
+  }
+  // Errors cpp-httplib answers itself (unknown path, bad request line, unsupported
+  // Content-Encoding) get the same Status body as ours; ours already have a body.
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [&impl](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+        ++impl.malformed;
+        std::string message;
+        int code = kCodeInvalidArgument;
+        if (res.status == 404) {
+          code = kCodeNotFound;
+          message = "no OTLP endpoint at " + req.method + " " + req.path +
+                    "; accepted: POST /v1/traces, /v1/metrics, /v1/logs";
+        } else if (res.status == 413) {
+          code = kCodeResourceExhausted;
+          message = "request body over " + std::to_string(kMaxRequestBytes) + " bytes";
+        } else if (res.status == 415) {
+          message = "unsupported Content-Encoding '" + req.get_header_value("Content-Encoding") +
+                    "'; accepted: gzip, or none";
+        } else {
+          message = "bad HTTP request (status " + std::to_string(res.status) + ")";
+        }
+        res.set_content(status_json(code, message), "application/json");
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  int port = endpoint.port;
+  if (port == 0) {
+    port = server.bind_to_any_port(endpoint.host);
+  } else if (!server.bind_to_port(endpoint.host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    return Error("cannot listen for OTLP/HTTP on " + endpoint.to_string() +
+                 " (--http): the address is in use or not on this machine");
+  }
+  impl.http_bound = Endpoint{endpoint.host, port};
+  impl.http_thread = std::thread([&server] { server.listen_after_bind(); });
+  // stop() only takes effect once the accept loop runs; wait for it so that an early stop
+  // cannot leave the thread serving forever.
+  const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
+  while (!server.is_running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return {};
+}
+
+}  // namespace
+
+OtlpReceiver::OtlpReceiver(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+OtlpReceiver::~OtlpReceiver() { stop(); }
+
+Result<std::unique_ptr<OtlpReceiver>> OtlpReceiver::start(const ReceiverOptions& options,
+                                                          OtlpSink& sink) {
+  std::unique_ptr<OtlpReceiver> receiver(
+      new OtlpReceiver(std::make_unique<Impl>(sink, options.token)));
+  if (options.grpc) {
+    if (Status status = start_grpc(*receiver->impl_, *options.grpc); !status.ok()) {
+      return Error(status.message());
+    }
+  }
+  if (options.http) {
+    if (Status status = start_http(*receiver->impl_, *options.http); !status.ok()) {
+      return Error(status.message());
+    }
+  }
+  return receiver;
+}
+
+std::optional<Endpoint> OtlpReceiver::grpc_endpoint() const { return impl_->grpc_bound; }
+std::optional<Endpoint> OtlpReceiver::http_endpoint() const { return impl_->http_bound; }
+
+void OtlpReceiver::stop() {
+  std::lock_guard<std::mutex> lock(impl_->stop_mutex);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  if (impl_->http_server) {
+    impl_->http_server->stop();
+    if (impl_->http_thread.joinable()) impl_->http_thread.join();
+  }
+  if (impl_->grpc_server) {
+    impl_->grpc_server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
+    impl_->grpc_server->Wait();
+  }
+}
+
+ReceiverStats OtlpReceiver::stats() const {
+  return {impl_->malformed.load(), impl_->unauthenticated.load()};
+}
+
+}  // namespace lens::cli

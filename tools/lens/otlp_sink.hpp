@@ -1,0 +1,83 @@
+// Where `lens collect` puts what it receives: one OTLP JSON line per Export*ServiceRequest,
+// appended to traces.jsonl, metrics.jsonl or logs.jsonl under the output directory (the format
+// the file exporter writes), with per-rank counts for the live summary. Thread-safe.
+#pragma once
+
+#include <google/protobuf/message.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "lens/result.hpp"
+
+namespace lens::cli {
+
+enum class Signal { kTraces = 0, kMetrics = 1, kLogs = 2 };
+
+// "traces", "metrics", "logs": the file stem and the OTLP/HTTP path segment.
+const char* signal_name(Signal signal);
+
+struct RankCounts {
+  std::uint64_t spans = 0;
+  std::uint64_t points = 0;
+  std::uint64_t logs = 0;
+};
+
+// Items (spans, data points or log records) of a request per rank; the rank is the resource
+// attribute `dl.rank`, else `rank`, else "?".
+std::map<std::string, std::uint64_t> count_items_by_rank(Signal signal,
+                                                         const google::protobuf::Message& request);
+
+struct SinkStats {
+  std::uint64_t requests = 0;               // requests answered (with or without partial_success)
+  std::uint64_t dropped_requests = 0;       // requests whose items were not written
+  std::uint64_t dropped_items = 0;          // their spans, points and log records
+  std::uint64_t bytes = 0;                  // size of the three files together
+  std::map<std::string, RankCounts> ranks;  // items written, by rank
+};
+
+class OtlpSink {
+ public:
+  // Creates `dir` if needed and opens the three files for appending. `max_bytes` caps the
+  // three files' total size (what they held before included); 0 means no cap.
+  static Result<std::unique_ptr<OtlpSink>> open(const std::string& dir, std::uint64_t max_bytes);
+
+  OtlpSink(const OtlpSink&) = delete;
+  OtlpSink& operator=(const OtlpSink&) = delete;
+  ~OtlpSink();
+
+  // What the client is told: how many items were rejected and why (for partial_success).
+  struct Outcome {
+    std::int64_t rejected = 0;
+    std::string error_message;
+  };
+
+  // Writes the request as one line with one write(2), so concurrent requests never interleave
+  // and nothing waits in a user-space buffer. A request is written whole or dropped whole.
+  Outcome append(Signal signal, const google::protobuf::Message& request);
+
+  SinkStats stats() const;
+  const std::string& directory() const { return dir_; }
+
+ private:
+  struct File {
+    int fd = -1;
+    std::uint64_t size = 0;
+  };
+
+  OtlpSink(std::string dir, std::uint64_t max_bytes)
+      : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+
+  const std::string dir_;
+  const std::uint64_t max_bytes_;
+  mutable std::mutex mutex_;  // guards everything below; held across a write to keep the cap exact
+  std::array<File, 3> files_;
+  SinkStats stats_;
+  bool write_error_reported_ = false;
+};
+
+}  // namespace lens::cli
