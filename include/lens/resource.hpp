@@ -24,7 +24,7 @@ namespace lens {
 
 // The job's collective (for example MPI_COMM_WORLD or a torch.distributed process group),
 // as far as lens needs it. Implementations decide their own thread-safety; lens calls it
-// only from the thread that calls setup.
+// only from the thread that calls setup_telemetry or broadcast_trace_context.
 class Collective {
  public:
   virtual ~Collective() = default;

@@ -1,0 +1,184 @@
+// broadcast_trace_context, extract_nccl_context and the pipeline-parallel carrier slot (SPEC Part
+// 2 §I.2, §I.4, §I.5): four ranks in four threads over an in-process collective get the source's
+// exact carrier; failures of the collective give nullopt, never an exception.
+#include "lens/distributed.hpp"
+
+#include <gtest/gtest.h>
+#include <opentelemetry/context/context.h>
+#include <opentelemetry/nostd/shared_ptr.h>
+#include <opentelemetry/nostd/span.h>
+#include <opentelemetry/trace/context.h>
+#include <opentelemetry/trace/default_span.h>
+#include <opentelemetry/trace/span_context.h>
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lens {
+namespace {
+
+namespace otel = opentelemetry;
+using otel::context::Context;
+
+constexpr std::array<std::uint8_t, 16> kTraceBytes = {
+    0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36};
+constexpr std::array<std::uint8_t, 8> kSpanBytes = {0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7};
+const std::string kTraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-03";
+
+Context context_with_span() {
+  otel::trace::SpanContext span_context(
+      otel::trace::TraceId(otel::nostd::span<const std::uint8_t, 16>(kTraceBytes)),
+      otel::trace::SpanId(otel::nostd::span<const std::uint8_t, 8>(kSpanBytes)),
+      otel::trace::TraceFlags(3), /*is_remote=*/false);
+  Context base;
+  return otel::trace::SetSpan(
+      base, otel::nostd::shared_ptr<otel::trace::Span>(new otel::trace::DefaultSpan(span_context)));
+}
+
+// Ranks in threads: the root's payload is published once, every rank (root included) receives it.
+class ThreadCollective final : public Collective {
+ public:
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable published;
+    std::optional<std::string> payload;
+  };
+  ThreadCollective(int rank, int world_size, Shared& shared)
+      : rank_(rank), world_size_(world_size), shared_(shared) {}
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_size_; }
+  Result<std::string> broadcast(const std::string& payload, int root) override {
+    sent = payload;
+    std::unique_lock<std::mutex> lock(shared_.mutex);
+    if (rank_ == root) {
+      shared_.payload = payload;
+      shared_.published.notify_all();
+    }
+    shared_.published.wait(lock, [this] { return shared_.payload.has_value(); });
+    return *shared_.payload;
+  }
+  std::string sent;
+
+ private:
+  int rank_;
+  int world_size_;
+  Shared& shared_;
+};
+
+// One rank whose broadcast answers with a fixed result, or throws.
+class FixedCollective final : public Collective {
+ public:
+  explicit FixedCollective(Result<std::string> answer, bool throws = false)
+      : answer_(std::move(answer)), throws_(throws) {}
+  int rank() const override { return 1; }
+  int world_size() const override { return 2; }
+  Result<std::string> broadcast(const std::string&, int) override {
+    if (throws_) throw std::runtime_error("connection reset by peer");
+    return answer_;
+  }
+
+ private:
+  Result<std::string> answer_;
+  bool throws_;
+};
+
+TEST(BroadcastTraceContext, EveryRankGetsTheSourcesCarrier) {
+  constexpr int kRanks = 4;
+  for (int source : {0, 2}) {
+    ThreadCollective::Shared shared;
+    std::vector<ThreadCollective> collectives;
+    collectives.reserve(kRanks);
+    for (int rank = 0; rank < kRanks; ++rank) collectives.emplace_back(rank, kRanks, shared);
+    std::vector<std::optional<Carrier>> results(kRanks);
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < kRanks; ++rank) {
+      threads.emplace_back([&, rank] {
+        // Only the source has an active span; the others' contexts must not matter.
+        const Context context = rank == source ? context_with_span() : Context{};
+        results[rank] = broadcast_trace_context(&collectives[rank], source, context);
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    for (int rank = 0; rank < kRanks; ++rank) {
+      ASSERT_TRUE(results[rank].has_value()) << "rank " << rank;
+      EXPECT_EQ(*results[rank], (Carrier{{"traceparent", kTraceParent}})) << "rank " << rank;
+      // Receivers put nothing on the wire; the source sends the JSON bytes.
+      EXPECT_EQ(collectives[rank].sent,
+                rank == source ? "{\"traceparent\":\"" + kTraceParent + "\"}" : "")
+          << "rank " << rank;
+    }
+  }
+}
+
+TEST(BroadcastTraceContext, SourceWithoutActiveSpanGivesAnEmptyCarrier) {
+  ThreadCollective::Shared shared;
+  ThreadCollective only(0, 1, shared);
+  const std::optional<Carrier> carrier = broadcast_trace_context(&only, 0, Context{});
+  ASSERT_TRUE(carrier.has_value());
+  EXPECT_TRUE(carrier->empty());
+  EXPECT_EQ(only.sent, "{}");
+}
+
+TEST(BroadcastTraceContext, NoCollectiveGivesNullopt) {
+  EXPECT_EQ(broadcast_trace_context(nullptr, 0, context_with_span()), std::nullopt);
+}
+
+TEST(BroadcastTraceContext, FailedOrThrowingBroadcastGivesNullopt) {
+  FixedCollective failing(Error("MPI_Bcast failed: MPI_ERR_COMM"));
+  EXPECT_EQ(broadcast_trace_context(&failing, 0), std::nullopt);
+  FixedCollective throwing(std::string("{}"), /*throws=*/true);
+  EXPECT_EQ(broadcast_trace_context(&throwing, 0), std::nullopt);
+}
+
+TEST(BroadcastTraceContext, PayloadThatIsNotACarrierGivesNullopt) {
+  for (const char* payload : {"", "[1]", "{\"traceparent\":1}", "\xff\xfe", "{\"a\":\"b\""}) {
+    FixedCollective garbled{std::string(payload)};
+    EXPECT_EQ(broadcast_trace_context(&garbled, 0), std::nullopt) << payload;
+  }
+}
+
+TEST(ExtractNcclContext, BytesOfASerialisedContextGiveItsSpanContext) {
+  const std::string bytes = serialize_context(context_with_span());
+  const Context extracted = extract_nccl_context(bytes, Context{});
+  const auto span_context = otel::trace::GetSpan(extracted)->GetContext();
+  ASSERT_TRUE(span_context.IsValid());
+  EXPECT_TRUE(span_context.IsRemote());
+  std::array<char, 32> trace_hex{};
+  span_context.trace_id().ToLowerBase16(trace_hex);
+  EXPECT_EQ(std::string(trace_hex.data(), trace_hex.size()), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(span_context.trace_flags().flags(), 3);
+}
+
+TEST(ExtractNcclContext, UndecodableBytesGiveTheBaseContext) {
+  const Context base = context_with_span();
+  for (const char* bytes : {"", "not json", "[1]", "\xc3\x28"}) {
+    const Context extracted = extract_nccl_context(bytes, base);
+    EXPECT_EQ(otel::trace::GetSpan(extracted)->GetContext().span_id(),
+              otel::trace::GetSpan(base)->GetContext().span_id())
+        << bytes;
+    EXPECT_FALSE(otel::trace::GetSpan(extracted)->GetContext().IsRemote()) << bytes;
+  }
+}
+
+TEST(PpTraceCarrier, HoldsWhatWasSetUntilCleared) {
+  set_pp_trace_carrier(std::nullopt);
+  EXPECT_EQ(get_pp_trace_carrier(), std::nullopt);
+  set_pp_trace_carrier(Carrier{{"traceparent", kTraceParent}});
+  EXPECT_EQ(get_pp_trace_carrier(), (Carrier{{"traceparent", kTraceParent}}));
+  // Visible from another thread (the pipeline schedule may run elsewhere).
+  std::optional<Carrier> seen;
+  std::thread([&] { seen = get_pp_trace_carrier(); }).join();
+  EXPECT_EQ(seen, (Carrier{{"traceparent", kTraceParent}}));
+  set_pp_trace_carrier(std::nullopt);
+  EXPECT_EQ(get_pp_trace_carrier(), std::nullopt);
+}
+
+}  // namespace
+}  // namespace lens
