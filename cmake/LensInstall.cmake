@@ -1,11 +1,18 @@
 # Install rules: the library, public headers, an exported CMake package
-# (find_package(lens) gives lens::lens and lens::megatron) and a pkg-config file.
+# (find_package(lens) gives lens::lens, lens::megatron and, when built, lens::mpi) and pkg-config
+# files.
 include(CMakePackageConfigHelpers)
 
 set_target_properties(lens lens_megatron lens_cli PROPERTIES
   INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 
-install(TARGETS lens lens_megatron EXPORT lensTargets
+set(LENS_INSTALLED_LIBRARIES lens lens_megatron)
+if(TARGET lens_mpi)
+  list(APPEND LENS_INSTALLED_LIBRARIES lens_mpi)
+  set_target_properties(lens_mpi PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/mpi/include/lens DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
+install(TARGETS ${LENS_INSTALLED_LIBRARIES} EXPORT lensTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
