@@ -1,0 +1,442 @@
+// simple_train_loop: the C++ counterpart of Megatron's run_simple_mcore_train_loop.py. Trains the
+// small GPT of gpt_model.hpp on generated token sequences (each sequence counts up from a random
+// start by a random stride, so the loss falls as the model learns it), with microbatches, data
+// parallelism (gradient all-reduce over Gloo), pipeline parallelism (activations and gradients
+// sent between stages, all forwards then all backwards), evaluation, and checkpoints. Every span
+// of the documented Megatron hierarchy is emitted at its site (lens/megatron/spans.hpp), so
+// MEGATRON_OTEL_SPAN_GROUPS=all shows the whole tree.
+//
+// Runs as one process, or as N processes under torchrun (--no_python), mpirun or srun; rank info
+// comes from RankInfo::detect and the process groups meet at MASTER_ADDR:MASTER_PORT.
+#include <opentelemetry/trace/scope.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "checkpoint.hpp"
+#include "gpt_model.hpp"
+#include "lens/distributed.hpp"
+#include "lens/megatron/spans.hpp"
+#include "lens/megatron/telemetry.hpp"
+#include "lens/megatron/training_args.hpp"
+#include "lens/span.hpp"
+#include "parallel_state.hpp"
+
+namespace lens::megatron::example {
+namespace {
+
+namespace spans = ::lens::megatron::spans;
+namespace attrs = ::lens::megatron::spans::attributes;
+
+constexpr int kVocabSize = 64;
+
+// ---- data --------------------------------------------------------------------------------------
+
+// Microbatch `microbatch` of iteration `iteration` for data-parallel rank `dp_rank`: tokens
+// [micro_batch, seq + 1]; the same on every pipeline stage of that replica, so the last stage has
+// the labels without a transfer. Evaluation draws from a disjoint stream.
+torch::Tensor make_batch(int dp_rank, int iteration, int microbatch, bool evaluation, int rows,
+                         int seq_length) {
+  std::seed_seq seed{dp_rank, iteration, microbatch, evaluation ? 1 : 0, 20261203};
+  std::mt19937 generator(seed);
+  std::uniform_int_distribution<int> start(0, kVocabSize - 1);
+  std::uniform_int_distribution<int> stride(1, 3);
+  std::vector<std::int64_t> tokens;
+  tokens.reserve(static_cast<std::size_t>(rows) * (seq_length + 1));
+  for (int r = 0; r < rows; ++r) {
+    const int first = start(generator);
+    const int step = stride(generator);
+    for (int t = 0; t <= seq_length; ++t) tokens.push_back((first + t * step) % kVocabSize);
+  }
+  return torch::tensor(tokens, torch::kLong).reshape({rows, seq_length + 1});
+}
+
+// ---- pipeline point-to-point -------------------------------------------------------------------
+
+void send(ParallelState& state, torch::Tensor tensor, int to_stage) {
+  std::vector<torch::Tensor> tensors = {tensor.contiguous()};
+  state.pipeline->send(tensors, state.pipeline_peer(to_stage), /*tag=*/0)->wait();
+}
+
+torch::Tensor receive(ParallelState& state, at::IntArrayRef shape, int from_stage) {
+  std::vector<torch::Tensor> tensors = {torch::empty(shape)};
+  state.pipeline->recv(tensors, state.pipeline_peer(from_stage), /*tag=*/0)->wait();
+  return tensors[0];
+}
+
+// Sums `value` over a group (a no-op without one).
+double all_reduce_sum(const c10::intrusive_ptr<c10d::ProcessGroup>& group, double value) {
+  if (!group) return value;
+  std::vector<torch::Tensor> tensors = {torch::tensor({value}, torch::kDouble)};
+  group->allreduce(tensors)->wait();
+  return tensors[0].item<double>();
+}
+
+struct Trainer {
+  const TrainingArgs& args;
+  ParallelState& state;
+  Stage model;
+  torch::optim::Adam optimizer;
+  std::vector<std::int64_t> activation_shape;
+
+  Trainer(const TrainingArgs& a, ParallelState& s, Stage m)
+      : args(a),
+        state(s),
+        model(std::move(m)),
+        optimizer(model->parameters(), torch::optim::AdamOptions(a.lr)),
+        activation_shape{a.seq_length, a.micro_batch_size, a.hidden_size} {}
+
+  // The stage's input for microbatch `m`: tokens on the first stage, else activations received
+  // from the previous stage (with the linked span of SPEC Part 2 §I.4 when rank 0 shared its
+  // context).
+  torch::Tensor stage_input(const torch::Tensor& batch, int microbatch, bool training) {
+    if (state.first_stage()) return batch.slice(1, 0, args.seq_length);
+    SpanPtr linked;
+    static const SpanGroupHandle communication =
+        span_group_handle(spans::kPpRecvForwardLinked.group);
+    std::optional<Carrier> carrier = training ? get_pp_trace_carrier() : std::nullopt;
+    if (communication.enabled() && carrier) {
+      // All forwards run before any backward here, so every receive is a warm-up receive.
+      linked = create_linked_span(
+          spans::kPpRecvForwardLinked.name, &*carrier,
+          {{attrs::kPipelineRank, state.pipeline_rank}, {attrs::kDlMicrobatchId, microbatch}});
+    }
+    torch::Tensor input;
+    {
+      LENS_SPAN(spans::kP2pRecvForward.group, spans::kP2pRecvForward.name);
+      input = receive(state, activation_shape, state.pipeline_rank - 1);
+    }
+    if (linked) linked->End();
+    return training ? input.requires_grad_() : input;
+  }
+
+  torch::Tensor loss_of(const torch::Tensor& logits, const torch::Tensor& batch) {
+    const torch::Tensor labels = batch.slice(1, 1, args.seq_length + 1);
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, kVocabSize}),
+                                                labels.reshape({-1}));
+  }
+
+  // One step's forward and backward passes over all microbatches; the mean loss of the step on
+  // every rank (0 on stages that see no loss until it is shared below).
+  double forward_backward(int iteration) {
+    const int microbatches = args.num_microbatches();
+    LENS_SPAN(spans::kForwardBackward.group, spans::kForwardBackward.name,
+              {attrs::kNumMicrobatches, microbatches});
+    std::vector<torch::Tensor> inputs(microbatches);
+    std::vector<torch::Tensor> outputs(microbatches);
+    double loss_sum = 0.0;
+    for (int m = 0; m < microbatches; ++m) {
+      // The receive is a sibling of the microbatch span (SPEC Part 2 §D.6.1).
+      if (!state.first_stage()) inputs[m] = stage_input(torch::Tensor(), m, true);
+      {
+        LENS_SPAN(spans::kMicrobatchForward.group, spans::kMicrobatchForward.name,
+                  {attrs::kMicrobatchId, m});
+        torch::Tensor batch;
+        if (state.first_stage() || state.last_stage()) {
+          LENS_SPAN(spans::kDataNextBatch.group, spans::kDataNextBatch.name);
+          batch = make_batch(state.data_parallel_rank, iteration, m, false, args.micro_batch_size,
+                             args.seq_length);
+        }
+        if (state.first_stage()) inputs[m] = stage_input(batch, m, true);
+        torch::Tensor out = model->forward(inputs[m]);
+        if (state.last_stage()) {
+          outputs[m] = loss_of(out, batch) / microbatches;
+          loss_sum += outputs[m].item<double>();
+        } else {
+          outputs[m] = out;
+        }
+      }
+      if (!state.last_stage()) {
+        LENS_SPAN(spans::kP2pSendForward.group, spans::kP2pSendForward.name);
+        send(state, outputs[m].detach(), state.pipeline_rank + 1);
+      }
+    }
+    for (int m = microbatches - 1; m >= 0; --m) {
+      torch::Tensor grad;
+      if (!state.last_stage()) {
+        LENS_SPAN(spans::kP2pRecvBackward.group, spans::kP2pRecvBackward.name);
+        grad = receive(state, activation_shape, state.pipeline_rank + 1);
+      }
+      {
+        LENS_SPAN(spans::kMicrobatchBackward.group, spans::kMicrobatchBackward.name);
+        if (state.last_stage()) {
+          outputs[m].backward();
+        } else {
+          outputs[m].backward(grad);
+        }
+      }
+      if (!state.first_stage()) {
+        LENS_SPAN(spans::kP2pSendBackward.group, spans::kP2pSendBackward.name);
+        send(state, inputs[m].grad(), state.pipeline_rank - 1);
+      }
+    }
+    return loss_sum;
+  }
+
+  // Averages gradients over the data-parallel replicas.
+  void sync_gradients() {
+    if (!state.data_parallel) return;
+    std::vector<torch::Tensor> grads;
+    for (auto& parameter : model->parameters()) {
+      if (parameter.grad().defined()) grads.push_back(parameter.grad().reshape({-1}));
+    }
+    std::vector<torch::Tensor> flat;
+    c10::intrusive_ptr<c10d::Work> work;
+    {
+      LENS_SPAN(spans::kGradSyncStart.group, spans::kGradSyncStart.name);
+      flat = {torch::cat(grads)};
+      work = state.data_parallel->allreduce(flat);
+    }
+    LENS_SPAN(spans::kGradSyncFinish.group, spans::kGradSyncFinish.name);
+    work->wait();
+    flat[0].div_(state.data_parallel_size);
+    std::int64_t offset = 0;
+    for (auto& parameter : model->parameters()) {
+      if (!parameter.grad().defined()) continue;
+      const std::int64_t n = parameter.grad().numel();
+      parameter.grad().copy_(flat[0].slice(0, offset, offset + n).view_as(parameter.grad()));
+      offset += n;
+    }
+  }
+
+  // Global gradient norm over all stages, clipped to 1.0; then the optimizer step.
+  double optimizer_step() {
+    torch::NoGradGuard no_grad;
+    double squares = 0.0;
+    for (auto& parameter : model->parameters()) {
+      if (parameter.grad().defined()) squares += parameter.grad().pow(2).sum().item<double>();
+    }
+    const double grad_norm = std::sqrt(all_reduce_sum(state.pipeline, squares));
+    LENS_SPAN(spans::kOptimizerStep.group, spans::kOptimizerStep.name,
+              {attrs::kUpdateSuccessful, true}, {attrs::kGradNorm, grad_norm});
+    if (grad_norm > 1.0) {
+      for (auto& parameter : model->parameters()) {
+        if (parameter.grad().defined()) parameter.grad().mul_(1.0 / grad_norm);
+      }
+    }
+    optimizer.step();
+    optimizer.zero_grad();
+    return grad_norm;
+  }
+
+  // The loss of the step as the last stage saw it, averaged over replicas, on every rank.
+  double shared_loss(double local) {
+    const double stage_sum = all_reduce_sum(state.pipeline, state.last_stage() ? local : 0.0);
+    return all_reduce_sum(state.data_parallel, stage_sum) / state.data_parallel_size;
+  }
+
+  double evaluate(int iteration) {
+    LENS_SPAN(spans::kEvaluate.group, spans::kEvaluate.name, {attrs::kEvalIters, args.eval_iters});
+    torch::NoGradGuard no_grad;
+    double loss_sum = 0.0;
+    for (int e = 0; e < args.eval_iters; ++e) {
+      LENS_SPAN(spans::kEvaluateStep.group, spans::kEvaluateStep.name,
+                {"megatron.eval_iteration", e});
+      const torch::Tensor batch = make_batch(state.data_parallel_rank, iteration, e, true,
+                                             args.micro_batch_size, args.seq_length);
+      const torch::Tensor out = model->forward(stage_input(batch, e, false));
+      if (state.last_stage()) {
+        loss_sum += loss_of(out, batch).item<double>();
+      } else {
+        send(state, out, state.pipeline_rank + 1);
+      }
+    }
+    return args.eval_iters > 0 ? shared_loss(loss_sum) / args.eval_iters : 0.0;
+  }
+};
+
+void barrier(ParallelState& state) {
+  if (state.world) state.world->barrier()->wait();
+}
+
+}  // namespace
+
+// The whole run on this rank; the process's exit status.
+int run(const TrainingArgs& args, const RankInfo& rank) {
+  Result<ParallelState> parallel =
+      init_parallel_state(rank, args.data_parallel_size, args.pipeline_model_parallel_size);
+  if (!parallel.ok()) {
+    std::fprintf(stderr, "simple_train_loop: %s\n", parallel.message().c_str());
+    return 2;
+  }
+  ParallelState& state = *parallel;
+
+  SetTelemetryOptions telemetry_options;
+  telemetry_options.collective = state.collective.get();
+  if (Status status = set_telemetry(args, rank, std::move(telemetry_options)); !status.ok()) {
+    std::fprintf(stderr, "simple_train_loop: %s\n", status.message().c_str());
+    return 2;
+  }
+  std::shared_ptr<TelemetryHandle> telemetry = get_telemetry();
+  static const SpanGroupHandle job = span_group_handle(spans::kPretrain.group);
+
+  // The job spans stay current for the whole run; end_job_telemetry ends them (also on SIGTERM).
+  std::optional<opentelemetry::trace::Scope> pretrain_scope;
+  if (job.enabled()) {
+    SpanPtr pretrain = telemetry->tracer()->StartSpan(
+        std::string(spans::kPretrain.name),
+        {{std::string(attrs::kModelType), "gpt"},
+         {std::string(attrs::kTrainIters), static_cast<std::int64_t>(args.train_iters)},
+         {std::string(attrs::kGlobalBatchSize), static_cast<std::int64_t>(args.global_batch())}});
+    pretrain_scope.emplace(pretrain);
+    set_job_span(JobSpan::startup, pretrain);
+  }
+
+  const GptConfig config{kVocabSize, args.seq_length, args.hidden_size, args.num_attention_heads,
+                         args.num_layers};
+  std::optional<Trainer> trainer;
+  {
+    LENS_SPAN(spans::kModelInit.group, spans::kModelInit.name);
+    // The same seed on every replica of a stage: identical initial weights.
+    torch::manual_seed(1234 + state.pipeline_rank);
+    const auto [first_layer, layer_count] =
+        stage_layers(args.num_layers, state.pipeline_rank, state.pipeline_size);
+    trainer.emplace(
+        args, state,
+        Stage(config, first_layer, layer_count, state.first_stage(), state.last_stage()));
+  }
+
+  int start_iteration = 0;
+  if (!args.load.empty()) {
+    Result<std::optional<int>> loaded = load_checkpoint(
+        args.load, state.pipeline_rank, state.pipeline_size, *trainer->model, trainer->optimizer);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "simple_train_loop: %s\n", loaded.message().c_str());
+      (void)end_job_telemetry();
+      return 1;
+    }
+    if (*loaded) start_iteration = **loaded;
+    if (rank.rank == 0) {
+      std::printf(*loaded ? "loaded checkpoint at iteration %d from %s\n"
+                          : "no checkpoint in %2$s; starting at iteration %1$d\n",
+                  start_iteration, args.load.c_str());
+    }
+  }
+
+  std::optional<opentelemetry::trace::Scope> train_scope;
+  if (job.enabled()) {
+    SpanPtr train = telemetry->tracer()->StartSpan(
+        std::string(spans::kTrain.name),
+        {{std::string(attrs::kTrainIters), static_cast<std::int64_t>(args.train_iters)}});
+    train_scope.emplace(train);
+    set_job_span(JobSpan::interval, train);
+  }
+
+  double last_loss = 0.0;
+  auto interval_start = std::chrono::steady_clock::now();
+  for (int iteration = start_iteration + 1; iteration <= args.train_iters; ++iteration) {
+    double loss = 0.0;
+    double grad_norm = 0.0;
+    {
+      std::optional<ManagedSpan> first_iteration;
+      if (iteration == start_iteration + 1) {
+        first_iteration.emplace(span_group_handle(spans::kFirstIteration.group),
+                                spans::kFirstIteration.name,
+                                AttributeList{{attrs::kIteration, iteration}});
+      }
+      LENS_SPAN_NAMED(step, spans::kTrainStep.group, spans::kTrainStep.name,
+                      {attrs::kIteration, iteration});
+      // A collective on every rank, gated only on the pipeline size (the same everywhere).
+      if (state.pipeline_size > 1) {
+        set_pp_trace_carrier(broadcast_trace_context(state.collective.get(), 0));
+      }
+      const double local_loss = trainer->forward_backward(iteration);
+      trainer->sync_gradients();
+      grad_norm = trainer->optimizer_step();
+      loss = trainer->shared_loss(local_loss);
+      step.set_attribute(attrs::kLoss, loss);
+      step.set_attribute(attrs::kGradNorm, grad_norm);
+    }
+    last_loss = loss;
+
+    if (iteration % args.log_interval == 0 || iteration == start_iteration + 1) {
+      const auto now = std::chrono::steady_clock::now();
+      const int iterations = iteration == start_iteration + 1 ? 1 : args.log_interval;
+      const double ms_per_iteration =
+          std::chrono::duration<double, std::milli>(now - interval_start).count() / iterations;
+      interval_start = now;
+      if (rank.rank == 0) {
+        std::printf(
+            " iteration %8d/%8d | lm loss: %.6E | grad norm: %.3f | elapsed time per iteration "
+            "(ms): %.1f | tokens/s: %.0f\n",
+            iteration, args.train_iters, loss, grad_norm, ms_per_iteration,
+            args.global_batch() * args.seq_length * 1000.0 / std::max(ms_per_iteration, 1e-9));
+        std::fflush(stdout);
+      }
+    }
+    if (args.eval_iters > 0 && iteration % args.eval_interval == 0) {
+      const double eval_loss = trainer->evaluate(iteration);
+      if (rank.rank == 0) {
+        std::printf(" validation loss at iteration %d | lm loss: %.6E\n", iteration, eval_loss);
+        std::fflush(stdout);
+      }
+    }
+    const bool save_now =
+        !args.save.empty() && ((args.save_interval > 0 && iteration % args.save_interval == 0) ||
+                               iteration == args.train_iters);
+    if (save_now) {
+      Status saved =
+          save_checkpoint(args.save, iteration, state.pipeline_rank, state.pipeline_size,
+                          state.data_parallel_rank == 0, *trainer->model, trainer->optimizer);
+      barrier(state);
+      if (saved.ok() && rank.rank == 0) saved = mark_latest(args.save, iteration);
+      if (!saved.ok()) {
+        std::fprintf(stderr, "simple_train_loop: %s\n", saved.message().c_str());
+        (void)end_job_telemetry();
+        return 1;
+      }
+      if (rank.rank == 0) {
+        std::printf("saved checkpoint at iteration %d to %s\n", iteration, args.save.c_str());
+      }
+    }
+  }
+  if (rank.rank == 0) {
+    std::printf("training done: %d iterations, final lm loss %.6E\n", args.train_iters, last_loss);
+    std::fflush(stdout);
+  }
+  barrier(state);
+  if (Status status = end_job_telemetry(); !status.ok()) {
+    std::fprintf(stderr, "simple_train_loop: telemetry: %s\n", status.message().c_str());
+  }
+  return 0;
+}
+
+}  // namespace lens::megatron::example
+
+int main(int argc, char** argv) {
+  using lens::megatron::TrainingArgs;
+  lens::Result<TrainingArgs> args =
+      lens::megatron::parse_training_args(std::vector<std::string>(argv + 1, argv + argc));
+  if (!args.ok()) {
+    std::fprintf(stderr, "simple_train_loop: %s\n", args.message().c_str());
+    return 2;
+  }
+  if (args->help) {
+    std::fputs(lens::megatron::help_text("simple_train_loop").c_str(), stdout);
+    return 0;
+  }
+  lens::Result<lens::RankInfo> rank = lens::RankInfo::detect();
+  if (!rank.ok()) {
+    std::fprintf(stderr, "simple_train_loop: %s\n", rank.message().c_str());
+    return 2;
+  }
+  if (lens::Status status = lens::megatron::resolve_parallelism(*args, *rank); !status.ok()) {
+    std::fprintf(stderr, "simple_train_loop: %s\n", status.message().c_str());
+    return 2;
+  }
+  if (args->tensor_model_parallel_size != 1) {
+    std::fprintf(stderr,
+                 "simple_train_loop: --tensor-model-parallel-size %d is not implemented by this "
+                 "example; accepted: 1 (data and pipeline parallelism are)\n",
+                 args->tensor_model_parallel_size);
+    return 2;
+  }
+  torch::set_num_threads(1);  // ranks share the machine's cores
+  return lens::megatron::example::run(*args, *rank);
+}
