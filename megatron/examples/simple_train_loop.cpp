@@ -244,6 +244,7 @@ struct Trainer {
       if (state.last_stage()) {
         loss_sum += loss_of(out, batch).item<double>();
       } else {
+        LENS_SPAN(spans::kP2pSendForward.group, spans::kP2pSendForward.name);
         send(state, out, state.pipeline_rank + 1);
       }
     }

@@ -1,7 +1,10 @@
 // The Megatron span catalogue the trainer emits (SPEC Part 1 §1.6, Part 2 §D.6.1): the documented
 // hierarchy with the group of each span and its parent, plus megatron.first_iteration and
 // megatron.data.next_batch, and the documented span attribute keys. A span whose group is off is
-// not created, so its children nest under the nearest enabled ancestor.
+// not created, so its children nest under the nearest enabled ancestor. Two places differ from
+// the parents listed here: megatron.first_iteration wraps the first executed
+// megatron.train_step, which is then its child; and evaluation runs the forward pass too, so there
+// megatron.layer.forward and megatron.p2p.{recv,send}_forward nest under megatron.evaluate.step.
 // Thread-safety: constants and an immutable table.
 #pragma once
 

@@ -1,0 +1,318 @@
+// simple_train_loop as a user runs it (SPEC Part 2 §N.9 adapted): one process learns (the loss
+// falls over 50 iterations); four real processes (torchrun-style environment, data parallel 2 x
+// pipeline parallel 2) export through exporter=file, and the decoded spans form the documented
+// tree, carry the shared run id and the training resource attributes, and the pipeline's linked
+// spans point at rank 0's step span; each preset yields exactly its group table's span names.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lens/megatron/span_groups.hpp"
+#include "lens/megatron/spans.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct RunResult {
+  int status = -1;
+  std::string output;  // stdout and stderr of rank 0 (and of every rank that failed)
+};
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+class TrainLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("lens-train-loop-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  // Runs `ranks` processes of the trainer with a torchrun-style environment plus `env`; a bound of
+  // 120 s for the whole run.
+  RunResult run(int ranks, const std::vector<std::string>& args,
+                std::map<std::string, std::string> env) {
+    const int port = free_port();
+    std::vector<pid_t> pids;
+    std::vector<fs::path> logs;
+    for (int rank = 0; rank < ranks; ++rank) {
+      std::vector<std::string> env_storage;
+      for (char** e = environ; *e != nullptr; ++e) {
+        const std::string entry = *e;
+        if (entry.rfind("ASAN_", 0) == 0 || entry.rfind("UBSAN_", 0) == 0 ||
+            entry.rfind("TSAN_", 0) == 0 || entry.rfind("LSAN_", 0) == 0 ||
+            entry.rfind("PATH=", 0) == 0 || entry.rfind("HOME=", 0) == 0) {
+          env_storage.push_back(entry);
+        }
+      }
+      std::map<std::string, std::string> rank_env = env;
+      if (ranks > 1) {
+        rank_env["RANK"] = std::to_string(rank);
+        rank_env["WORLD_SIZE"] = std::to_string(ranks);
+        rank_env["LOCAL_RANK"] = std::to_string(rank);
+        rank_env["LOCAL_WORLD_SIZE"] = std::to_string(ranks);
+        rank_env["MASTER_ADDR"] = "127.0.0.1";
+        rank_env["MASTER_PORT"] = std::to_string(port);
+      }
+      for (const auto& [key, value] : rank_env) env_storage.push_back(key + "=" + value);
+      std::vector<char*> envp;
+      for (auto& item : env_storage) envp.push_back(item.data());
+      envp.push_back(nullptr);
+      std::vector<std::string> argv_storage = {LENS_TRAIN_LOOP_PATH};
+      argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+      std::vector<char*> argv;
+      for (auto& item : argv_storage) argv.push_back(item.data());
+      argv.push_back(nullptr);
+      logs.push_back(dir_ / ("rank" + std::to_string(rank) + ".log"));
+      posix_spawn_file_actions_t actions;
+      posix_spawn_file_actions_init(&actions);
+      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logs.back().c_str(),
+                                       O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+      pid_t pid = -1;
+      EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
+      posix_spawn_file_actions_destroy(&actions);
+      pids.push_back(pid);
+    }
+    RunResult result;
+    result.status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      int status = 0;
+      while (waitpid(pids[i], &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          for (pid_t pid : pids) kill(pid, SIGKILL);
+          waitpid(pids[i], &status, 0);
+          ADD_FAILURE() << "rank " << i << " did not finish within 120 s";
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (status != 0) {
+        result.status = status;
+        result.output += "rank " + std::to_string(i) + ": " + read_file(logs[i]);
+      }
+    }
+    result.output = read_file(logs[0]) + result.output;
+    return result;
+  }
+
+  std::map<std::string, std::string> telemetry_env(const std::string& groups) {
+    return {{"MEGATRON_OTEL_ENABLED", "1"},
+            {"MEGATRON_OTEL_EXPORTER", "file"},
+            {"MEGATRON_OTEL_RANK_STRATEGY", "all_ranks"},
+            {"MEGATRON_OTEL_SPAN_GROUPS", groups},
+            {"NEMO_LENS_FILE_PATH", (dir_ / "telemetry").string()},
+            {"OTEL_BSP_SCHEDULE_DELAY", "200"}};
+  }
+
+  // Every exported span with its rank's resource attributes.
+  struct Span {
+    json span;
+    std::map<std::string, json> resource;
+  };
+  std::vector<Span> spans() const {
+    std::vector<Span> out;
+    std::ifstream in(dir_ / "telemetry" / "traces.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      const json request = json::parse(line);
+      for (const json& resource_spans : request.at("resourceSpans")) {
+        std::map<std::string, json> resource;
+        for (const json& attribute : resource_spans.at("resource").at("attributes")) {
+          resource[attribute.at("key")] = attribute.at("value");
+        }
+        for (const json& scope : resource_spans.at("scopeSpans")) {
+          for (const json& span : scope.at("spans")) out.push_back({span, resource});
+        }
+      }
+    }
+    return out;
+  }
+
+  static std::vector<double> losses(const std::string& output) {
+    static const std::regex line(R"( iteration +\d+/ *\d+ \| lm loss: ([0-9.E+-]+))");
+    std::vector<double> out;
+    for (std::sregex_iterator it(output.begin(), output.end(), line), end; it != end; ++it) {
+      out.push_back(std::stod((*it)[1]));
+    }
+    return out;
+  }
+
+  fs::path dir_;
+};
+
+const std::vector<std::string> kFourRankArgs = {"--pipeline-model-parallel-size",
+                                                "2",
+                                                "--micro-batch-size",
+                                                "2",
+                                                "--global-batch-size",
+                                                "8",
+                                                "--train-iters",
+                                                "6",
+                                                "--eval-interval",
+                                                "3",
+                                                "--eval-iters",
+                                                "1",
+                                                "--log-interval",
+                                                "2",
+                                                "--save-interval",
+                                                "3"};
+
+TEST_F(TrainLoop, OneProcessLearnsTheSequences) {
+  const RunResult result = run(1, {"--train-iters", "50", "--log-interval", "10"}, {});
+  ASSERT_EQ(result.status, 0) << result.output;
+  const std::vector<double> loss = losses(result.output);
+  ASSERT_EQ(loss.size(), 6U) << result.output;  // iteration 1, then every 10
+  EXPECT_LT(loss.back(), loss.front() - 0.5) << result.output;
+  EXPECT_NE(result.output.find("training done: 50 iterations"), std::string::npos);
+}
+
+TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
+  std::vector<std::string> args = kFourRankArgs;
+  args.insert(args.end(), {"--save", (dir_ / "ckpt").string()});
+  const RunResult result = run(4, args, telemetry_env("all"));
+  ASSERT_EQ(result.status, 0) << result.output;
+  const std::vector<Span> all = spans();
+  ASSERT_FALSE(all.empty());
+
+  // Names: the whole catalogue but activation offloading, which the CPU example does not do.
+  std::set<std::string> names;
+  for (const Span& s : all) names.insert(s.span.at("name").get<std::string>());
+  std::set<std::string> expected =
+      lens::megatron::spans::span_names_for(lens::megatron::all_span_groups());
+  expected.erase("megatron.activation.offload");
+  expected.erase("megatron.activation.reload");
+  // A fresh run has no checkpoint to load.
+  expected.erase("megatron.load_checkpoint");
+  expected.erase("megatron.load_checkpoint.io_read");
+  EXPECT_EQ(names, expected);
+
+  // One run id; per-rank instance ids; the training attributes with their types.
+  std::set<std::string> run_ids;
+  std::set<std::string> instances;
+  for (const Span& s : all) {
+    run_ids.insert(s.resource.at("nemo.run.id").at("stringValue"));
+    instances.insert(s.resource.at("service.instance.id").at("stringValue"));
+    EXPECT_EQ(s.resource.at("dl.pipeline_parallel.size"), json({{"intValue", "2"}}));
+    EXPECT_EQ(s.resource.at("dl.data_parallel.size"), json({{"intValue", "2"}}));
+    EXPECT_EQ(s.resource.at("dl.batch_size"), json({{"intValue", "8"}}));
+    EXPECT_EQ(s.resource.at("megatron.precision"), json({{"stringValue", "fp32"}}));
+    EXPECT_EQ(s.resource.at("service.name"), json({{"stringValue", "megatron-lm"}}));
+  }
+  ASSERT_EQ(run_ids.size(), 1U);
+  const std::string run_id = *run_ids.begin();
+  EXPECT_EQ(instances, (std::set<std::string>{run_id + "-rank0", run_id + "-rank1",
+                                              run_id + "-rank2", run_id + "-rank3"}));
+
+  // Parents: every span's parent is the one the catalogue gives (all groups on), with the two
+  // exceptions spans.hpp documents: the first step under megatron.first_iteration, and the
+  // forward pass of evaluation under megatron.evaluate.step.
+  std::map<std::string, std::string> name_of;  // span id -> name
+  for (const Span& s : all) name_of[s.span.at("spanId")] = s.span.at("name");
+  const std::set<std::string> evaluated = {"megatron.layer.forward", "megatron.p2p.recv_forward",
+                                           "megatron.p2p.send_forward"};
+  int steps_under_first_iteration = 0;
+  for (const Span& s : all) {
+    const std::string name = s.span.at("name");
+    const std::string parent_id = s.span.value("parentSpanId", "");
+    const std::string parent = parent_id.empty() ? "" : name_of[parent_id];
+    if (name == "megatron.train_step" && parent == "megatron.first_iteration") {
+      ++steps_under_first_iteration;
+      continue;
+    }
+    if (evaluated.count(name) != 0 && parent == "megatron.evaluate.step") continue;
+    EXPECT_EQ(parent,
+              lens::megatron::spans::effective_parent(name, lens::megatron::all_span_groups()))
+        << name;
+  }
+  EXPECT_EQ(steps_under_first_iteration, 4);  // one per rank
+
+  // Linked spans (non-first stages: ranks 2 and 3) point at a step span of rank 0.
+  std::set<std::pair<std::string, std::string>> rank0_steps;
+  for (const Span& s : all) {
+    if (s.span.at("name") == "megatron.train_step" &&
+        s.resource.at("service.instance.id").at("stringValue") == run_id + "-rank0") {
+      rank0_steps.insert(
+          {s.span.at("traceId").get<std::string>(), s.span.at("spanId").get<std::string>()});
+    }
+  }
+  int linked = 0;
+  for (const Span& s : all) {
+    if (s.span.at("name") != "megatron.pp.recv_forward.linked") continue;
+    ++linked;
+    ASSERT_EQ(s.span.at("links").size(), 1U);
+    const json& link = s.span.at("links")[0];
+    EXPECT_EQ(rank0_steps.count(
+                  {link.at("traceId").get<std::string>(), link.at("spanId").get<std::string>()}),
+              1U)
+        << link;
+    const std::string instance = s.resource.at("service.instance.id").at("stringValue");
+    EXPECT_TRUE(instance == run_id + "-rank2" || instance == run_id + "-rank3") << instance;
+  }
+  EXPECT_EQ(linked, 2 * 6 * 2);  // 2 ranks x 6 steps x 2 microbatches
+  EXPECT_TRUE(fs::exists(dir_ / "ckpt" / "latest_checkpointed_iteration.txt"));
+}
+
+TEST_F(TrainLoop, EachPresetYieldsExactlyItsGroupsSpans) {
+  for (const std::string preset : {"default", "per_step"}) {
+    fs::remove_all(dir_ / "telemetry");
+    std::vector<std::string> args = kFourRankArgs;
+    args.insert(args.end(), {"--save", (dir_ / ("ckpt-" + preset)).string()});
+    const RunResult result = run(4, args, telemetry_env(preset));
+    ASSERT_EQ(result.status, 0) << preset << ": " << result.output;
+    std::set<std::string> names;
+    for (const Span& s : spans()) names.insert(s.span.at("name").get<std::string>());
+    const auto& groups = lens::megatron::span_group_presets().at(preset);
+    std::set<std::string> expected = lens::megatron::spans::span_names_for(groups);
+    // No checkpoint to load in a fresh run: the load spans cannot appear.
+    expected.erase("megatron.load_checkpoint");
+    expected.erase("megatron.load_checkpoint.io_read");
+    EXPECT_EQ(names, expected) << preset;
+  }
+}
+
+}  // namespace
