@@ -26,6 +26,7 @@
 
 #include "lens/megatron/span_groups.hpp"
 #include "lens/megatron/spans.hpp"
+#include "lens/strategies.hpp"
 
 extern char** environ;
 
@@ -74,8 +75,10 @@ class TrainLoop : public ::testing::Test {
 
   // Runs `ranks` processes of the trainer with a torchrun-style environment plus `env`; a bound of
   // 120 s for the whole run.
+  // `ranks_per_node` simulates nodes: LOCAL_RANK and GROUP_RANK follow from it.
   RunResult run(int ranks, const std::vector<std::string>& args,
-                std::map<std::string, std::string> env) {
+                std::map<std::string, std::string> env, int ranks_per_node = 0) {
+    if (ranks_per_node == 0) ranks_per_node = ranks;
     const int port = free_port();
     std::vector<pid_t> pids;
     std::vector<fs::path> logs;
@@ -93,8 +96,9 @@ class TrainLoop : public ::testing::Test {
       if (ranks > 1) {
         rank_env["RANK"] = std::to_string(rank);
         rank_env["WORLD_SIZE"] = std::to_string(ranks);
-        rank_env["LOCAL_RANK"] = std::to_string(rank);
-        rank_env["LOCAL_WORLD_SIZE"] = std::to_string(ranks);
+        rank_env["LOCAL_RANK"] = std::to_string(rank % ranks_per_node);
+        rank_env["LOCAL_WORLD_SIZE"] = std::to_string(ranks_per_node);
+        rank_env["GROUP_RANK"] = std::to_string(rank / ranks_per_node);
         rank_env["MASTER_ADDR"] = "127.0.0.1";
         rank_env["MASTER_PORT"] = std::to_string(port);
       }
@@ -138,6 +142,50 @@ class TrainLoop : public ::testing::Test {
       }
     }
     result.output = read_file(logs[0]) + result.output;
+    return result;
+  }
+
+  // Runs one launcher process (mpirun) with `env` on top of the sanitizer settings and PATH.
+  RunResult run_launcher(const std::vector<std::string>& command,
+                         const std::map<std::string, std::string>& env) {
+    std::vector<std::string> env_storage;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string entry = *e;
+      if (entry.rfind("ASAN_", 0) == 0 || entry.rfind("UBSAN_", 0) == 0 ||
+          entry.rfind("TSAN_", 0) == 0 || entry.rfind("LSAN_", 0) == 0 ||
+          entry.rfind("PATH=", 0) == 0 || entry.rfind("HOME=", 0) == 0) {
+        env_storage.push_back(entry);
+      }
+    }
+    for (const auto& [key, value] : env) env_storage.push_back(key + "=" + value);
+    std::vector<char*> envp;
+    for (auto& item : env_storage) envp.push_back(item.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> argv_storage = command;
+    std::vector<char*> argv;
+    for (auto& item : argv_storage) argv.push_back(item.data());
+    argv.push_back(nullptr);
+    const fs::path log = dir_ / "launcher.log";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    RunResult result;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (waitpid(pid, &result.status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &result.status, 0);
+        ADD_FAILURE() << "launcher did not finish within 120 s";
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    result.output = read_file(log);
     return result;
   }
 
@@ -314,5 +362,93 @@ TEST_F(TrainLoop, EachPresetYieldsExactlyItsGroupsSpans) {
     EXPECT_EQ(names, expected) << preset;
   }
 }
+
+// Which ranks export under each rank strategy of SPEC Part 2 §B, on four real processes.
+TEST_F(TrainLoop, RankStrategiesChooseTheExportingRanks) {
+  struct Case {
+    std::map<std::string, std::string> env;
+    int ranks_per_node;
+    std::set<std::string> exporting;  // instance suffixes
+  };
+  std::set<std::string> sampled;
+  for (int rank = 0; rank < 4; ++rank) {
+    if (lens::sampled_rank_bucket(rank) < 0.5) sampled.insert("-rank" + std::to_string(rank));
+  }
+  const std::vector<Case> cases = {
+      {{{"MEGATRON_OTEL_RANK_STRATEGY", "single_rank"}}, 4, {"-rank3"}},
+      {{{"MEGATRON_OTEL_RANK_STRATEGY", "single_rank"}, {"MEGATRON_OTEL_EXPORT_RANK", "0"}},
+       4,
+       {"-rank0"}},
+      {{{"MEGATRON_OTEL_RANK_STRATEGY", "all_ranks"}}, 4, {"-rank0", "-rank1", "-rank2", "-rank3"}},
+      {{{"MEGATRON_OTEL_RANK_STRATEGY", "sampled"}, {"MEGATRON_OTEL_EXPORT_SAMPLE_RATE", "0.5"}},
+       4,
+       sampled},
+      {{{"MEGATRON_OTEL_RANK_STRATEGY", "first_rank_per_node"}}, 2, {"-rank0", "-rank2"}},
+  };
+  for (const Case& c : cases) {
+    fs::remove_all(dir_ / "telemetry");
+    std::map<std::string, std::string> env = telemetry_env("default");
+    for (const auto& [key, value] : c.env) env[key] = value;
+    const RunResult result =
+        run(4, {"--train-iters", "2", "--log-interval", "1", "--eval-iters", "0"}, env,
+            c.ranks_per_node);
+    const std::string label = c.env.begin()->second + " " + std::to_string(c.env.size());
+    ASSERT_EQ(result.status, 0) << label << ": " << result.output;
+    std::set<std::string> instances;
+    std::string run_id;
+    for (const Span& s : spans()) {
+      run_id = s.resource.at("nemo.run.id").at("stringValue");
+      instances.insert(s.resource.at("service.instance.id").at("stringValue"));
+    }
+    std::set<std::string> expected;
+    for (const std::string& suffix : c.exporting) expected.insert(run_id + suffix);
+    EXPECT_EQ(instances, expected) << label;
+  }
+}
+
+#ifdef LENS_MPIEXEC_PATH
+// Launched by Open MPI's mpirun: ranks come from OMPI_COMM_WORLD_*, the run id from the MPI job.
+TEST_F(TrainLoop, MpirunLaunchesDataParallelRanks) {
+  const std::string port = std::to_string(free_port());
+  std::map<std::string, std::string> env = telemetry_env("default");
+  env["MASTER_ADDR"] = "127.0.0.1";
+  env["MASTER_PORT"] = port;
+  const RunResult result = run_launcher({LENS_MPIEXEC_PATH,
+                                         "--allow-run-as-root",
+                                         "--oversubscribe",
+                                         "-np",
+                                         "2",
+                                         "--mca",
+                                         "oob_tcp_if_include",
+                                         "lo",
+                                         "--mca",
+                                         "btl_tcp_if_include",
+                                         "lo",
+                                         "--mca",
+                                         "btl",
+                                         "self,tcp",
+                                         LENS_TRAIN_LOOP_PATH,
+                                         "--train-iters",
+                                         "4",
+                                         "--log-interval",
+                                         "2",
+                                         "--eval-iters",
+                                         "0"},
+                                        env);
+  ASSERT_EQ(result.status, 0) << result.output;
+  EXPECT_NE(result.output.find("training done: 4 iterations"), std::string::npos) << result.output;
+  std::set<std::string> instances;
+  std::set<std::string> run_ids;
+  for (const Span& s : spans()) {
+    run_ids.insert(s.resource.at("nemo.run.id").at("stringValue"));
+    instances.insert(s.resource.at("service.instance.id").at("stringValue"));
+    EXPECT_EQ(s.resource.at("dl.data_parallel.size"), json({{"intValue", "2"}}));
+    EXPECT_EQ(s.resource.at("dl.world_size"), json({{"intValue", "2"}}));
+  }
+  ASSERT_EQ(run_ids.size(), 1U);
+  const std::string run_id = *run_ids.begin();
+  EXPECT_EQ(instances, (std::set<std::string>{run_id + "-rank0", run_id + "-rank1"}));
+}
+#endif
 
 }  // namespace
