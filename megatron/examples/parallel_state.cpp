@@ -59,7 +59,9 @@ Result<ParallelState> init_parallel_state(const RankInfo& rank, int data_paralle
   try {
     c10d::TCPStoreOptions options;
     options.port = static_cast<std::uint16_t>(port);
-    options.isServer = rank.rank == 0;
+    // Under torchrun the elastic agent already serves the store at MASTER_PORT.
+    options.isServer =
+        rank.rank == 0 && env.get("TORCHELASTIC_USE_AGENT_STORE").value_or("") != "True";
     options.numWorkers = static_cast<std::size_t>(rank.world_size);
     options.timeout = std::chrono::seconds(120);
     auto store = c10::make_intrusive<c10d::TCPStore>(host, options);

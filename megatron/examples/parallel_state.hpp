@@ -34,8 +34,9 @@ struct ParallelState {
   int pipeline_peer(int stage) const { return stage; }
 };
 
-// Rendezvous through a TCPStore at MASTER_ADDR:MASTER_PORT (rank 0 serves it), as torchrun
-// sets them; for mpirun or SLURM set them yourself. Errors name the variable and its value.
+// Rendezvous through a TCPStore at MASTER_ADDR:MASTER_PORT, as torchrun sets them (its agent
+// serves the store); otherwise rank 0 serves it — for mpirun or SLURM set the two variables
+// yourself. Errors name the variable and its value.
 Result<ParallelState> init_parallel_state(const RankInfo& rank, int data_parallel_size,
                                           int pipeline_size, const Env& env = Env::process());
 

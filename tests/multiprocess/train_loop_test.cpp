@@ -451,4 +451,27 @@ TEST_F(TrainLoop, MpirunLaunchesDataParallelRanks) {
 }
 #endif
 
+#ifdef LENS_TORCHRUN_PATH
+// Launched by torchrun (Debian's python3-torch): its agent serves the store; the run id is shared
+// through the c10d collective (torchrun's static rendezvous has no run id of its own).
+TEST_F(TrainLoop, TorchrunLaunchesRanks) {
+  const RunResult result = run_launcher(
+      {LENS_TORCHRUN_PATH, "--nproc_per_node=2", "--master_port=" + std::to_string(free_port()),
+       "--no_python", "-r", "1", "-t", "1", "--log_dir", (dir_ / "torchrun").string(),
+       LENS_TRAIN_LOOP_PATH, "--train-iters", "3", "--log-interval", "1", "--eval-iters", "0"},
+      telemetry_env("default"));
+  ASSERT_EQ(result.status, 0) << result.output;
+  EXPECT_NE(result.output.find("training done: 3 iterations"), std::string::npos) << result.output;
+  std::set<std::string> instances;
+  std::set<std::string> run_ids;
+  for (const Span& s : spans()) {
+    run_ids.insert(s.resource.at("nemo.run.id").at("stringValue"));
+    instances.insert(s.resource.at("service.instance.id").at("stringValue"));
+  }
+  ASSERT_EQ(run_ids.size(), 1U);
+  const std::string run_id = *run_ids.begin();
+  EXPECT_EQ(instances, (std::set<std::string>{run_id + "-rank0", run_id + "-rank1"}));
+}
+#endif
+
 }  // namespace
