@@ -76,8 +76,20 @@ class TrainLoop : public ::testing::Test {
   // Runs `ranks` processes of the trainer with a torchrun-style environment plus `env`; a bound of
   // 120 s for the whole run.
   // `ranks_per_node` simulates nodes: LOCAL_RANK and GROUP_RANK follow from it.
+  // The port picked for MASTER_PORT can be taken by another process (an ephemeral port of a
+  // parallel test) before rank 0 binds it: such a run is repeated with a new port.
   RunResult run(int ranks, const std::vector<std::string>& args,
-                std::map<std::string, std::string> env, int ranks_per_node = 0) {
+                const std::map<std::string, std::string>& env, int ranks_per_node = 0) {
+    RunResult result;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      result = run_once(ranks, args, env, ranks_per_node);
+      if (result.output.find("Address already in use") == std::string::npos) break;
+    }
+    return result;
+  }
+
+  RunResult run_once(int ranks, const std::vector<std::string>& args,
+                     std::map<std::string, std::string> env, int ranks_per_node) {
     if (ranks_per_node == 0) ranks_per_node = ranks;
     const int port = free_port();
     std::vector<pid_t> pids;
@@ -409,32 +421,35 @@ TEST_F(TrainLoop, RankStrategiesChooseTheExportingRanks) {
 #ifdef LENS_MPIEXEC_PATH
 // Launched by Open MPI's mpirun: ranks come from OMPI_COMM_WORLD_*, the run id from the MPI job.
 TEST_F(TrainLoop, MpirunLaunchesDataParallelRanks) {
-  const std::string port = std::to_string(free_port());
   std::map<std::string, std::string> env = telemetry_env("default");
   env["MASTER_ADDR"] = "127.0.0.1";
-  env["MASTER_PORT"] = port;
-  const RunResult result = run_launcher({LENS_MPIEXEC_PATH,
-                                         "--allow-run-as-root",
-                                         "--oversubscribe",
-                                         "-np",
-                                         "2",
-                                         "--mca",
-                                         "oob_tcp_if_include",
-                                         "lo",
-                                         "--mca",
-                                         "btl_tcp_if_include",
-                                         "lo",
-                                         "--mca",
-                                         "btl",
-                                         "self,tcp",
-                                         LENS_TRAIN_LOOP_PATH,
-                                         "--train-iters",
-                                         "4",
-                                         "--log-interval",
-                                         "2",
-                                         "--eval-iters",
-                                         "0"},
-                                        env);
+  RunResult result;
+  for (int attempt = 0; attempt < 3; ++attempt) {  // see run(): a port taken meanwhile
+    env["MASTER_PORT"] = std::to_string(free_port());
+    result = run_launcher({LENS_MPIEXEC_PATH,
+                           "--allow-run-as-root",
+                           "--oversubscribe",
+                           "-np",
+                           "2",
+                           "--mca",
+                           "oob_tcp_if_include",
+                           "lo",
+                           "--mca",
+                           "btl_tcp_if_include",
+                           "lo",
+                           "--mca",
+                           "btl",
+                           "self,tcp",
+                           LENS_TRAIN_LOOP_PATH,
+                           "--train-iters",
+                           "4",
+                           "--log-interval",
+                           "2",
+                           "--eval-iters",
+                           "0"},
+                          env);
+    if (result.output.find("Address already in use") == std::string::npos) break;
+  }
   ASSERT_EQ(result.status, 0) << result.output;
   EXPECT_NE(result.output.find("training done: 4 iterations"), std::string::npos) << result.output;
   std::set<std::string> instances;
@@ -455,11 +470,16 @@ TEST_F(TrainLoop, MpirunLaunchesDataParallelRanks) {
 // Launched by torchrun (Debian's python3-torch): its agent serves the store; the run id is shared
 // through the c10d collective (torchrun's static rendezvous has no run id of its own).
 TEST_F(TrainLoop, TorchrunLaunchesRanks) {
-  const RunResult result = run_launcher(
-      {LENS_TORCHRUN_PATH, "--nproc_per_node=2", "--master_port=" + std::to_string(free_port()),
-       "--no_python", "-r", "1", "-t", "1", "--log_dir", (dir_ / "torchrun").string(),
-       LENS_TRAIN_LOOP_PATH, "--train-iters", "3", "--log-interval", "1", "--eval-iters", "0"},
-      telemetry_env("default"));
+  RunResult result;
+  for (int attempt = 0; attempt < 3; ++attempt) {  // see run(): a port taken meanwhile
+    fs::remove_all(dir_ / "torchrun");
+    result = run_launcher(
+        {LENS_TORCHRUN_PATH, "--nproc_per_node=2", "--master_port=" + std::to_string(free_port()),
+         "--no_python", "-r", "1", "-t", "1", "--log_dir", (dir_ / "torchrun").string(),
+         LENS_TRAIN_LOOP_PATH, "--train-iters", "3", "--log-interval", "1", "--eval-iters", "0"},
+        telemetry_env("default"));
+    if (result.output.find("Address already in use") == std::string::npos) break;
+  }
   ASSERT_EQ(result.status, 0) << result.output;
   EXPECT_NE(result.output.find("training done: 3 iterations"), std::string::npos) << result.output;
   std::set<std::string> instances;
