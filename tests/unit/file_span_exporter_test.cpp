@@ -267,19 +267,24 @@ TEST_F(FileSpanExporter, ConcurrentExportsWriteWholeLines) {
   constexpr int kSpansPerBatch = 5;
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
+  // Made here, one after another: opentelemetry-cpp's Resource::Create is not thread-safe.
+  std::vector<std::unique_ptr<Batches>> producers;
   for (sdktrace::SpanExporter* exporter : {first->get(), second->get()}) {
     for (int t = 0; t < kThreadsPerExporter; ++t) {
-      threads.emplace_back([exporter, t, &failures] {
-        Batches batches(*exporter);
-        for (int b = 0; b < kBatches; ++b) {
-          // Lines of ~50 KiB: far beyond any single-page write.
-          if (batches.export_batch("t" + std::to_string(t), kSpansPerBatch, 10000) !=
-              ExportResult::kSuccess) {
-            failures.fetch_add(1);
-          }
-        }
-      });
+      producers.push_back(std::make_unique<Batches>(*exporter));
     }
+  }
+  for (std::size_t p = 0; p < producers.size(); ++p) {
+    const int t = static_cast<int>(p) % kThreadsPerExporter;
+    threads.emplace_back([producer = producers[p].get(), t, &failures] {
+      for (int b = 0; b < kBatches; ++b) {
+        // Lines of ~50 KiB: far beyond any single-page write.
+        if (producer->export_batch("t" + std::to_string(t), kSpansPerBatch, 10000) !=
+            ExportResult::kSuccess) {
+          failures.fetch_add(1);
+        }
+      }
+    });
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(failures.load(), 0);
