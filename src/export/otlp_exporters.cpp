@@ -1,67 +1,166 @@
-// OTLP exporter construction for the three signals (see otlp_exporters.hpp).
+// OTLP exporters for the three signals (see otlp_exporters.hpp).
 #include "export/otlp_exporters.hpp"
 
-#include <opentelemetry/exporters/otlp/otlp_grpc_exporter_factory.h>
-#include <opentelemetry/exporters/otlp/otlp_grpc_exporter_options.h>
-#include <opentelemetry/exporters/otlp/otlp_grpc_log_record_exporter_factory.h>
-#include <opentelemetry/exporters/otlp/otlp_grpc_log_record_exporter_options.h>
-#include <opentelemetry/exporters/otlp/otlp_grpc_metric_exporter_factory.h>
-#include <opentelemetry/exporters/otlp/otlp_grpc_metric_exporter_options.h>
-#include <opentelemetry/exporters/otlp/otlp_http_exporter_factory.h>
-#include <opentelemetry/exporters/otlp/otlp_http_exporter_options.h>
-#include <opentelemetry/exporters/otlp/otlp_http_log_record_exporter_factory.h>
-#include <opentelemetry/exporters/otlp/otlp_http_log_record_exporter_options.h>
-#include <opentelemetry/exporters/otlp/otlp_http_metric_exporter_factory.h>
-#include <opentelemetry/exporters/otlp/otlp_http_metric_exporter_options.h>
+#include <opentelemetry/exporters/otlp/otlp_log_recordable.h>
+#include <opentelemetry/exporters/otlp/otlp_metric_utils.h>
+#include <opentelemetry/exporters/otlp/otlp_preferred_temporality.h>
+#include <opentelemetry/exporters/otlp/otlp_recordable.h>
+#include <opentelemetry/exporters/otlp/otlp_recordable_utils.h>
+#include <opentelemetry/proto/collector/logs/v1/logs_service.pb.h>
+#include <opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h>
+#include <opentelemetry/proto/collector/trace/v1/trace_service.pb.h>
 
+#include <atomic>
 #include <string>
+#include <utility>
 
-#include "lens/version.hpp"
+#include "export/otlp_transport.hpp"
 
 namespace lens::exporters {
 namespace {
 
 namespace otlp = opentelemetry::exporter::otlp;
+namespace sdkcommon = opentelemetry::sdk::common;
+namespace sdklogs = opentelemetry::sdk::logs;
+namespace sdkmetrics = opentelemetry::sdk::metrics;
+namespace sdktrace = opentelemetry::sdk::trace;
+using sdkcommon::ExportResult;
 
-otlp::OtlpHeaders headers_of(const OtlpSignalSettings& s) {
-  otlp::OtlpHeaders out;
-  for (const auto& header : s.headers.value) {
-    out.emplace(header.key, header.value);
+const char* items_of(Signal signal) {
+  switch (signal) {
+    case Signal::traces:
+      return "spans";
+    case Signal::metrics:
+      return "data points";
+    case Signal::logs:
+      break;
   }
-  return out;
+  return "log records";
 }
 
-// The gRPC options of the three signals share OtlpGrpcClientOptions.
-void apply_grpc(const OtlpSignalSettings& s, otlp::OtlpGrpcClientOptions& options) {
-  options.endpoint = s.endpoint.value;
-  // TLS when the endpoint says https, unless OTEL_EXPORTER_OTLP_INSECURE asks otherwise.
-  options.use_ssl_credentials = s.endpoint.value.rfind("https://", 0) == 0 && !s.insecure.value;
-  options.ssl_credentials_cacert_path = s.certificate.value;
-  options.timeout = std::chrono::milliseconds(s.timeout_ms.value);
-  options.metadata = headers_of(s);
-  options.compression = s.compression.value == "gzip" ? "gzip" : "";
-  options.user_agent = std::string("lens-cpp/") + kVersion;
-}
+// Sends requests of one signal with retries and reports what happened. Shared by the three
+// exporters below.
+class OtlpExportCore {
+ public:
+  OtlpExportCore(const OtlpSignalSettings& settings, Signal signal,
+                 std::shared_ptr<ExportReport> report, const RetryPolicy& retry)
+      : signal_(signal),
+        transport_(make_otlp_transport(settings, signal)),
+        report_(std::move(report)),
+        retry_(retry),
+        timeout_(settings.timeout_ms.value) {}
 
-// The HTTP options of the three signals are distinct types with the same field names.
-template <class Options>
-void apply_http(const OtlpSignalSettings& s, Options& options) {
-  options.url = s.endpoint.value;
-  const bool json = s.protocol.value == OtlpProtocol::http_json;
-  options.content_type =
-      json ? otlp::HttpRequestContentType::kJson : otlp::HttpRequestContentType::kBinary;
-  // OTLP/JSON: trace and span ids as hex strings, field names in lowerCamelCase.
-  options.json_bytes_mapping = otlp::JsonBytesMappingKind::kHexId;
-  options.use_json_name = true;
-  options.console_debug = false;
-  options.timeout = std::chrono::milliseconds(s.timeout_ms.value);
-  options.http_headers = headers_of(s);
-  options.ssl_insecure_skip_verify = s.insecure.value;
-  options.ssl_ca_cert_path = s.certificate.value;
-  options.ssl_client_key_path = s.client_key.value;
-  options.ssl_client_cert_path = s.client_certificate.value;
-  options.compression = s.compression.value == "gzip" ? "gzip" : "none";
-}
+  const std::string& target() const noexcept { return transport_->target(); }
+  const std::shared_ptr<ExportReport>& report() const noexcept { return report_; }
+
+  ExportResult send(const google::protobuf::Message& request, std::size_t items) noexcept {
+    if (shut_down_.load(std::memory_order_acquire)) return ExportResult::kFailure;
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    const Attempt result = send_with_retries(
+        retry_, deadline, report_->drain(),
+        [&](Millis left) { return transport_->send(request, left); },
+        [&] { report_->add_retry(); });
+    const std::string what = std::string(to_string(signal_)) + " export to " + target();
+    if (!result.ok()) {
+      if (result.cause != "shutdown") {
+        report_->report(result.cause, what + " failed: " + result.message + "; " +
+                                          std::to_string(items) + " " + items_of(signal_) +
+                                          " dropped");
+      }
+      return ExportResult::kFailure;
+    }
+    if (result.rejected > 0 || !result.rejected_message.empty()) {
+      report_->add_rejected(static_cast<std::uint64_t>(std::max<std::int64_t>(0, result.rejected)));
+      // One line per distinct receiver message: the cause of the rejection.
+      report_->report("partial-success:" + result.rejected_message.substr(0, 120),
+                      what + ": the receiver rejected " + std::to_string(result.rejected) + " of " +
+                          std::to_string(items) + " " + items_of(signal_) + " (partial_success: '" +
+                          result.rejected_message.substr(0, 200) + "')");
+    }
+    return ExportResult::kSuccess;
+  }
+
+  bool shutdown() noexcept {
+    shut_down_.store(true, std::memory_order_release);
+    report_->begin_drain();
+    transport_->cancel();
+    return true;
+  }
+
+ private:
+  const Signal signal_;
+  std::unique_ptr<OtlpTransport> transport_;
+  std::shared_ptr<ExportReport> report_;
+  const RetryPolicy retry_;
+  const Millis timeout_;
+  std::atomic<bool> shut_down_{false};
+};
+
+class OtlpSpanExporter final : public sdktrace::SpanExporter {
+ public:
+  explicit OtlpSpanExporter(std::unique_ptr<OtlpExportCore> core) : core_(std::move(core)) {}
+
+  std::unique_ptr<sdktrace::Recordable> MakeRecordable() noexcept override {
+    return std::make_unique<otlp::OtlpRecordable>();
+  }
+  ExportResult Export(const opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>&
+                          spans) noexcept override {
+    if (spans.empty()) return ExportResult::kSuccess;
+    opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest request;
+    otlp::OtlpRecordableUtils::PopulateRequest(spans, &request);
+    return core_->send(request, spans.size());
+  }
+  bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
+  bool Shutdown(std::chrono::microseconds) noexcept override { return core_->shutdown(); }
+
+ private:
+  std::unique_ptr<OtlpExportCore> core_;
+};
+
+class OtlpMetricExporter final : public sdkmetrics::PushMetricExporter {
+ public:
+  OtlpMetricExporter(std::unique_ptr<OtlpExportCore> core, otlp::PreferredAggregationTemporality t)
+      : core_(std::move(core)), selector_(otlp::OtlpMetricUtils::ChooseTemporalitySelector(t)) {}
+
+  ExportResult Export(const sdkmetrics::ResourceMetrics& data) noexcept override {
+    const std::uint64_t points = count_points(data);
+    if (points == 0) return ExportResult::kSuccess;
+    opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest request;
+    otlp::OtlpMetricUtils::PopulateRequest(data, &request);
+    return core_->send(request, points);
+  }
+  sdkmetrics::AggregationTemporality GetAggregationTemporality(
+      sdkmetrics::InstrumentType instrument_type) const noexcept override {
+    return selector_(instrument_type);
+  }
+  bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
+  bool Shutdown(std::chrono::microseconds) noexcept override { return core_->shutdown(); }
+
+ private:
+  std::unique_ptr<OtlpExportCore> core_;
+  sdkmetrics::AggregationTemporalitySelector selector_;
+};
+
+class OtlpLogRecordExporter final : public sdklogs::LogRecordExporter {
+ public:
+  explicit OtlpLogRecordExporter(std::unique_ptr<OtlpExportCore> core) : core_(std::move(core)) {}
+
+  std::unique_ptr<sdklogs::Recordable> MakeRecordable() noexcept override {
+    return std::make_unique<otlp::OtlpLogRecordable>();
+  }
+  ExportResult Export(const opentelemetry::nostd::span<std::unique_ptr<sdklogs::Recordable>>&
+                          records) noexcept override {
+    if (records.empty()) return ExportResult::kSuccess;
+    opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest request;
+    otlp::OtlpRecordableUtils::PopulateRequest(records, &request);
+    return core_->send(request, records.size());
+  }
+  bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
+  bool Shutdown(std::chrono::microseconds) noexcept override { return core_->shutdown(); }
+
+ private:
+  std::unique_ptr<OtlpExportCore> core_;
+};
 
 otlp::PreferredAggregationTemporality temporality_of(TemporalityPreference preference) {
   switch (preference) {
@@ -93,42 +192,49 @@ Status check_otlp_settings(const OtlpSignalSettings& settings, Signal signal) {
   return {};
 }
 
-std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> make_otlp_span_exporter(
+std::unique_ptr<sdktrace::SpanExporter> make_otlp_span_exporter(
     const OtlpSignalSettings& settings) {
-  if (settings.protocol.value == OtlpProtocol::grpc) {
-    otlp::OtlpGrpcExporterOptions options;
-    apply_grpc(settings, options);
-    return otlp::OtlpGrpcExporterFactory::Create(options);
-  }
-  otlp::OtlpHttpExporterOptions options;
-  apply_http(settings, options);
-  return otlp::OtlpHttpExporterFactory::Create(options);
+  return make_otlp_span_exporter(settings, std::make_shared<ExportReport>(Signal::traces));
 }
 
-std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> make_otlp_metric_exporter(
+std::unique_ptr<sdktrace::SpanExporter> make_otlp_span_exporter(
+    const OtlpSignalSettings& settings, std::shared_ptr<ExportReport> report,
+    const RetryPolicy& retry) {
+  auto core = std::make_unique<OtlpExportCore>(settings, Signal::traces, report, retry);
+  std::string target = core->target();
+  return make_reporting_span_exporter(std::make_unique<OtlpSpanExporter>(std::move(core)),
+                                      std::move(report), std::move(target));
+}
+
+std::unique_ptr<sdkmetrics::PushMetricExporter> make_otlp_metric_exporter(
     const OtlpSignalSettings& settings, TemporalityPreference temporality) {
-  if (settings.protocol.value == OtlpProtocol::grpc) {
-    otlp::OtlpGrpcMetricExporterOptions options;
-    apply_grpc(settings, options);
-    options.aggregation_temporality = temporality_of(temporality);
-    return otlp::OtlpGrpcMetricExporterFactory::Create(options);
-  }
-  otlp::OtlpHttpMetricExporterOptions options;
-  apply_http(settings, options);
-  options.aggregation_temporality = temporality_of(temporality);
-  return otlp::OtlpHttpMetricExporterFactory::Create(options);
+  return make_otlp_metric_exporter(settings, temporality,
+                                   std::make_shared<ExportReport>(Signal::metrics));
 }
 
-std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> make_otlp_log_record_exporter(
+std::unique_ptr<sdkmetrics::PushMetricExporter> make_otlp_metric_exporter(
+    const OtlpSignalSettings& settings, TemporalityPreference temporality,
+    std::shared_ptr<ExportReport> report, const RetryPolicy& retry) {
+  auto core = std::make_unique<OtlpExportCore>(settings, Signal::metrics, report, retry);
+  std::string target = core->target();
+  return make_reporting_metric_exporter(
+      std::make_unique<OtlpMetricExporter>(std::move(core), temporality_of(temporality)),
+      std::move(report), std::move(target));
+}
+
+std::unique_ptr<sdklogs::LogRecordExporter> make_otlp_log_record_exporter(
     const OtlpSignalSettings& settings) {
-  if (settings.protocol.value == OtlpProtocol::grpc) {
-    otlp::OtlpGrpcLogRecordExporterOptions options;
-    apply_grpc(settings, options);
-    return otlp::OtlpGrpcLogRecordExporterFactory::Create(options);
-  }
-  otlp::OtlpHttpLogRecordExporterOptions options;
-  apply_http(settings, options);
-  return otlp::OtlpHttpLogRecordExporterFactory::Create(options);
+  return make_otlp_log_record_exporter(settings, std::make_shared<ExportReport>(Signal::logs));
+}
+
+std::unique_ptr<sdklogs::LogRecordExporter> make_otlp_log_record_exporter(
+    const OtlpSignalSettings& settings, std::shared_ptr<ExportReport> report,
+    const RetryPolicy& retry) {
+  auto core = std::make_unique<OtlpExportCore>(settings, Signal::logs, report, retry);
+  std::string target = core->target();
+  return make_reporting_log_record_exporter(
+      std::make_unique<OtlpLogRecordExporter>(std::move(core)), std::move(report),
+      std::move(target));
 }
 
 }  // namespace lens::exporters

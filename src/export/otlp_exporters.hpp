@@ -1,8 +1,13 @@
-// OTLP exporters for traces, metrics and logs: opentelemetry-cpp's gRPC and HTTP exporters, the
-// protocol chosen per signal, with every OTEL_EXPORTER_OTLP_* setting applied explicitly from our
-// parsed settings (endpoint, headers, timeout, compression, TLS files, insecure) rather than left
-// to the library's own environment reading, so that what `lens config` shows is what is used.
-// Thread-safety: the factories are stateless.
+// OTLP exporters for traces, metrics and logs over gRPC, HTTP/protobuf or HTTP/JSON, the protocol
+// chosen per signal, with every OTEL_EXPORTER_OTLP_* setting applied explicitly from our parsed
+// settings (endpoint, headers, timeout, compression, TLS files, insecure) rather than left to the
+// library's own environment reading, so that what `lens config` shows is what is used.
+//
+// opentelemetry-cpp's recordables and request builders turn the SDK's data into OTLP requests;
+// otlp_transport.hpp sends them (opentelemetry-cpp's gRPC channel and curl HTTP client), with
+// retries as OTLP prescribes bounded by the export timeout (otlp_retry.hpp). Every exporter
+// counts its outcome in an ExportReport and reports each failure cause and each partial_success
+// once on stderr. Thread-safety: the factories are stateless.
 #pragma once
 
 #include <opentelemetry/sdk/logs/exporter.h>
@@ -11,6 +16,8 @@
 
 #include <memory>
 
+#include "export/export_report.hpp"
+#include "export/otlp_retry.hpp"
 #include "lens/otel_settings.hpp"
 #include "lens/result.hpp"
 
@@ -20,14 +27,25 @@ namespace lens::exporters {
 // client certificates); the error names the variable, its value and what is accepted.
 Status check_otlp_settings(const OtlpSignalSettings& settings, Signal signal);
 
+// Each factory comes in two forms: with the ExportReport the caller reads the counts from (and
+// a retry policy, for tests), or with a report of its own that writes to stderr.
 std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> make_otlp_span_exporter(
     const OtlpSignalSettings& settings);
+std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> make_otlp_span_exporter(
+    const OtlpSignalSettings& settings, std::shared_ptr<ExportReport> report,
+    const RetryPolicy& retry = {});
 
 // `temporality` is OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE.
 std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> make_otlp_metric_exporter(
     const OtlpSignalSettings& settings, TemporalityPreference temporality);
+std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> make_otlp_metric_exporter(
+    const OtlpSignalSettings& settings, TemporalityPreference temporality,
+    std::shared_ptr<ExportReport> report, const RetryPolicy& retry = {});
 
 std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> make_otlp_log_record_exporter(
     const OtlpSignalSettings& settings);
+std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> make_otlp_log_record_exporter(
+    const OtlpSignalSettings& settings, std::shared_ptr<ExportReport> report,
+    const RetryPolicy& retry = {});
 
 }  // namespace lens::exporters

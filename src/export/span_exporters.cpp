@@ -4,6 +4,7 @@
 #include <opentelemetry/sdk/trace/span_data.h>
 
 #include <atomic>
+#include <filesystem>
 
 #include "export/console_span_exporter.hpp"
 #include "export/file_span_exporter.hpp"
@@ -42,21 +43,33 @@ std::unique_ptr<sdktrace::SpanExporter> make_discarding_span_exporter() {
 }
 
 Result<std::unique_ptr<sdktrace::SpanExporter>> make_span_exporter(const Config& config) {
+  return make_span_exporter(config, std::make_shared<ExportReport>(Signal::traces));
+}
+
+Result<std::unique_ptr<sdktrace::SpanExporter>> make_span_exporter(
+    const Config& config, std::shared_ptr<ExportReport> report) {
   if (config.exporter == "none") {
-    return make_discarding_span_exporter();
+    return make_reporting_span_exporter(make_discarding_span_exporter(), std::move(report), "none");
   }
   if (config.exporter == "console") {
-    return make_console_span_exporter(stdout);
+    return make_reporting_span_exporter(make_console_span_exporter(stdout), std::move(report),
+                                        "stdout");
   }
   if (config.exporter == "file") {
-    return make_file_span_exporter(config);
+    auto file = make_file_span_exporter(config);
+    if (!file.ok()) return Error(file.message());
+    // The file exporter reports its own write errors once.
+    return make_reporting_span_exporter(
+        std::move(*file), std::move(report),
+        (std::filesystem::path(config.file_path) / "traces.jsonl").string(),
+        /*explain_failures=*/false);
   }
   if (config.exporter == "otlp") {
     const OtlpSignalSettings& settings = config.otel.traces;
     if (Status status = check_otlp_settings(settings, Signal::traces); !status.ok()) {
       return Error(status.message());
     }
-    return make_otlp_span_exporter(settings);
+    return make_otlp_span_exporter(settings, std::move(report));
   }
   return Error("Exporter '" + config.exporter + "' in " + config.label_of("exporter") +
                " is not available for traces in this build; accepted: otlp, console, file, none");

@@ -1,6 +1,7 @@
 // Builds the span exporter that config.exporter names: OTLP over gRPC, HTTP/protobuf or
-// HTTP/JSON (opentelemetry-cpp's exporters, every OTEL_EXPORTER_OTLP_* setting set explicitly
-// from our parsed settings), or `none` (record, then discard — for overhead measurements).
+// HTTP/JSON (otlp_exporters.hpp: every OTEL_EXPORTER_OTLP_* setting set explicitly from our
+// parsed settings, retries, failures reported), console, file, or `none` (record, then discard —
+// for overhead measurements). Every exporter's outcomes are counted in an ExportReport.
 // The only layer that does I/O. Thread-safety: the factory is stateless.
 #pragma once
 
@@ -8,11 +9,16 @@
 
 #include <memory>
 
+#include "export/export_report.hpp"
 #include "lens/config.hpp"
 #include "lens/result.hpp"
 
 namespace lens::exporters {
 
+// `report` (not null) receives the counts and the failure lines; the handle's stats read it.
+Result<std::unique_ptr<opentelemetry::sdk::trace::SpanExporter>> make_span_exporter(
+    const Config& config, std::shared_ptr<ExportReport> report);
+// The same with a report of its own that writes to stderr.
 Result<std::unique_ptr<opentelemetry::sdk::trace::SpanExporter>> make_span_exporter(
     const Config& config);
 

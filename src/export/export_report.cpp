@@ -1,0 +1,225 @@
+// ExportReport and the counting wrappers (see export_report.hpp).
+#include "export/export_report.hpp"
+
+#include <opentelemetry/sdk/metrics/export/metric_producer.h>
+
+#include <cstdio>
+#include <utility>
+
+namespace lens::exporters {
+namespace {
+
+namespace sdkcommon = opentelemetry::sdk::common;
+namespace sdklogs = opentelemetry::sdk::logs;
+namespace sdkmetrics = opentelemetry::sdk::metrics;
+namespace sdktrace = opentelemetry::sdk::trace;
+
+void write_to_stderr(std::string_view line) {
+  std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+}
+
+const char* items_of(Signal signal) {
+  switch (signal) {
+    case Signal::traces:
+      return "spans";
+    case Signal::metrics:
+      return "data points";
+    case Signal::logs:
+      break;
+  }
+  return "log records";
+}
+
+// Counts one Export of `items`, and explains a failure the inner exporter left unexplained.
+void account(ExportReport& report, const std::string& target, bool explain, std::uint64_t items,
+             std::uint64_t reports_before, sdkcommon::ExportResult result) {
+  if (result == sdkcommon::ExportResult::kSuccess) {
+    report.add_succeeded(items);
+    return;
+  }
+  report.add_failed(items);
+  if (explain && report.reports() == reports_before) {
+    report.report("export-failed", std::string(to_string(report.signal())) + " export to " +
+                                       target + " failed; its " + items_of(report.signal()) +
+                                       " are dropped");
+  }
+}
+
+class ReportingSpanExporter final : public sdktrace::SpanExporter {
+ public:
+  ReportingSpanExporter(std::unique_ptr<sdktrace::SpanExporter> inner,
+                        std::shared_ptr<ExportReport> report, std::string target, bool explain)
+      : inner_(std::move(inner)),
+        report_(std::move(report)),
+        target_(std::move(target)),
+        explain_(explain) {}
+
+  std::unique_ptr<sdktrace::Recordable> MakeRecordable() noexcept override {
+    return inner_->MakeRecordable();
+  }
+  sdkcommon::ExportResult Export(
+      const opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>& spans) noexcept
+      override {
+    const std::uint64_t before = report_->reports();
+    const auto result = inner_->Export(spans);
+    account(*report_, target_, explain_, spans.size(), before, result);
+    return result;
+  }
+  bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
+    return inner_->ForceFlush(timeout);
+  }
+  bool Shutdown(std::chrono::microseconds timeout) noexcept override {
+    return inner_->Shutdown(timeout);
+  }
+
+ private:
+  std::unique_ptr<sdktrace::SpanExporter> inner_;
+  std::shared_ptr<ExportReport> report_;
+  std::string target_;
+  bool explain_;
+};
+
+class ReportingMetricExporter final : public sdkmetrics::PushMetricExporter {
+ public:
+  ReportingMetricExporter(std::unique_ptr<sdkmetrics::PushMetricExporter> inner,
+                          std::shared_ptr<ExportReport> report, std::string target, bool explain)
+      : inner_(std::move(inner)),
+        report_(std::move(report)),
+        target_(std::move(target)),
+        explain_(explain) {}
+
+  sdkcommon::ExportResult Export(const sdkmetrics::ResourceMetrics& data) noexcept override {
+    const std::uint64_t before = report_->reports();
+    const auto result = inner_->Export(data);
+    account(*report_, target_, explain_, count_points(data), before, result);
+    return result;
+  }
+  sdkmetrics::AggregationTemporality GetAggregationTemporality(
+      sdkmetrics::InstrumentType instrument_type) const noexcept override {
+    return inner_->GetAggregationTemporality(instrument_type);
+  }
+  bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
+    return inner_->ForceFlush(timeout);
+  }
+  bool Shutdown(std::chrono::microseconds timeout) noexcept override {
+    return inner_->Shutdown(timeout);
+  }
+
+ private:
+  std::unique_ptr<sdkmetrics::PushMetricExporter> inner_;
+  std::shared_ptr<ExportReport> report_;
+  std::string target_;
+  bool explain_;
+};
+
+class ReportingLogRecordExporter final : public sdklogs::LogRecordExporter {
+ public:
+  ReportingLogRecordExporter(std::unique_ptr<sdklogs::LogRecordExporter> inner,
+                             std::shared_ptr<ExportReport> report, std::string target, bool explain)
+      : inner_(std::move(inner)),
+        report_(std::move(report)),
+        target_(std::move(target)),
+        explain_(explain) {}
+
+  std::unique_ptr<sdklogs::Recordable> MakeRecordable() noexcept override {
+    return inner_->MakeRecordable();
+  }
+  sdkcommon::ExportResult Export(
+      const opentelemetry::nostd::span<std::unique_ptr<sdklogs::Recordable>>& records) noexcept
+      override {
+    const std::uint64_t before = report_->reports();
+    const auto result = inner_->Export(records);
+    account(*report_, target_, explain_, records.size(), before, result);
+    return result;
+  }
+  bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
+    return inner_->ForceFlush(timeout);
+  }
+  bool Shutdown(std::chrono::microseconds timeout) noexcept override {
+    return inner_->Shutdown(timeout);
+  }
+
+ private:
+  std::unique_ptr<sdklogs::LogRecordExporter> inner_;
+  std::shared_ptr<ExportReport> report_;
+  std::string target_;
+  bool explain_;
+};
+
+}  // namespace
+
+ExportReport::ExportReport(Signal signal, Sink sink)
+    : signal_(signal), sink_(sink ? std::move(sink) : Sink(&write_to_stderr)) {}
+
+void ExportReport::add_succeeded(std::uint64_t items) noexcept {
+  exports_succeeded_.fetch_add(1, std::memory_order_relaxed);
+  items_exported_.fetch_add(items, std::memory_order_relaxed);
+}
+
+void ExportReport::add_failed(std::uint64_t items) noexcept {
+  exports_failed_.fetch_add(1, std::memory_order_relaxed);
+  items_failed_.fetch_add(items, std::memory_order_relaxed);
+}
+
+void ExportReport::add_rejected(std::uint64_t items) noexcept {
+  items_rejected_.fetch_add(items, std::memory_order_relaxed);
+}
+
+void ExportReport::add_retry() noexcept { retries_.fetch_add(1, std::memory_order_relaxed); }
+
+void ExportReport::report(std::string_view cause, std::string_view line) noexcept {
+  reports_.fetch_add(1, std::memory_order_relaxed);
+  try {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (causes_.find(cause) != causes_.end()) return;
+      if (causes_.size() < kMaxCauses) causes_.emplace(cause);
+    }
+    std::string text = "lens: ";
+    text += line;
+    text += " (further occurrences are counted, not shown)";
+    sink_(text);
+  } catch (...) {
+    // Out of memory while reporting: the failure stays counted, the line is lost.
+  }
+}
+
+ExportReportCounts ExportReport::counts() const noexcept {
+  return {exports_succeeded_.load(std::memory_order_relaxed),
+          exports_failed_.load(std::memory_order_relaxed),
+          items_exported_.load(std::memory_order_relaxed),
+          items_failed_.load(std::memory_order_relaxed),
+          items_rejected_.load(std::memory_order_relaxed),
+          retries_.load(std::memory_order_relaxed)};
+}
+
+std::uint64_t count_points(const sdkmetrics::ResourceMetrics& data) noexcept {
+  std::uint64_t points = 0;
+  for (const auto& scope : data.scope_metric_data_) {
+    for (const auto& metric : scope.metric_data_) points += metric.point_data_attr_.size();
+  }
+  return points;
+}
+
+std::unique_ptr<sdktrace::SpanExporter> make_reporting_span_exporter(
+    std::unique_ptr<sdktrace::SpanExporter> inner, std::shared_ptr<ExportReport> report,
+    std::string target, bool explain_failures) {
+  return std::make_unique<ReportingSpanExporter>(std::move(inner), std::move(report),
+                                                 std::move(target), explain_failures);
+}
+
+std::unique_ptr<sdkmetrics::PushMetricExporter> make_reporting_metric_exporter(
+    std::unique_ptr<sdkmetrics::PushMetricExporter> inner, std::shared_ptr<ExportReport> report,
+    std::string target, bool explain_failures) {
+  return std::make_unique<ReportingMetricExporter>(std::move(inner), std::move(report),
+                                                   std::move(target), explain_failures);
+}
+
+std::unique_ptr<sdklogs::LogRecordExporter> make_reporting_log_record_exporter(
+    std::unique_ptr<sdklogs::LogRecordExporter> inner, std::shared_ptr<ExportReport> report,
+    std::string target, bool explain_failures) {
+  return std::make_unique<ReportingLogRecordExporter>(std::move(inner), std::move(report),
+                                                      std::move(target), explain_failures);
+}
+
+}  // namespace lens::exporters

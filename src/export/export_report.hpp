@@ -1,0 +1,102 @@
+// What became of exported telemetry, per signal: counters the telemetry handle's stats read
+// (exports that succeeded or failed, their items, items a receiver rejected through
+// partial_success, retries), and failures written to stderr once per cause so that a backend
+// that is down cannot flood a training job's log. Lines never contain header values.
+//
+// The wrappers count the outcome of any exporter (OTLP, file, console); the OTLP exporters add
+// the causes (HTTP status, gRPC code, partial_success) and retries to the same report.
+// Thread-safety: ExportReport may be used from any thread (counters are relaxed atomics, a
+// mutex guards the set of causes already reported); it outlives the exporters (shared_ptr).
+#pragma once
+
+#include <opentelemetry/sdk/logs/exporter.h>
+#include <opentelemetry/sdk/metrics/push_metric_exporter.h>
+#include <opentelemetry/sdk/trace/exporter.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "export/otlp_retry.hpp"
+#include "lens/otel_settings.hpp"
+
+namespace lens::exporters {
+
+struct ExportReportCounts {
+  std::uint64_t exports_succeeded = 0;  // Export calls that returned kSuccess
+  std::uint64_t exports_failed = 0;     // Export calls that failed (after any retries)
+  std::uint64_t items_exported = 0;     // spans / metric data points / log records sent
+  std::uint64_t items_failed = 0;       // items of failed exports: dropped
+  std::uint64_t items_rejected = 0;     // items a receiver accepted the request of but rejected
+                                        // (partial_success), counted within items_exported
+  std::uint64_t retries = 0;            // attempts after the first
+};
+
+class ExportReport {
+ public:
+  using Sink = std::function<void(std::string_view line)>;
+
+  // `sink` receives each reported line without newline; the default writes it to stderr.
+  explicit ExportReport(Signal signal, Sink sink = {});
+
+  Signal signal() const noexcept { return signal_; }
+
+  void add_succeeded(std::uint64_t items) noexcept;
+  void add_failed(std::uint64_t items) noexcept;
+  void add_rejected(std::uint64_t items) noexcept;
+  void add_retry() noexcept;
+
+  // Writes "lens: <line> (further occurrences are counted, not shown)" the first time `cause`
+  // is reported; later reports of the same cause are only counted.
+  void report(std::string_view cause, std::string_view line) noexcept;
+
+  ExportReportCounts counts() const noexcept;
+
+  // Shutdown has begun: exporters reporting here stop retrying (a wait between retries ends at
+  // once, no further attempt is made), so that the final exports fit in the shutdown timeout.
+  // Called by the telemetry handle before it shuts the providers down; idempotent.
+  void begin_drain() noexcept { drain_.trigger(); }
+  Interrupt& drain() noexcept { return drain_; }
+  // Calls of report(), shown or not.
+  std::uint64_t reports() const noexcept { return reports_.load(std::memory_order_relaxed); }
+
+  // Distinct causes remembered; past this many, new causes are shown but not remembered.
+  static constexpr std::size_t kMaxCauses = 64;
+
+ private:
+  const Signal signal_;
+  Sink sink_;
+  std::atomic<std::uint64_t> exports_succeeded_{0};
+  std::atomic<std::uint64_t> exports_failed_{0};
+  std::atomic<std::uint64_t> items_exported_{0};
+  std::atomic<std::uint64_t> items_failed_{0};
+  std::atomic<std::uint64_t> items_rejected_{0};
+  std::atomic<std::uint64_t> retries_{0};
+  std::atomic<std::uint64_t> reports_{0};
+  std::mutex mutex_;
+  std::set<std::string, std::less<>> causes_;
+  Interrupt drain_;
+};
+
+// Data points in a metrics export (the items of the metrics signal).
+std::uint64_t count_points(const opentelemetry::sdk::metrics::ResourceMetrics& data) noexcept;
+
+// Wrap `inner` (not null): every Export is counted in `report`; with `explain_failures`, a
+// failed Export that the inner exporter did not explain in `report` is reported as
+// "<signal> export to <target> failed" (off for exporters that write their own line).
+std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> make_reporting_span_exporter(
+    std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> inner,
+    std::shared_ptr<ExportReport> report, std::string target, bool explain_failures = true);
+std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> make_reporting_metric_exporter(
+    std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> inner,
+    std::shared_ptr<ExportReport> report, std::string target, bool explain_failures = true);
+std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> make_reporting_log_record_exporter(
+    std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> inner,
+    std::shared_ptr<ExportReport> report, std::string target, bool explain_failures = true);
+
+}  // namespace lens::exporters

@@ -1,0 +1,441 @@
+// OTLP/gRPC and OTLP/HTTP transports (see otlp_transport.hpp).
+#include "export/otlp_transport.hpp"
+
+#include <google/protobuf/io/gzip_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <grpcpp/grpcpp.h>
+#include <opentelemetry/exporters/otlp/otlp_grpc_client.h>
+#include <opentelemetry/exporters/otlp/otlp_grpc_exporter_options.h>
+#include <opentelemetry/ext/http/client/http_client.h>
+#include <opentelemetry/ext/http/client/http_client_factory.h>
+#include <opentelemetry/ext/http/common/url_parser.h>
+#include <opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h>
+#include <opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h>
+#include <opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h>
+
+#include <algorithm>
+#include <cctype>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "export/otlp_json.hpp"
+#include "lens/version.hpp"
+
+namespace lens::exporters {
+namespace {
+
+namespace otlp = opentelemetry::exporter::otlp;
+namespace http_client = opentelemetry::ext::http::client;
+namespace logs_v1 = opentelemetry::proto::collector::logs::v1;
+namespace metrics_v1 = opentelemetry::proto::collector::metrics::v1;
+namespace trace_v1 = opentelemetry::proto::collector::trace::v1;
+using google::protobuf::Message;
+
+std::string user_agent() { return std::string("lens-cpp/") + kVersion; }
+
+std::unique_ptr<Message> new_response(Signal signal) {
+  switch (signal) {
+    case Signal::traces:
+      return std::make_unique<trace_v1::ExportTraceServiceResponse>();
+    case Signal::metrics:
+      return std::make_unique<metrics_v1::ExportMetricsServiceResponse>();
+    case Signal::logs:
+      break;
+  }
+  return std::make_unique<logs_v1::ExportLogsServiceResponse>();
+}
+
+// Copies the partial_success of an Export*ServiceResponse into `attempt`.
+void read_partial_success(Signal signal, const Message& response, Attempt& attempt) {
+  switch (signal) {
+    case Signal::traces: {
+      const auto& p = static_cast<const trace_v1::ExportTraceServiceResponse&>(response);
+      attempt.rejected = p.partial_success().rejected_spans();
+      attempt.rejected_message = p.partial_success().error_message();
+      return;
+    }
+    case Signal::metrics: {
+      const auto& p = static_cast<const metrics_v1::ExportMetricsServiceResponse&>(response);
+      attempt.rejected = p.partial_success().rejected_data_points();
+      attempt.rejected_message = p.partial_success().error_message();
+      return;
+    }
+    case Signal::logs: {
+      const auto& p = static_cast<const logs_v1::ExportLogsServiceResponse&>(response);
+      attempt.rejected = p.partial_success().rejected_log_records();
+      attempt.rejected_message = p.partial_success().error_message();
+      return;
+    }
+  }
+}
+
+Attempt failure(Attempt::Kind kind, std::string cause, std::string message) {
+  Attempt attempt;
+  attempt.kind = kind;
+  attempt.cause = std::move(cause);
+  attempt.message = std::move(message);
+  return attempt;
+}
+
+class GrpcTransport final : public OtlpTransport {
+ public:
+  GrpcTransport(const OtlpSignalSettings& s, Signal signal) : signal_(signal) {
+    options_.endpoint = s.endpoint.value;
+    // TLS when the endpoint says https, unless OTEL_EXPORTER_OTLP_INSECURE asks otherwise.
+    options_.use_ssl_credentials = s.endpoint.value.rfind("https://", 0) == 0 && !s.insecure.value;
+    options_.ssl_credentials_cacert_path = s.certificate.value;
+    options_.timeout = std::chrono::milliseconds(s.timeout_ms.value);
+    // gRPC metadata keys must be lowercase (HTTP/2); an "Authorization=..." header would
+    // otherwise fail every call.
+    for (const auto& header : s.headers.value) {
+      std::string key = header.key;
+      for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      options_.metadata.emplace(std::move(key), header.value);
+    }
+    options_.compression = s.compression.value == "gzip" ? "gzip" : "";
+    options_.user_agent = user_agent();
+    // Retries are ours (otlp_retry.hpp); this build would ignore these anyway.
+    options_.retry_policy_max_attempts = 0;
+    target_ = s.endpoint.value + " (grpc)";
+    channel_ = make_channel(options_);
+    if (channel_) {
+      trace_stub_ = trace_v1::TraceService::NewStub(channel_);
+      metrics_stub_ = metrics_v1::MetricsService::NewStub(channel_);
+      logs_stub_ = logs_v1::LogsService::NewStub(channel_);
+    }
+  }
+
+  Attempt send(const Message& request, Millis timeout) noexcept override {
+    if (!channel_) {
+      return failure(Attempt::Kind::kPermanent, "grpc-channel",
+                     "cannot create a gRPC channel to " + options_.endpoint);
+    }
+    try {
+      std::unique_ptr<grpc::ClientContext> context =
+          otlp::OtlpGrpcClient::MakeClientContext(options_);
+      context->set_deadline(std::chrono::system_clock::now() + timeout);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (cancelled_) return cancelled();
+        in_flight_.insert(context.get());
+      }
+      auto response = new_response(signal_);
+      const grpc::Status status = call(*context, request, *response);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        in_flight_.erase(context.get());
+      }
+      Attempt attempt =
+          classify_grpc_status(status.error_code(), status.error_message(), status.error_details());
+      if (attempt.ok()) read_partial_success(signal_, *response, attempt);
+      return attempt;
+    } catch (...) {
+      return failure(Attempt::Kind::kPermanent, "grpc-internal", "out of memory");
+    }
+  }
+
+  void cancel() noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancelled_ = true;
+    for (grpc::ClientContext* context : in_flight_) context->TryCancel();
+  }
+
+ private:
+  // As OtlpGrpcClient::MakeChannel does (TLS with the CA file, gzip, user agent), plus a
+  // reconnect backoff capped at 5 s: gRPC's default grows to 120 s, so a collector restarted
+  // during a long outage would wait minutes for its first data.
+  static std::shared_ptr<grpc::Channel> make_channel(const otlp::OtlpGrpcClientOptions& o) {
+    const opentelemetry::ext::http::common::UrlParser url(o.endpoint);
+    if (!url.success_) return nullptr;
+    grpc::ChannelArguments args;
+    args.SetUserAgentPrefix(o.user_agent);
+    if (o.compression == "gzip") args.SetCompressionAlgorithm(GRPC_COMPRESS_GZIP);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+    if (o.use_ssl_credentials) {
+      grpc::SslCredentialsOptions ssl;
+      if (!o.ssl_credentials_cacert_path.empty()) {
+        std::ifstream in(o.ssl_credentials_cacert_path);
+        std::stringstream pem;
+        pem << in.rdbuf();
+        ssl.pem_root_certs = pem.str();
+      }
+      credentials = grpc::SslCredentials(ssl);
+    }
+    return grpc::CreateCustomChannel(url.host_ + ":" + std::to_string(url.port_), credentials,
+                                     args);
+  }
+
+  static Attempt cancelled() {
+    return failure(Attempt::Kind::kPermanent, "shutdown", "the exporter was shut down");
+  }
+
+  grpc::Status call(grpc::ClientContext& context, const Message& request, Message& response) {
+    switch (signal_) {
+      case Signal::traces:
+        return trace_stub_->Export(&context,
+                                   static_cast<const trace_v1::ExportTraceServiceRequest&>(request),
+                                   static_cast<trace_v1::ExportTraceServiceResponse*>(&response));
+      case Signal::metrics:
+        return metrics_stub_->Export(
+            &context, static_cast<const metrics_v1::ExportMetricsServiceRequest&>(request),
+            static_cast<metrics_v1::ExportMetricsServiceResponse*>(&response));
+      case Signal::logs:
+        break;
+    }
+    return logs_stub_->Export(&context,
+                              static_cast<const logs_v1::ExportLogsServiceRequest&>(request),
+                              static_cast<logs_v1::ExportLogsServiceResponse*>(&response));
+  }
+
+  const Signal signal_;
+  otlp::OtlpGrpcExporterOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<trace_v1::TraceService::Stub> trace_stub_;
+  std::unique_ptr<metrics_v1::MetricsService::Stub> metrics_stub_;
+  std::unique_ptr<logs_v1::LogsService::Stub> logs_stub_;
+  std::mutex mutex_;
+  bool cancelled_ = false;
+  std::set<grpc::ClientContext*> in_flight_;
+};
+
+// Receives the outcome of one HTTP request on the curl client's thread.
+class HttpOutcome final : public http_client::EventHandler {
+ public:
+  void OnResponse(http_client::Response& response) noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (done_) return;
+    status_ = response.GetStatusCode();
+    body_.assign(response.GetBody().begin(), response.GetBody().end());
+    response.ForEachHeader(
+        [this](opentelemetry::nostd::string_view name, opentelemetry::nostd::string_view value) {
+          std::string key(name.data(), name.size());
+          for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          if (key == "retry-after") retry_after_.assign(value.data(), value.size());
+          if (key == "content-type") content_type_.assign(value.data(), value.size());
+          return true;
+        });
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  void OnEvent(http_client::SessionState state,
+               opentelemetry::nostd::string_view reason) noexcept override {
+    using State = http_client::SessionState;
+    switch (state) {
+      case State::CreateFailed:
+      case State::ConnectFailed:
+      case State::SendFailed:
+      case State::SSLHandshakeFailed:
+      case State::TimedOut:
+      case State::NetworkError:
+      case State::Cancelled:
+        break;
+      default:
+        return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (done_) return;
+    state_ = state;
+    reason_.assign(reason.data(), reason.size());
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  // Waits for the outcome; false past `timeout`.
+  bool wait(Millis timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return cv_.wait_for(lock, timeout, [this] { return done_; });
+  }
+
+  Attempt result(Signal signal, bool json_request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    using State = http_client::SessionState;
+    if (status_ == 0) {
+      switch (state_) {
+        case State::SSLHandshakeFailed:
+          return failure(Attempt::Kind::kPermanent, "http-tls",
+                         "TLS handshake failed" + suffix(reason_));
+        case State::CreateFailed:
+          return failure(Attempt::Kind::kPermanent, "http-create",
+                         "cannot create the HTTP request" + suffix(reason_));
+        case State::Cancelled:
+          return failure(Attempt::Kind::kPermanent, "shutdown", "the exporter was shut down");
+        case State::TimedOut:
+          return failure(Attempt::Kind::kRetryable, "http-timeout", "no answer before the timeout");
+        default:
+          // curl reports its own timeout as a network error.
+          if (reason_.find("timed out") != std::string::npos) {
+            return failure(Attempt::Kind::kRetryable, "http-timeout",
+                           "no answer before the timeout" + suffix(reason_));
+          }
+          return failure(Attempt::Kind::kRetryable, "http-connect",
+                         "cannot connect or the connection broke" + suffix(reason_));
+      }
+    }
+    const bool json =
+        content_type_.find("json") != std::string::npos || (content_type_.empty() && json_request);
+    Attempt attempt = classify_http_status(status_, retry_after_, status_message(json));
+    if (attempt.ok() && !body_.empty()) {
+      auto response = new_response(signal);
+      const bool parsed =
+          json ? otlp_json::decode(body_, *response).ok() : response->ParseFromString(body_);
+      if (parsed) read_partial_success(signal, *response, attempt);
+    }
+    return attempt;
+  }
+
+ private:
+  static std::string suffix(const std::string& reason) {
+    return reason.empty() ? std::string() : " (" + reason.substr(0, 200) + ")";
+  }
+
+  // The message of a google.rpc.Status error body, when there is one.
+  std::string status_message(bool json) const {
+    if (status_ >= 200 && status_ < 300) return {};
+    if (json) {
+      const auto parsed = nlohmann::json::parse(body_, nullptr, false);
+      if (parsed.is_object() && parsed.contains("message") && parsed["message"].is_string()) {
+        return parsed["message"].get<std::string>();
+      }
+      return {};
+    }
+    return rpc_status_message(body_);
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  int status_ = 0;
+  http_client::SessionState state_ = http_client::SessionState::Created;
+  std::string reason_;
+  std::string body_;
+  std::string retry_after_;
+  std::string content_type_;
+};
+
+std::string gzip(const std::string& data) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream sink(&out);
+    google::protobuf::io::GzipOutputStream::Options options;
+    options.format = google::protobuf::io::GzipOutputStream::GZIP;
+    google::protobuf::io::GzipOutputStream stream(&sink, options);
+    void* buffer = nullptr;
+    int size = 0;
+    std::size_t written = 0;
+    while (written < data.size() && stream.Next(&buffer, &size)) {
+      const std::size_t n =
+          std::min<std::size_t>(static_cast<std::size_t>(size), data.size() - written);
+      std::memcpy(buffer, data.data() + written, n);
+      written += n;
+      if (n < static_cast<std::size_t>(size)) stream.BackUp(static_cast<int>(size - n));
+    }
+    stream.Close();
+  }
+  return out;
+}
+
+class HttpTransport final : public OtlpTransport {
+ public:
+  HttpTransport(const OtlpSignalSettings& s, Signal signal)
+      : signal_(signal),
+        url_(s.endpoint.value),
+        json_(s.protocol.value == OtlpProtocol::http_json),
+        gzip_(s.compression.value == "gzip"),
+        ssl_(url_, s.insecure.value, s.certificate.value, "", s.client_key.value, "",
+             s.client_certificate.value, "", "", "", "", ""),
+        client_(http_client::HttpClientFactory::Create()) {
+    for (const auto& header : s.headers.value) headers_.emplace_back(header.key, header.value);
+    // The curl session prefixes "scheme://host:port/"; the request carries the rest.
+    const auto scheme_end = url_.find("://");
+    const auto path_start = url_.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+    uri_ = path_start == std::string::npos ? "" : url_.substr(path_start + 1);
+    target_ = url_ + (json_ ? " (http/json)" : " (http/protobuf)");
+  }
+
+  ~HttpTransport() override { cancel(); }
+
+  Attempt send(const Message& request, Millis timeout) noexcept override {
+    try {
+      std::string body = json_ ? otlp_json::encode(request) : request.SerializeAsString();
+      if (gzip_) body = gzip(body);
+      http_client::Body bytes(body.begin(), body.end());
+      auto session = client_->CreateSession(url_);
+      auto http_request = session->CreateRequest();
+      http_request->SetMethod(http_client::Method::Post);
+      http_request->SetUri(uri_);
+      http_request->SetSslOptions(ssl_);
+      http_request->SetTimeoutMs(timeout);
+      for (const auto& [key, value] : headers_) http_request->AddHeader(key, value);
+      http_request->ReplaceHeader("Content-Type",
+                                  json_ ? "application/json" : "application/x-protobuf");
+      http_request->ReplaceHeader("User-Agent", user_agent());
+      if (gzip_) http_request->ReplaceHeader("Content-Encoding", "gzip");
+      http_request->SetBody(bytes);
+      auto outcome = std::make_shared<HttpOutcome>();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (cancelled_) return failure(Attempt::Kind::kPermanent, "shutdown", "shut down");
+        in_flight_.insert(session.get());
+      }
+      session->SendRequest(outcome);
+      // curl enforces `timeout`; the margin only guards against a lost callback.
+      const bool answered = outcome->wait(timeout + Millis(1000));
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        in_flight_.erase(session.get());
+      }
+      if (!answered) {
+        session->CancelSession();
+        return failure(Attempt::Kind::kRetryable, "http-timeout", "no answer before the timeout");
+      }
+      session->FinishSession();
+      return outcome->result(signal_, json_);
+    } catch (const std::exception& e) {
+      return failure(Attempt::Kind::kPermanent, "encode",
+                     std::string("cannot encode the request: ") + e.what());
+    } catch (...) {
+      return failure(Attempt::Kind::kPermanent, "encode", "cannot encode the request");
+    }
+  }
+
+  void cancel() noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancelled_ = true;
+    for (http_client::Session* session : in_flight_) session->CancelSession();
+  }
+
+ private:
+  const Signal signal_;
+  const std::string url_;
+  const bool json_;
+  const bool gzip_;
+  const http_client::HttpSslOptions ssl_;
+  std::vector<std::pair<std::string, std::string>> headers_;
+  std::string uri_;
+  std::shared_ptr<http_client::HttpClient> client_;
+  std::mutex mutex_;
+  bool cancelled_ = false;
+  std::set<http_client::Session*> in_flight_;
+};
+
+}  // namespace
+
+std::unique_ptr<OtlpTransport> make_otlp_transport(const OtlpSignalSettings& settings,
+                                                   Signal signal) {
+  if (settings.protocol.value == OtlpProtocol::grpc) {
+    return std::make_unique<GrpcTransport>(settings, signal);
+  }
+  return std::make_unique<HttpTransport>(settings, signal);
+}
+
+}  // namespace lens::exporters

@@ -1,0 +1,306 @@
+// Receivers for the OTLP exporter tests, on loopback with bounded waits:
+// - ScriptedHttpReceiver: an HTTP/1.1 server on a raw socket that records every request (method,
+//   path, headers, body) and answers from a script (status, headers, body), or never answers;
+// - CollectProcess: a real `lens collect` child process (the binary next to this test binary).
+#pragma once
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lens::test_servers {
+
+using namespace std::chrono_literals;
+
+struct ReceivedRequest {
+  std::string method;
+  std::string path;
+  std::map<std::string, std::string> headers;  // keys lower-cased
+  std::string body;
+};
+
+struct ScriptedResponse {
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string content_type = "application/x-protobuf";
+};
+
+// A TCP listener on 127.0.0.1; `port` 0 picks a free one.
+inline int listen_on(int port, int* bound_port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int yes = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::listen(fd, 16) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot listen on 127.0.0.1:" + std::to_string(port));
+  }
+  socklen_t size = sizeof(address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  *bound_port = ntohs(address.sin_port);
+  return fd;
+}
+
+// A port that nothing listens on right now (bound, then released).
+inline int free_port() {
+  int port = 0;
+  ::close(listen_on(0, &port));
+  return port;
+}
+
+class ScriptedHttpReceiver {
+ public:
+  // `answer` false: accept connections and read, never answer (a receiver that hangs).
+  explicit ScriptedHttpReceiver(bool answer = true, int port = 0) : answer_(answer) {
+    fd_ = listen_on(port, &port_);
+    thread_ = std::thread([this] { accept_loop(); });
+  }
+  ~ScriptedHttpReceiver() {
+    running_ = false;
+    if (thread_.joinable()) thread_.join();
+    for (auto& t : connections_) t.join();
+    ::close(fd_);
+  }
+  ScriptedHttpReceiver(const ScriptedHttpReceiver&) = delete;
+  ScriptedHttpReceiver& operator=(const ScriptedHttpReceiver&) = delete;
+
+  int port() const { return port_; }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+  // Answers in order; after the script, 200 with an empty body.
+  void push(ScriptedResponse response) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    script_.push_back(std::move(response));
+  }
+
+  std::vector<ReceivedRequest> requests() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return requests_;
+  }
+
+  bool wait_for_requests(std::size_t n, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return cv_.wait_for(lock, timeout, [&] { return requests_.size() >= n; });
+  }
+
+ private:
+  void accept_loop() {
+    while (running_) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      const int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) continue;
+      connections_.emplace_back([this, client] { serve(client); });
+    }
+  }
+
+  void serve(int fd) {
+    std::string buffer;
+    while (running_) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      char chunk[65536];
+      const ssize_t n = ::read(fd, chunk, sizeof(chunk));
+      if (n <= 0) break;
+      buffer.append(chunk, static_cast<std::size_t>(n));
+      if (!answer_) continue;
+      while (handle_one(fd, buffer)) {
+      }
+    }
+    ::close(fd);
+  }
+
+  // Parses one complete request at the front of `buffer`, answers it; false if incomplete.
+  bool handle_one(int fd, std::string& buffer) {
+    const auto head_end = buffer.find("\r\n\r\n");
+    if (head_end == std::string::npos) return false;
+    ReceivedRequest request;
+    std::istringstream head(buffer.substr(0, head_end));
+    std::string line;
+    std::getline(head, line);
+    std::istringstream first(line);
+    first >> request.method >> request.path;
+    while (std::getline(head, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string key = line.substr(0, colon);
+      for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      std::string value = line.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+      request.headers[key] = value;
+    }
+    const std::size_t length =
+        request.headers.count("content-length") ? std::stoul(request.headers["content-length"]) : 0;
+    if (request.headers.count("expect") && !continued_) {
+      const std::string go = "HTTP/1.1 100 Continue\r\n\r\n";
+      (void)!::write(fd, go.data(), go.size());
+      continued_ = true;
+    }
+    if (buffer.size() < head_end + 4 + length) return false;
+    continued_ = false;
+    request.body = buffer.substr(head_end + 4, length);
+    buffer.erase(0, head_end + 4 + length);
+    ScriptedResponse response;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!script_.empty()) {
+        response = std::move(script_.front());
+        script_.pop_front();
+      }
+      requests_.push_back(std::move(request));
+    }
+    cv_.notify_all();
+    std::string out = "HTTP/1.1 " + std::to_string(response.status) + " Scripted\r\n";
+    out += "Content-Type: " + response.content_type + "\r\n";
+    out += "Content-Length: " + std::to_string(response.body.size()) + "\r\n";
+    for (const auto& [key, value] : response.headers) out += key + ": " + value + "\r\n";
+    out += "\r\n" + response.body;
+    (void)!::write(fd, out.data(), out.size());
+    return true;
+  }
+
+  const bool answer_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> running_{true};
+  bool continued_ = false;
+  std::thread thread_;
+  std::vector<std::thread> connections_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<ScriptedResponse> script_;
+  std::vector<ReceivedRequest> requests_;
+};
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+inline std::vector<std::string> read_lines(const std::filesystem::path& path) {
+  std::vector<std::string> lines;
+  std::istringstream in(read_text(path));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// `lens collect` as a child process, its listening line parsed.
+class CollectProcess {
+ public:
+  explicit CollectProcess(std::vector<std::string> extra = {}, std::string grpc = "127.0.0.1:0",
+                          std::string http = "127.0.0.1:0") {
+    static int next = 0;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("lens-otlp-test-" + std::to_string(::getpid()) + "-" + std::to_string(next++));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    const std::string cli =
+        (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "lens").string();
+    std::vector<std::string> args{cli,      "collect", "--grpc", grpc,
+                                  "--http", http,      "--out",  (dir_ / "out").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    int out_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, (dir_ / "stderr.txt").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    char* envp[] = {nullptr};
+    const int error = ::posix_spawn(&pid_, cli.c_str(), &actions, nullptr, argv.data(), envp);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out_pipe[1]);
+    if (error != 0) throw std::runtime_error("cannot start " + cli);
+    stdout_fd_ = out_pipe[0];
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (listening_.find('\n') == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      pollfd p{stdout_fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buffer[512];
+      const ssize_t n = ::read(stdout_fd_, buffer, sizeof(buffer));
+      if (n <= 0) break;
+      listening_.append(buffer, static_cast<std::size_t>(n));
+    }
+    listening_ = listening_.substr(0, listening_.find('\n'));
+  }
+  ~CollectProcess() {
+    if (pid_ > 0) stop(SIGKILL);
+    ::close(stdout_fd_);
+    std::filesystem::remove_all(dir_);
+  }
+  CollectProcess(const CollectProcess&) = delete;
+  CollectProcess& operator=(const CollectProcess&) = delete;
+
+  // "127.0.0.1:PORT" of "grpc" or "http".
+  std::string address(const std::string& key) const {
+    const std::string marker = " " + key + "=";
+    const auto start = listening_.find(marker);
+    if (start == std::string::npos) return "";
+    const auto begin = start + marker.size();
+    return listening_.substr(begin, listening_.find(' ', begin) - begin);
+  }
+  const std::string& listening() const { return listening_; }
+
+  // Sends `signal`, waits (bounded) for the exit; returns the exit status.
+  int stop(int signal = SIGTERM) {
+    ::kill(pid_, signal);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  std::vector<std::string> lines(const std::string& file) const {
+    return read_lines(dir_ / "out" / file);
+  }
+  std::string err() const { return read_text(dir_ / "stderr.txt"); }
+
+ private:
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::string listening_;
+};
+
+}  // namespace lens::test_servers
