@@ -24,6 +24,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "integration/run_process.hpp"
@@ -162,7 +163,7 @@ const std::string kJson = "Content-Type: application/json";
 // A `lens collect` process: started with ports 0, its listening line parsed.
 class Collector {
  public:
-  explicit Collector(std::vector<std::string> extra_args = {}) {
+  explicit Collector(std::vector<std::string> extra_args = {}, std::vector<std::string> env = {}) {
     dir_ = std::filesystem::path(::testing::TempDir()) /
            ("lens-collect-" + std::to_string(::getpid()) + "-" + std::to_string(next_id_++));
     std::filesystem::remove_all(dir_);
@@ -171,7 +172,7 @@ class Collector {
     std::vector<std::string> args{LENS_CLI_PATH, "collect",     "--grpc", "127.0.0.1:0",
                                   "--http",      "127.0.0.1:0", "--out",  out_.string()};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
-    pid_ = spawn(args, dir_ / "stderr.txt", &stdout_fd_);
+    pid_ = spawn(args, dir_ / "stderr.txt", &stdout_fd_, env);
     listening_ = read_line(stdout_fd_);
   }
 
@@ -182,7 +183,7 @@ class Collector {
 
   // Spawns `args` with stdout on a pipe and stderr into a file; returns the pid.
   static pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& err_path,
-                     int* stdout_fd) {
+                     int* stdout_fd, std::vector<std::string> env = {}) {
     int out_pipe[2];
     if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
     posix_spawn_file_actions_t actions;
@@ -195,9 +196,12 @@ class Collector {
     std::vector<char*> argv;
     for (auto& arg : storage) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    char* envp[] = {nullptr};
+    std::vector<char*> envp;
+    for (auto& item : env) envp.push_back(item.data());
+    envp.push_back(nullptr);
     pid_t pid = 0;
-    const int error = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), envp);
+    const int error =
+        posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     ::close(out_pipe[1]);
     if (error != 0) {
@@ -451,6 +455,72 @@ TEST(CollectTest, TokenIsRequiredWhenSet) {
   EXPECT_THAT(collector.err(), ::testing::HasSubstr("0 malformed, 4 unauthenticated"));
 }
 
+// The token can stay out of `ps`: a file, or the environment.
+TEST(CollectTest, TokenFromAFileOrTheEnvironment) {
+  const auto token_file =
+      std::filesystem::path(::testing::TempDir()) / ("lens-token-" + std::to_string(::getpid()));
+  std::ofstream(token_file) << "  f1le-t0ken\n";
+  Collector from_file({"--token-file", token_file.string()});
+  Collector from_env({}, {"LENS_COLLECT_TOKEN=env-t0ken"});
+  Collector flag_wins({"--token", "flag-t0ken"}, {"LENS_COLLECT_TOKEN=env-t0ken"});
+  const std::string body = trace_request("token-span").SerializeAsString();
+  for (auto [collector, good, bad] : {std::tuple{&from_file, "f1le-t0ken", "env-t0ken"},
+                                      std::tuple{&from_env, "env-t0ken", "f1le-t0ken"},
+                                      std::tuple{&flag_wins, "flag-t0ken", "env-t0ken"}}) {
+    ASSERT_FALSE(collector->address("http").empty()) << collector->err();
+    EXPECT_EQ(http_post(collector->url("/v1/traces"), body,
+                        {kProtobuf, std::string("Authorization: Bearer ") + good})
+                  .status,
+              200)
+        << good;
+    EXPECT_EQ(http_post(collector->url("/v1/traces"), body,
+                        {kProtobuf, std::string("Authorization: Bearer ") + bad})
+                  .status,
+              401)
+        << bad;
+    trace_v1::ExportTraceServiceResponse response;
+    EXPECT_TRUE(grpc_export(*collector, trace_request("t"), &response, good).ok());
+    EXPECT_EQ(collector->stop(), 0);
+    EXPECT_EQ(collector->err().find(good), std::string::npos);
+  }
+  std::filesystem::remove(token_file);
+}
+
+// Garbage on both protocols: every answer is an error, and the collector keeps serving.
+TEST(CollectTest, GarbageGetsErrorsAndServingGoesOn) {
+  Collector collector;
+  ASSERT_FALSE(collector.address("http").empty()) << collector.err();
+  const std::string good = trace_request("good").SerializeAsString();
+  // Truncated protobuf: a valid request cut in the middle.
+  HttpResult http =
+      http_post(collector.url("/v1/traces"), good.substr(0, good.size() / 2), {kProtobuf});
+  EXPECT_EQ(http.status, 400);
+  // JSON body sent as protobuf, protobuf sent as JSON.
+  EXPECT_EQ(http_post(collector.url("/v1/traces"), trace_json("x"), {kProtobuf}).status, 400);
+  EXPECT_EQ(http_post(collector.url("/v1/traces"), good, {kJson}).status, 400);
+  // JSON of the wrong shape: an id that is not hex.
+  std::string bad_hex = trace_json("x");
+  bad_hex.replace(bad_hex.find(kTraceIdHex), kTraceIdHex.size(), std::string(32, 'z'));
+  http = http_post(collector.url("/v1/traces"), bad_hex, {kJson});
+  EXPECT_EQ(http.status, 400);
+  EXPECT_THAT(Json::parse(http.body)["message"].get<std::string>(), ::testing::HasSubstr("hex"));
+  // Oversized body (64 MiB + 1), sent whole.
+  http = http_post(collector.url("/v1/traces"), std::string((64u << 20) + 1, 'x'), {kProtobuf});
+  EXPECT_EQ(http.status, 413);
+  // gRPC: garbage and a truncated message.
+  EXPECT_EQ(grpc_raw_export(collector, "\xff\xff\xff").error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(grpc_raw_export(collector, good.substr(0, good.size() - 3)).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  // Still serving.
+  EXPECT_EQ(http_post(collector.url("/v1/traces"), good, {kProtobuf}).status, 200);
+  trace_v1::ExportTraceServiceResponse response;
+  EXPECT_TRUE(grpc_export(collector, trace_request("after"), &response).ok());
+  EXPECT_EQ(collector.stop(), 0) << collector.err();
+  EXPECT_EQ(read_lines(collector.out() / "traces.jsonl").size(), 2u);
+  EXPECT_THAT(collector.err(), ::testing::HasSubstr("7 malformed"));
+}
+
 TEST(CollectTest, MaxBytesAnswersWithPartialSuccess) {
   Collector collector({"--max-bytes", "1"});
   ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
@@ -583,7 +653,7 @@ const FlagCase kFlagCases[] = {
     {"UnknownOption",
      {"--port", "4317"},
      "lens: unknown option '--port' for 'lens collect'; accepted: --grpc, --help, --http, "
-     "--max-bytes, --out, --token\n"},
+     "--max-bytes, --out, --token, --token-file\n"},
     {"GrpcNoPort",
      {"--grpc", "localhost"},
      "lens: invalid value for --grpc: 'localhost'; accepted: HOST:PORT such as 127.0.0.1:4317 or "
@@ -611,6 +681,17 @@ const FlagCase kFlagCases[] = {
      {"--token="},
      "lens: invalid value for --token: ''; accepted: a non-empty token without spaces\n"},
     {"EmptyOut", {"--out", ""}, "lens: invalid value for --out: ''; accepted: a directory path\n"},
+    {"TokenAndTokenFile",
+     {"--token", "a", "--token-file", "/dev/null"},
+     "lens: --token and --token-file are both given; accepted: one of them\n"},
+    {"MissingTokenFile",
+     {"--token-file", "/nonexistent/token"},
+     "lens: cannot read --token-file '/nonexistent/token'; accepted: a readable file holding the "
+     "token\n"},
+    {"EmptyTokenFile",
+     {"--token-file", "/dev/null"},
+     "lens: invalid token in --token-file '/dev/null' (value not shown); accepted: a non-empty "
+     "token without spaces\n"},
     {"MissingValue", {"--out"}, "lens: option '--out' of 'lens collect' needs a value\n"},
     {"Positional",
      {"now"},

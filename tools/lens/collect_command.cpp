@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,7 +31,7 @@ constexpr const char* kDefaultOut = "lens-otlp";
 
 constexpr const char* kCollectUsage =
     "usage: lens collect [--grpc HOST:PORT|off] [--http HOST:PORT|off] [--out DIR]\n"
-    "                    [--max-bytes N] [--token T]\n"
+    "                    [--max-bytes N] [--token T | --token-file PATH]\n"
     "\n"
     "Receives OTLP over gRPC and HTTP (protobuf or JSON, gzip or not) and appends each\n"
     "request as one OTLP JSON line to traces.jsonl, metrics.jsonl or logs.jsonl under DIR.\n"
@@ -42,8 +45,13 @@ constexpr const char* kCollectUsage =
     "  --max-bytes N     cap on the three files' total size; requests past it are dropped\n"
     "                    and answered with partial_success (suffix K, M or G; default 0 =\n"
     "                    no cap)\n"
-    "  --token T         require 'Authorization: Bearer T' on every request\n"
+    "  --token T         require 'Authorization: Bearer T' on every request (visible to\n"
+    "                    other users in ps; prefer --token-file or LENS_COLLECT_TOKEN)\n"
+    "  --token-file PATH read the token from PATH (surrounding whitespace ignored)\n"
     "  --help            show this help\n"
+    "\n"
+    "Without --token or --token-file, the token is taken from the environment variable\n"
+    "LENS_COLLECT_TOKEN when it is set and not empty.\n"
     "\n"
     "On start it prints one line on stdout:\n"
     "  lens collect: listening grpc=HOST:PORT http=HOST:PORT out=DIR\n";
@@ -84,6 +92,15 @@ std::optional<std::uint64_t> parse_bytes(const std::string& text) {
     return std::nullopt;
   }
   return value * multiplier;
+}
+
+// A token read from a file or the environment: surrounding whitespace (a trailing newline) is
+// not part of it.
+std::string trimmed(std::string text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return text.substr(first, last - first + 1);
 }
 
 bool is_loopback(const std::string& host) {
@@ -147,7 +164,8 @@ std::size_t terminal_width() {
 }  // namespace
 
 int collect_command(const std::vector<std::string>& args) {
-  const OptionSpec spec{{"--grpc", "--http", "--out", "--max-bytes", "--token"}, {"--help"}};
+  const OptionSpec spec{{"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file"},
+                        {"--help"}};
   auto parsed = parse_options(args, spec, "collect");
   if (!parsed.ok()) {
     return fail(parsed.message());
@@ -194,12 +212,38 @@ int collect_command(const std::vector<std::string>& args) {
     }
     max_bytes = *bytes;
   }
+  if (options.get("--token") && options.get("--token-file")) {
+    return fail("--token and --token-file are both given; accepted: one of them");
+  }
   if (auto token = options.get("--token")) {
     if (token->empty() || token->find_first_of(" \t\r\n") != std::string::npos) {
       return fail("invalid value for --token: '" + *token +
                   "'; accepted: a non-empty token without spaces");
     }
     receiver_options.token = *token;
+  } else if (auto path = options.get("--token-file")) {
+    std::ifstream in(*path);
+    std::stringstream content;
+    content << in.rdbuf();
+    if (!in) {
+      return fail("cannot read --token-file '" + *path +
+                  "'; accepted: a readable file holding the token");
+    }
+    // The token itself is never printed.
+    receiver_options.token = trimmed(content.str());
+    if (receiver_options.token.empty() ||
+        receiver_options.token.find_first_of(" \t\r\n") != std::string::npos) {
+      return fail("invalid token in --token-file '" + *path +
+                  "' (value not shown); accepted: a non-empty token without spaces");
+    }
+  } else if (const char* env = std::getenv("LENS_COLLECT_TOKEN"); env != nullptr && *env != 0) {
+    receiver_options.token = trimmed(env);
+    if (receiver_options.token.empty() ||
+        receiver_options.token.find_first_of(" \t\r\n") != std::string::npos) {
+      return fail(
+          "invalid token in LENS_COLLECT_TOKEN (value not shown); accepted: a non-empty token "
+          "without spaces");
+    }
   }
 
   // SIGINT and SIGTERM are taken with sigtimedwait below; block them before any thread starts

@@ -272,11 +272,24 @@ struct OtlpReceiver::Impl {
 
   std::mutex stop_mutex;
   bool stopped = false;
+  // gRPC calls being handled, and whether a stop began (new calls are then refused with
+  // UNAVAILABLE, which exporters retry elsewhere or later).
+  std::atomic<int> grpc_in_flight{0};
+  std::atomic<bool> grpc_stopping{false};
 
   Impl(OtlpSink& s, std::string t) : sink(s), token(std::move(t)) {}
 
   grpc::Status grpc_export(Signal signal, grpc::CallbackServerContext& context,
                            const grpc::ByteBuffer& in, grpc::ByteBuffer& out) {
+    // Counted before the stop flag is read, so that stop() waits for every call it let in.
+    grpc_in_flight.fetch_add(1, std::memory_order_seq_cst);
+    struct Done {
+      std::atomic<int>& count;
+      ~Done() { count.fetch_sub(1, std::memory_order_seq_cst); }
+    } done{grpc_in_flight};
+    if (grpc_stopping.load(std::memory_order_seq_cst)) {
+      return {grpc::StatusCode::UNAVAILABLE, "lens collect is stopping"};
+    }
     if (!token.empty()) {
       const auto& metadata = context.client_metadata();
       const auto it = metadata.find("authorization");
@@ -320,6 +333,14 @@ struct OtlpReceiver::Impl {
       body.append(data, length);
       return true;
     });
+    // cpp-httplib stops reading at its payload limit without handing us the excess: a declared
+    // length over the limit is the same "too large".
+    const std::string declared = req.get_header_value("Content-Length");
+    if (!declared.empty() && declared.size() < 20 &&
+        declared.find_first_not_of("0123456789") == std::string::npos &&
+        std::stoull(declared) > kMaxRequestBytes) {
+      too_large = true;
+    }
     const std::string type = media_type(req.get_header_value("Content-Type"));
     const BodyFormat format =
         type == "application/x-protobuf" ? BodyFormat::kProtobuf : BodyFormat::kJson;
@@ -520,7 +541,17 @@ void OtlpReceiver::stop() {
     if (impl_->http_thread.joinable()) impl_->http_thread.join();
   }
   if (impl_->grpc_server) {
-    impl_->grpc_server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
+    // grpc::Server::Shutdown(deadline) waits for idle client connections to go away too, and a
+    // client that is connected but not sending (a training job between exports) does not read
+    // the GOAWAY: it would hold every stop for the whole deadline. So: refuse new calls, let the
+    // calls in flight finish (bounded), then shut down at once.
+    impl_->grpc_stopping.store(true, std::memory_order_seq_cst);
+    const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
+    while (impl_->grpc_in_flight.load(std::memory_order_seq_cst) > 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    impl_->grpc_server->Shutdown(std::chrono::system_clock::now());
     impl_->grpc_server->Wait();
   }
 }
