@@ -1,0 +1,245 @@
+// Benchmarks of the OTLP export path against a real `lens collect` child process on loopback
+// (the `lens` binary next to this one): sustained spans/s end to end over gRPC and
+// HTTP/protobuf (batches of 512 spans through the span exporter), `lens collect` ingest
+// (prebuilt requests), and the training thread's cost of a recorded span (LENS_SPAN, two
+// attributes, BatchSpanProcessor) while the OTLP exporter is healthy and while it retries
+// against an endpoint where nothing listens.
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <opentelemetry/exporters/otlp/otlp_recordable_utils.h>
+#include <opentelemetry/proto/collector/trace/v1/trace_service.pb.h>
+#include <opentelemetry/sdk/resource/resource.h>
+#include <opentelemetry/sdk/trace/batch_span_processor.h>
+#include <opentelemetry/sdk/trace/batch_span_processor_options.h>
+#include <opentelemetry/sdk/trace/tracer_provider.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "export/otlp_exporters.hpp"
+#include "export/otlp_transport.hpp"
+#include "lens/detail/active_tracer.hpp"
+#include "lens/env.hpp"
+#include "lens/groups.hpp"
+#include "lens/span.hpp"
+#include "sdk/diagnostics.hpp"
+
+namespace {
+
+namespace sdktrace = opentelemetry::sdk::trace;
+namespace trace_api = opentelemetry::trace;
+using namespace std::chrono_literals;
+
+constexpr std::size_t kBatch = 512;
+
+// `lens collect --grpc 127.0.0.1:0 --http 127.0.0.1:0` into a temporary directory.
+class Collector {
+ public:
+  Collector() {
+    dir_ = std::filesystem::temp_directory_path() / ("lens-bench-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    const std::string cli =
+        (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "lens").string();
+    std::vector<std::string> args{cli,      "collect",     "--grpc", "127.0.0.1:0",
+                                  "--http", "127.0.0.1:0", "--out",  (dir_ / "out").string()};
+    int out_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0) return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    char* envp[] = {nullptr};
+    if (::posix_spawn(&pid_, cli.c_str(), &actions, nullptr, argv.data(), envp) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out_pipe[1]);
+    std::string line;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (pid_ > 0 && line.find('\n') == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      pollfd p{out_pipe[0], POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buffer[512];
+      const ssize_t n = ::read(out_pipe[0], buffer, sizeof(buffer));
+      if (n <= 0) break;
+      line.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(out_pipe[0]);
+    grpc_ = field(line, "grpc");
+    http_ = field(line, "http");
+  }
+  ~Collector() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  bool ok() const { return !grpc_.empty() && !http_.empty(); }
+  std::string endpoint(bool grpc) const { return "http://" + (grpc ? grpc_ : http_); }
+
+ private:
+  static std::string field(const std::string& line, const std::string& key) {
+    const auto start = line.find(" " + key + "=");
+    if (start == std::string::npos) return "";
+    const auto begin = start + key.size() + 2;
+    return line.substr(begin, line.find(' ', begin) - begin);
+  }
+
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+  std::string grpc_;
+  std::string http_;
+};
+
+lens::OtlpSignalSettings settings(const std::string& endpoint, const char* protocol) {
+  return lens::OtelSettings::from_env(lens::Env::from({{"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint},
+                                                       {"OTEL_EXPORTER_OTLP_PROTOCOL", protocol}}))
+      .traces;
+}
+
+// kBatch spans of a training step: two attributes each, one resource and scope.
+std::vector<std::unique_ptr<sdktrace::Recordable>> make_batch(sdktrace::SpanExporter& exporter) {
+  static const auto resource =
+      opentelemetry::sdk::resource::Resource::Create({{"dl.rank", std::int64_t{0}}});
+  static const auto scope =
+      opentelemetry::sdk::instrumentationscope::InstrumentationScope::Create("nemo.lens");
+  std::vector<std::unique_ptr<sdktrace::Recordable>> spans;
+  for (std::size_t i = 0; i < kBatch; ++i) {
+    auto span = exporter.MakeRecordable();
+    const std::array<std::uint8_t, 16> trace_id = {1, 2,  3,  4,  5,  6,  7,  8,
+                                                   9, 10, 11, 12, 13, 14, 15, 16};
+    const std::array<std::uint8_t, 8> span_id = {
+        0, 0, 0, 0, 0, 0, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i + 1)};
+    span->SetIdentity(
+        trace_api::SpanContext(trace_api::TraceId(trace_id), trace_api::SpanId(span_id),
+                               trace_api::TraceFlags(1), false),
+        trace_api::SpanId());
+    span->SetName("megatron.train_step");
+    span->SetSpanKind(trace_api::SpanKind::kInternal);
+    span->SetStartTime(opentelemetry::common::SystemTimestamp(std::chrono::system_clock::now()));
+    span->SetDuration(std::chrono::microseconds(250));
+    span->SetAttribute("iteration", static_cast<std::int64_t>(i));
+    span->SetAttribute("microbatch", 4);
+    span->SetResource(resource);
+    span->SetInstrumentationScope(*scope);
+    spans.push_back(std::move(span));
+  }
+  return spans;
+}
+
+// Sustained spans/s: the span exporter (OTLP encoding, transport) and `lens collect` (decoding,
+// OTLP JSON, write(2)) in series, one batch of 512 spans per iteration.
+void export_loopback(benchmark::State& state, bool grpc) {
+  Collector collector;
+  if (!collector.ok()) {
+    state.SkipWithError("cannot start lens collect");
+    return;
+  }
+  auto exporter = lens::exporters::make_otlp_span_exporter(
+      settings(collector.endpoint(grpc), grpc ? "grpc" : "http/protobuf"));
+  for (auto _ : state) {
+    // The recordables are consumed by the export (the SDK makes them on the training thread).
+    state.PauseTiming();
+    auto spans = make_batch(*exporter);
+    state.ResumeTiming();
+    const opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>> batch(spans.data(),
+                                                                                  spans.size());
+    if (exporter->Export(batch) != opentelemetry::sdk::common::ExportResult::kSuccess) {
+      state.SkipWithError("export failed");
+      break;
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+  exporter->Shutdown(1s);
+}
+
+void BM_Export_Grpc_Loopback(benchmark::State& state) { export_loopback(state, true); }
+BENCHMARK(BM_Export_Grpc_Loopback)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Export_HttpProtobuf_Loopback(benchmark::State& state) { export_loopback(state, false); }
+BENCHMARK(BM_Export_HttpProtobuf_Loopback)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// `lens collect` ingest over gRPC: a prebuilt request of 512 spans sent again and again.
+void BM_Collect_Ingest_Grpc(benchmark::State& state) {
+  Collector collector;
+  if (!collector.ok()) {
+    state.SkipWithError("cannot start lens collect");
+    return;
+  }
+  const auto s = settings(collector.endpoint(true), "grpc");
+  auto exporter = lens::exporters::make_otlp_span_exporter(s);
+  auto spans = make_batch(*exporter);
+  opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest request;
+  opentelemetry::exporter::otlp::OtlpRecordableUtils::PopulateRequest(
+      opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>(spans.data(), spans.size()),
+      &request);
+  auto transport = lens::exporters::make_otlp_transport(s, lens::Signal::traces);
+  for (auto _ : state) {
+    if (!transport->send(request, 10s).ok()) {
+      state.SkipWithError("send failed");
+      break;
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+}
+BENCHMARK(BM_Collect_Ingest_Grpc)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The training thread's cost of LENS_SPAN with two attributes over a BatchSpanProcessor whose
+// OTLP exporter sends to `lens collect` (healthy) or to a port where nothing listens (every
+// export retried until its timeout, the queue full, spans dropped).
+void span_with_exporter(benchmark::State& state, bool healthy) {
+  lens::sdk::install_sdk_diagnostics();  // as setup does: a full queue is reported once
+  std::unique_ptr<Collector> collector;
+  std::string endpoint = "http://127.0.0.1:9";  // discard port: nothing listens on loopback
+  if (healthy) {
+    collector = std::make_unique<Collector>();
+    if (!collector->ok()) {
+      state.SkipWithError("cannot start lens collect");
+      return;
+    }
+    endpoint = collector->endpoint(true);
+  }
+  auto provider =
+      std::make_shared<sdktrace::TracerProvider>(std::make_unique<sdktrace::BatchSpanProcessor>(
+          lens::exporters::make_otlp_span_exporter(
+              settings(endpoint, "grpc"), std::make_shared<lens::exporters::ExportReport>(
+                                              lens::Signal::traces, [](std::string_view) {})),
+          sdktrace::BatchSpanProcessorOptions{}));
+  lens::set_enabled_span_groups({"step"});
+  lens::detail::set_active_tracer(provider->GetTracer("nemo.lens.helpers"));
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    LENS_SPAN("step", "megatron.train_step", {"iteration", ++i}, {"microbatch", 4});
+    benchmark::ClobberMemory();
+  }
+  lens::set_enabled_span_groups({});
+  lens::detail::set_active_tracer(lens::detail::TracerPtr{});
+  provider->Shutdown(2s);
+}
+
+void BM_Span_Recorded_2Attrs_OtlpHealthy(benchmark::State& state) {
+  span_with_exporter(state, true);
+}
+BENCHMARK(BM_Span_Recorded_2Attrs_OtlpHealthy);
+
+void BM_Span_Recorded_2Attrs_OtlpDeadEndpoint(benchmark::State& state) {
+  span_with_exporter(state, false);
+}
+BENCHMARK(BM_Span_Recorded_2Attrs_OtlpDeadEndpoint);
+
+}  // namespace
