@@ -1,11 +1,13 @@
 // setup_telemetry() and TelemetryHandle: the lifecycle of SPEC Part 1 §1.7.
 //
 // Setup validates everything first and changes nothing when it fails; on an exporting rank it
-// builds an opentelemetry-cpp tracer provider (resource, seed-independent ids, the configured
-// sampler, the open-span closer and a batch processor in front of the exporter), installs it
-// globally and enables the configured span groups. Non-exporting ranks build nothing.
-// shutdown() ends open spans, then flushes and shuts everything down within one timeout.
-// After fork() the child has telemetry off and may call setup again.
+// builds the opentelemetry-cpp providers the config turns on — tracer provider (resource,
+// seed-independent ids, the configured sampler, the open-span closer and a batch processor in
+// front of the exporter), meter provider (views, a periodic reader around the exporter) and
+// logger provider (a batch processor in front of the exporter) — installs them globally and
+// enables the configured span groups. Non-exporting ranks build nothing.
+// shutdown() ends open spans, then flushes and shuts traces, metrics and logs down within one
+// timeout. After fork() the child has telemetry off and may call setup again.
 //
 // Thread-safety: setup and shutdown may be called from any thread; they serialise on a
 // process-wide lock. A handle may be shared between threads.
@@ -14,6 +16,9 @@
 #include <opentelemetry/logs/logger.h>
 #include <opentelemetry/metrics/meter.h>
 #include <opentelemetry/nostd/shared_ptr.h>
+#include <opentelemetry/sdk/logs/exporter.h>
+#include <opentelemetry/sdk/metrics/metric_reader.h>
+#include <opentelemetry/sdk/metrics/push_metric_exporter.h>
 #include <opentelemetry/sdk/trace/exporter.h>
 #include <opentelemetry/trace/tracer.h>
 
@@ -22,10 +27,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lens/attributes.hpp"
 #include "lens/config.hpp"
 #include "lens/env.hpp"
+#include "lens/metrics.hpp"
 #include "lens/rank_info.hpp"
 #include "lens/resource.hpp"
 #include "lens/result.hpp"
@@ -38,6 +45,16 @@ struct SetupOverrides {
   // Replaces the exporter built from the config (still behind the closer and the batch
   // processor, sampler and limits still apply). See lens/testing/in_memory_exporter.hpp.
   std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> span_exporter;
+  // Replace the periodic reader (OTEL_METRIC_EXPORT_INTERVAL is then unused), e.g.
+  // lens/testing/manual_metric_reader.hpp. Keep a copy to collect from.
+  std::vector<std::shared_ptr<opentelemetry::sdk::metrics::MetricReader>> metric_readers;
+  // Replaces the metric exporter built from the config (still in the periodic reader, behind
+  // the counting and overflow-renaming wrapper). Unused when metric_readers are given.
+  std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> metric_exporter;
+  // Views of the meter provider (bucket boundaries, renames, aggregations).
+  std::vector<metrics::MetricView> metric_views;
+  // Replaces the log record exporter built from the config (still behind the batch processor).
+  std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> log_record_exporter;
   // Decides whether this rank exports, instead of the registry and config.rank_strategy.
   std::optional<RankStrategy> rank_strategy;
   // The job's collective, so that rank 0 can share a generated run id (SPEC §1.4).
@@ -53,7 +70,18 @@ struct TelemetryStats {
   std::uint64_t spans_started = 0;
   std::uint64_t spans_ended = 0;
   std::uint64_t spans_exported = 0;
-  std::uint64_t spans_dropped = 0;  // dropped by a full queue or a failed export
+  std::uint64_t spans_dropped = 0;           // dropped by a full queue or a failed export
+  std::uint64_t spans_failed = 0;            // in failed exports (part of spans_dropped)
+  std::uint64_t metric_points_exported = 0;  // data points in successful metric exports
+  std::uint64_t metric_points_failed = 0;    // data points in failed metric exports
+  std::uint64_t log_records_emitted = 0;     // accepted into the batch processor
+  std::uint64_t log_records_exported = 0;
+  std::uint64_t log_records_failed = 0;   // in failed exports (part of log_records_dropped)
+  std::uint64_t log_records_dropped = 0;  // refused by a full queue, failed, or lost at shutdown
+  // Over the exporters this setup built (all signals; not custom exporters from overrides):
+  std::uint64_t exports_failed = 0;  // export calls that failed after their retries
+  std::uint64_t export_retries = 0;  // attempts after the first (OTLP retryable answers)
+  std::uint64_t items_rejected = 0;  // spans/points/records a receiver refused (partial_success)
 };
 
 class TelemetryHandle {
@@ -66,7 +94,8 @@ class TelemetryHandle {
   TelemetryHandle(TelemetryHandle&&) noexcept = default;
   TelemetryHandle& operator=(TelemetryHandle&&) noexcept = default;
 
-  // Instrumentation scope "nemo.lens"; no-op implementations when not exporting.
+  // Instrumentation scope "nemo.lens"; no-op implementations when not exporting, when the
+  // signal is off (P_TRACES/METRICS/LOGS_ENABLED), after shutdown and in a forked child.
   opentelemetry::nostd::shared_ptr<opentelemetry::trace::Tracer> tracer() const;
   opentelemetry::nostd::shared_ptr<opentelemetry::metrics::Meter> meter() const;
   opentelemetry::nostd::shared_ptr<opentelemetry::logs::Logger> logger() const;

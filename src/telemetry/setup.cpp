@@ -1,11 +1,14 @@
 // setup_telemetry() and TelemetryHandle (see include/lens/telemetry.hpp): validation before
-// any change, the double-init guard, installation of the exporting rank's providers, the
-// bounded shutdown, and the fork handlers that leave a child with telemetry off.
+// any change, the double-init guard, installation of the exporting rank's tracer, meter and
+// logger providers, the bounded shutdown of all three, and the fork handlers that leave a
+// child with telemetry off.
 #include <opentelemetry/baggage/propagation/baggage_propagator.h>
 #include <opentelemetry/context/propagation/composite_propagator.h>
 #include <opentelemetry/context/propagation/global_propagator.h>
 #include <opentelemetry/logs/noop.h>
+#include <opentelemetry/logs/provider.h>
 #include <opentelemetry/metrics/noop.h>
+#include <opentelemetry/metrics/provider.h>
 #include <opentelemetry/trace/noop.h>
 #include <opentelemetry/trace/propagation/b3_propagator.h>
 #include <opentelemetry/trace/propagation/http_trace_context.h>
@@ -20,18 +23,28 @@
 #include <thread>
 #include <vector>
 
+#include "export/export_report.hpp"
+#include "export/log_exporters.hpp"
+#include "export/metric_exporters.hpp"
 #include "export/span_exporters.hpp"
 #include "lens/detail/active_tracer.hpp"
 #include "lens/groups.hpp"
+#include "lens/metrics.hpp"
 #include "lens/telemetry.hpp"
 #include "lens/validate.hpp"
 #include "lens/version.hpp"
+#include "logs/active_logger.hpp"
 #include "sdk/diagnostics.hpp"
+#include "telemetry/logger_provider.hpp"
+#include "telemetry/meter_provider.hpp"
+#include "telemetry/self_metrics.hpp"
 #include "telemetry/tracer_provider.hpp"
 
 namespace lens {
 
 namespace trace_api = opentelemetry::trace;
+namespace metrics_api = opentelemetry::metrics;
+namespace logs_api = opentelemetry::logs;
 namespace nostd = opentelemetry::nostd;
 namespace propagation = opentelemetry::context::propagation;
 
@@ -45,8 +58,22 @@ struct TelemetryHandle::State {
   std::shared_ptr<sdk::SpanCounts> counts;
   std::function<std::uint64_t()> exported;
   std::function<std::uint64_t()> failed;
+  std::shared_ptr<opentelemetry::sdk::metrics::MeterProvider> meter_provider;
+  nostd::shared_ptr<metrics_api::Meter> meter;
+  std::shared_ptr<metrics::SignalCounters> metric_counters;
+  std::shared_ptr<telemetry::SelfMetrics> self_metrics;
+  std::shared_ptr<opentelemetry::sdk::logs::LoggerProvider> logger_provider;
+  nostd::shared_ptr<logs_api::Logger> logger;
+  std::shared_ptr<metrics::SignalCounters> log_counters;
+  // Outcomes of the exports of each signal (failures, partial_success rejections, retries).
+  std::shared_ptr<exporters::ExportReport> trace_report;
+  std::shared_ptr<exporters::ExportReport> metric_report;
+  std::shared_ptr<exporters::ExportReport> log_report;
   std::once_flag shutdown_once;
   std::atomic<bool> shut_down{false};
+
+  // The self-metrics read this state: unregister them before any member goes.
+  ~State() { self_metrics.reset(); }
 };
 
 namespace {
@@ -73,12 +100,27 @@ nostd::shared_ptr<trace_api::Tracer> noop_tracer() {
   return *tracer;
 }
 
+nostd::shared_ptr<metrics_api::Meter> noop_meter() {
+  static auto* meter = new nostd::shared_ptr<metrics_api::Meter>(new metrics_api::NoopMeter());
+  return *meter;
+}
+
+nostd::shared_ptr<logs_api::Logger> noop_logger() {
+  static auto* logger = new nostd::shared_ptr<logs_api::Logger>(new logs_api::NoopLogger());
+  return *logger;
+}
+
 // Puts every process-wide switch back to "telemetry off" (no lock taken).
 void reset_globals() noexcept {
   detail::set_active_tracer(detail::TracerPtr());
+  logs::clear_active_logger();
   set_enabled_span_groups({});
   trace_api::Provider::SetTracerProvider(
       nostd::shared_ptr<trace_api::TracerProvider>(new trace_api::NoopTracerProvider()));
+  metrics_api::Provider::SetMeterProvider(
+      nostd::shared_ptr<metrics_api::MeterProvider>(new metrics_api::NoopMeterProvider()));
+  logs_api::Provider::SetLoggerProvider(
+      nostd::shared_ptr<logs_api::LoggerProvider>(new logs_api::NoopLoggerProvider()));
 }
 
 // fork(): the forking thread holds the lifecycle lock across the fork, so the child never
@@ -93,9 +135,15 @@ void after_fork_in_child() noexcept {
     l.abandoned->push_back(std::move(l.live));
     l.live = nullptr;
   }
-  // The global provider slot holds a reference to the parent's provider too: leak it.
-  static auto* leaked = new std::vector<nostd::shared_ptr<trace_api::TracerProvider>>();
-  leaked->push_back(trace_api::Provider::GetTracerProvider());
+  // The global provider slots hold references to the parent's providers too: leak them
+  // (a meter provider's destructor would join the periodic reader's thread, which only
+  // exists in the parent).
+  static auto* leaked_tracers = new std::vector<nostd::shared_ptr<trace_api::TracerProvider>>();
+  static auto* leaked_meters = new std::vector<nostd::shared_ptr<metrics_api::MeterProvider>>();
+  static auto* leaked_loggers = new std::vector<nostd::shared_ptr<logs_api::LoggerProvider>>();
+  leaked_tracers->push_back(trace_api::Provider::GetTracerProvider());
+  leaked_meters->push_back(metrics_api::Provider::GetMeterProvider());
+  leaked_loggers->push_back(logs_api::Provider::GetLoggerProvider());
   reset_globals();
   l.mutex.unlock();
 }
@@ -126,43 +174,120 @@ nostd::shared_ptr<propagation::TextMapPropagator> make_propagator(const OtelSett
       new propagation::CompositePropagator(std::move(parts)));
 }
 
-// Flushes and shuts the providers down on a helper thread, so that a backend that never
-// answers cannot hold the caller past the deadline. Returns false on timeout (the helper
-// thread is left to finish on its own; it owns what it touches).
-bool shutdown_providers(const std::shared_ptr<State>& state, std::chrono::milliseconds timeout) {
-  if (state->tracer_provider == nullptr) {
-    return true;
-  }
+// Flushes and shuts each provider down on a helper thread of its own, all against the one
+// deadline, so that a backend that never answers cannot hold the caller past it (nor starve
+// the other signals of their share). Returns the signals that did not finish in time; their
+// helper threads are left to finish on their own (they own what they touch).
+std::string shutdown_providers(const std::shared_ptr<State>& state,
+                               std::chrono::milliseconds timeout) {
   struct Done {
     std::mutex mutex;
     std::condition_variable cv;
-    bool finished = false;
+    int finished = 0;
   };
   auto done = std::make_shared<Done>();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::thread worker([state, done, deadline] {
+  auto remaining = [deadline] {
     using std::chrono::duration_cast;
     using std::chrono::microseconds;
-    auto remaining = [&] {
-      return std::max(microseconds(0),
-                      duration_cast<microseconds>(deadline - std::chrono::steady_clock::now()));
-    };
+    return std::max(microseconds(0),
+                    duration_cast<microseconds>(deadline - std::chrono::steady_clock::now()));
+  };
+  struct Job {
+    const char* signal;
+    std::function<void()> run;
+  };
+  std::vector<Job> jobs;
+  if (state->tracer_provider != nullptr) {
     // Shutdown first ends still-open spans (the closer precedes the batch processor), then
     // the batch processor drains its queue into the exporter.
-    state->tracer_provider->Shutdown(remaining());
-    std::lock_guard<std::mutex> lock(done->mutex);
-    done->finished = true;
-    done->cv.notify_all();
-  });
-  std::unique_lock<std::mutex> lock(done->mutex);
-  const bool finished = done->cv.wait_until(lock, deadline, [&] { return done->finished; });
-  lock.unlock();
-  if (finished) {
-    worker.join();
-  } else {
-    worker.detach();
+    jobs.push_back(
+        {"traces", [state, remaining] { state->tracer_provider->Shutdown(remaining()); }});
   }
-  return finished;
+  if (state->meter_provider != nullptr) {
+    // A last collection and export first: opentelemetry-cpp 1.19's reader exports at shutdown
+    // only when its worker thread wins a race, often with nothing collected.
+    jobs.push_back({"metrics", [state, remaining] {
+                      state->meter_provider->ForceFlush(remaining());
+                      state->meter_provider->Shutdown(remaining());
+                    }});
+  }
+  if (state->logger_provider != nullptr) {
+    jobs.push_back({"logs", [state, remaining] { state->logger_provider->Shutdown(remaining()); }});
+  }
+  std::vector<std::shared_ptr<std::atomic<bool>>> finished;
+  std::vector<std::thread> workers;
+  for (Job& job : jobs) {
+    auto flag = std::make_shared<std::atomic<bool>>(false);
+    finished.push_back(flag);
+    workers.emplace_back([run = std::move(job.run), flag, done] {
+      run();
+      std::lock_guard<std::mutex> lock(done->mutex);
+      flag->store(true);
+      ++done->finished;
+      done->cv.notify_all();
+    });
+  }
+  const int total = static_cast<int>(jobs.size());
+  {
+    std::unique_lock<std::mutex> lock(done->mutex);
+    done->cv.wait_until(lock, deadline, [&] { return done->finished == total; });
+  }
+  std::string late;
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    if (finished[i]->load()) {
+      workers[i].join();
+    } else {
+      workers[i].detach();
+      late += late.empty() ? "" : ", ";
+      late += jobs[i].signal;
+    }
+  }
+  return late;
+}
+
+TelemetryStats stats_of(const State& state) noexcept {
+  TelemetryStats stats;
+  if (state.counts != nullptr) {
+    stats.spans_started = state.counts->started.load(std::memory_order_relaxed);
+    stats.spans_ended = state.counts->ended.load(std::memory_order_relaxed);
+  }
+  if (state.exported) {
+    stats.spans_exported = state.exported();
+  }
+  if (state.failed) {
+    stats.spans_failed = state.failed();
+    stats.spans_dropped = stats.spans_failed;
+  }
+  const bool shut_down = state.shut_down.load();
+  // Once shut down, every ended span was either exported or lost (failed or queue full).
+  if (shut_down && stats.spans_ended > stats.spans_exported) {
+    stats.spans_dropped = stats.spans_ended - stats.spans_exported;
+  }
+  for (const auto& report : {state.trace_report, state.metric_report, state.log_report}) {
+    if (!report) continue;
+    const exporters::ExportReportCounts counts = report->counts();
+    stats.exports_failed += counts.exports_failed;
+    stats.export_retries += counts.retries;
+    stats.items_rejected += counts.items_rejected;
+  }
+  if (const auto& m = state.metric_counters) {
+    stats.metric_points_exported = m->exported.load(std::memory_order_relaxed);
+    stats.metric_points_failed = m->failed.load(std::memory_order_relaxed);
+  }
+  if (const auto& l = state.log_counters) {
+    stats.log_records_emitted = l->received.load(std::memory_order_relaxed);
+    stats.log_records_exported = l->exported.load(std::memory_order_relaxed);
+    stats.log_records_failed = l->failed.load(std::memory_order_relaxed);
+    stats.log_records_dropped =
+        l->dropped.load(std::memory_order_relaxed) + stats.log_records_failed;
+    // Once shut down, every accepted record was either exported or lost.
+    if (shut_down && stats.log_records_emitted > stats.log_records_exported) {
+      stats.log_records_dropped = l->dropped.load(std::memory_order_relaxed) +
+                                  stats.log_records_emitted - stats.log_records_exported;
+    }
+  }
+  return stats;
 }
 
 }  // namespace
@@ -172,46 +297,31 @@ TelemetryHandle::TelemetryHandle(std::shared_ptr<State> state) : state_(std::mov
 TelemetryHandle::~TelemetryHandle() = default;
 
 nostd::shared_ptr<trace_api::Tracer> TelemetryHandle::tracer() const {
-  if (!state_->exporting || state_->shut_down.load() || state_->pid != ::getpid()) {
+  if (state_->tracer == nullptr || state_->shut_down.load() || state_->pid != ::getpid()) {
     return noop_tracer();
   }
   return state_->tracer;
 }
 
-nostd::shared_ptr<opentelemetry::metrics::Meter> TelemetryHandle::meter() const {
-  static auto* meter =
-      new nostd::shared_ptr<opentelemetry::metrics::Meter>(new opentelemetry::metrics::NoopMeter());
-  return *meter;
+nostd::shared_ptr<metrics_api::Meter> TelemetryHandle::meter() const {
+  if (state_->meter == nullptr || state_->shut_down.load() || state_->pid != ::getpid()) {
+    return noop_meter();
+  }
+  return state_->meter;
 }
 
-nostd::shared_ptr<opentelemetry::logs::Logger> TelemetryHandle::logger() const {
-  static auto* logger =
-      new nostd::shared_ptr<opentelemetry::logs::Logger>(new opentelemetry::logs::NoopLogger());
-  return *logger;
+nostd::shared_ptr<logs_api::Logger> TelemetryHandle::logger() const {
+  if (state_->logger == nullptr || state_->shut_down.load() || state_->pid != ::getpid()) {
+    return noop_logger();
+  }
+  return state_->logger;
 }
 
 bool TelemetryHandle::is_exporting() const noexcept { return state_->exporting; }
 const std::string& TelemetryHandle::run_id() const noexcept { return state_->run_id; }
 const Attributes& TelemetryHandle::resource() const noexcept { return state_->resource; }
 
-TelemetryStats TelemetryHandle::stats() const noexcept {
-  TelemetryStats stats;
-  if (state_->counts != nullptr) {
-    stats.spans_started = state_->counts->started.load(std::memory_order_relaxed);
-    stats.spans_ended = state_->counts->ended.load(std::memory_order_relaxed);
-  }
-  if (state_->exported) {
-    stats.spans_exported = state_->exported();
-  }
-  if (state_->failed) {
-    stats.spans_dropped = state_->failed();
-  }
-  // Once shut down, every ended span was either exported or lost (failed or queue full).
-  if (state_->shut_down.load() && stats.spans_ended > stats.spans_exported) {
-    stats.spans_dropped = stats.spans_ended - stats.spans_exported;
-  }
-  return stats;
-}
+TelemetryStats TelemetryHandle::stats() const noexcept { return stats_of(*state_); }
 
 Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
   const std::shared_ptr<State> state = state_;
@@ -234,9 +344,16 @@ Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
       }
     }
     state->shut_down.store(true);
-    if (!shutdown_providers(state, timeout)) {
-      result = Error("Telemetry shutdown did not finish within " + std::to_string(timeout.count()) +
-                     " ms; the exporter is still busy and what it holds may be lost");
+    metrics::clear_instrument_cache();
+    // Exports in a retry wait stop retrying, so that the final flush fits in the timeout.
+    for (const auto& report : {state->trace_report, state->metric_report, state->log_report}) {
+      if (report) report->begin_drain();
+    }
+    const std::string late = shutdown_providers(state, timeout);
+    if (!late.empty()) {
+      result =
+          Error("Telemetry shutdown did not finish within " + std::to_string(timeout.count()) +
+                " ms for " + late + "; the exporter is still busy and what it holds may be lost");
     }
   });
   return result;
@@ -288,26 +405,80 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
   if (*exporting) {
     sdk::install_sdk_diagnostics();  // before any SDK component can report
     state->resource = build_resource(config, rank, resource_attributes, env);
-    std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> exporter;
-    if (overrides.span_exporter != nullptr) {
-      exporter = std::move(overrides.span_exporter);
-    } else {
-      auto made = exporters::make_span_exporter(config);
-      if (!made.ok()) {
-        return Error(made.message());
+    // Every exporter is made before any provider, so that a failure leaves nothing running.
+    std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> span_exporter;
+    if (config.traces_enabled) {
+      if (overrides.span_exporter != nullptr) {
+        span_exporter = std::move(overrides.span_exporter);
+      } else {
+        state->trace_report = std::make_shared<exporters::ExportReport>(Signal::traces);
+        auto made = exporters::make_span_exporter(config, state->trace_report);
+        if (!made.ok()) {
+          return Error(made.message());
+        }
+        span_exporter = std::move(made).value();
       }
-      exporter = std::move(made).value();
     }
-    auto built =
-        telemetry::build_tracer_provider(config, rank, state->resource, std::move(exporter));
-    if (!built.ok()) {
-      return Error(built.message());
+    std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> metric_exporter;
+    if (config.metrics_enabled && overrides.metric_readers.empty()) {
+      if (overrides.metric_exporter != nullptr) {
+        metric_exporter = std::move(overrides.metric_exporter);
+      } else {
+        state->metric_report = std::make_shared<exporters::ExportReport>(Signal::metrics);
+        auto made = exporters::make_metric_exporter(config, state->metric_report);
+        if (!made.ok()) {
+          return Error(made.message());
+        }
+        metric_exporter = std::move(made).value();
+      }
     }
-    state->tracer_provider = built->provider;
-    state->counts = built->counts;
-    state->exported = built->exported;
-    state->failed = built->failed;
-    state->tracer = state->tracer_provider->GetTracer("nemo.lens", kVersion);
+    std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> log_exporter;
+    if (config.logs_enabled) {
+      if (overrides.log_record_exporter != nullptr) {
+        log_exporter = std::move(overrides.log_record_exporter);
+      } else {
+        state->log_report = std::make_shared<exporters::ExportReport>(Signal::logs);
+        auto made = exporters::make_log_record_exporter(config, state->log_report);
+        if (!made.ok()) {
+          return Error(made.message());
+        }
+        log_exporter = std::move(made).value();
+      }
+    }
+    if (config.traces_enabled) {
+      auto built =
+          telemetry::build_tracer_provider(config, rank, state->resource, std::move(span_exporter));
+      if (!built.ok()) {
+        return Error(built.message());
+      }
+      state->tracer_provider = built->provider;
+      state->counts = built->counts;
+      state->exported = built->exported;
+      state->failed = built->failed;
+      state->tracer = state->tracer_provider->GetTracer("nemo.lens", kVersion);
+    }
+    if (config.metrics_enabled) {
+      auto built = telemetry::build_meter_provider(
+          config, state->resource, std::move(metric_exporter), std::move(overrides.metric_readers),
+          std::move(overrides.metric_views));
+      state->meter_provider = built.provider;
+      state->metric_counters = built.counters;
+      state->meter = state->meter_provider->GetMeter("nemo.lens", kVersion);
+    }
+    if (config.logs_enabled) {
+      auto built =
+          telemetry::build_logger_provider(config, state->resource, std::move(log_exporter));
+      state->logger_provider = built.provider;
+      state->log_counters = built.counters;
+      state->logger = state->logger_provider->GetLogger("nemo.lens", "nemo.lens", kVersion);
+    }
+    if (state->meter != nullptr) {
+      // A plain pointer: the registration lives in the state and ends before it (~State).
+      const State* raw = state.get();
+      state->self_metrics = telemetry::register_self_metrics(
+          *state->meter, [raw] { return stats_of(*raw); }, state->tracer_provider != nullptr,
+          state->logger_provider != nullptr);
+    }
   }
 
   // Everything that can fail has succeeded: from here on, install.
@@ -322,11 +493,26 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
   if (!run_id->warning.empty() && *exporting) {
     std::fprintf(stderr, "lens: warning: %s\n", run_id->warning.c_str());
   }
+  metrics::clear_instrument_cache();
   if (*exporting) {
-    trace_api::Provider::SetTracerProvider(
-        nostd::shared_ptr<trace_api::TracerProvider>(state->tracer_provider));
+    reset_globals();  // a signal that is off stays a no-op
+    if (state->tracer_provider != nullptr) {
+      trace_api::Provider::SetTracerProvider(
+          nostd::shared_ptr<trace_api::TracerProvider>(state->tracer_provider));
+      detail::set_active_tracer(state->tracer);
+    }
+    if (state->meter_provider != nullptr) {
+      metrics_api::Provider::SetMeterProvider(
+          nostd::shared_ptr<metrics_api::MeterProvider>(state->meter_provider));
+    }
+    if (state->logger_provider != nullptr) {
+      logs_api::Provider::SetLoggerProvider(
+          nostd::shared_ptr<logs_api::LoggerProvider>(state->logger_provider));
+      logs::set_active_logger(
+          logs::ActiveLogger{state->logger, config.otel.limits.logrecord_attribute_count.value,
+                             config.otel.limits.logrecord_attribute_value_length.value});
+    }
     propagation::GlobalTextMapPropagator::SetGlobalPropagator(make_propagator(config.otel));
-    detail::set_active_tracer(state->tracer);
     set_enabled_span_groups(*groups);
   } else {
     reset_globals();

@@ -37,6 +37,8 @@ Config enabled_config(std::string span_groups = "default") {
   config.rank_strategy = "all_ranks";
   config.run_id = "test-run";
   config.span_groups = std::move(span_groups);
+  // Spans go to the tests' own exporter; metrics (on by default) are collected and discarded.
+  config.exporter = "none";
   // opentelemetry-cpp 1.19's batch processor can miss the shutdown wake-up and sleep until its
   // next scheduled export (upstream issue #4373): keep that well below the tests' timeouts.
   config.otel = OtelSettings::from_env(Env::from({{"OTEL_BSP_SCHEDULE_DELAY", "200"}}));
@@ -104,7 +106,8 @@ bool settle_threads(int expected) {
   int asleep_in_a_row = 0;
   for (int i = 0; i < 600 && asleep_in_a_row < 3; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    asleep_in_a_row = thread_count() <= expected && other_threads_asleep() ? asleep_in_a_row + 1 : 0;
+    asleep_in_a_row =
+        thread_count() <= expected && other_threads_asleep() ? asleep_in_a_row + 1 : 0;
   }
   return asleep_in_a_row >= 3;
 }
@@ -357,6 +360,30 @@ TEST_F(Telemetry, OtelSdkDisabledBehavesAsDisabled) {
   keep(setup_telemetry(enabled_config(), rank_of(0, 1), {}, in_memory().overrides));
 }
 
+TEST_F(Telemetry, SignalsThatAreOffBuildNothing) {
+  Config config = enabled_config();
+  config.traces_enabled = false;
+  config.metrics_enabled = false;
+  auto handle = keep(setup_telemetry(config, rank_of(0, 1), {}, in_memory().overrides));
+  ASSERT_TRUE(handle.is_exporting());
+  EXPECT_FALSE(handle.tracer()->StartSpan("off")->IsRecording());
+  EXPECT_TRUE(is_span_group_enabled("job"));  // groups stay on: spans are non-recording
+  EXPECT_EQ(thread_count(), base_threads_);   // no batch worker, no metric reader
+  EXPECT_TRUE(handle.shutdown().ok());
+}
+
+TEST_F(Telemetry, MeterAndLoggerAreRealOnlyWhileExporting) {
+  Config config = enabled_config();
+  config.logs_enabled = true;
+  auto handle = keep(setup_telemetry(config, rank_of(0, 1), {}, in_memory().overrides));
+  const auto meter = handle.meter();
+  const auto logger = handle.logger();
+  EXPECT_EQ(handle.logger()->GetName(), "nemo.lens");
+  ASSERT_TRUE(handle.shutdown().ok());
+  EXPECT_NE(handle.meter().get(), meter.get());  // the no-op meter after shutdown
+  EXPECT_NE(handle.logger().get(), logger.get());
+}
+
 TEST_F(Telemetry, ShutdownIsIdempotentAcrossCopies) {
   auto handle = keep(setup_telemetry(enabled_config(), rank_of(0, 1), {}, in_memory().overrides));
   TelemetryHandle copy = handle;
@@ -410,9 +437,10 @@ TEST_F(Telemetry, ShutdownWithABlockedExporterReturnsWithinItsTimeout) {
   const Status status = handle.shutdown(std::chrono::milliseconds(300));
   const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
-            "Telemetry shutdown did not finish within 300 ms; the exporter is still busy and what "
-            "it holds may be lost");
+  EXPECT_EQ(
+      status.message(),
+      "Telemetry shutdown did not finish within 300 ms for traces; the exporter is still busy "
+      "and what it holds may be lost");
   EXPECT_LT(elapsed, std::chrono::milliseconds(1500));
   gate->release();  // the shutdown helper thread then finishes on its own (see TearDown)
 }
@@ -468,9 +496,11 @@ TEST_F(Telemetry, ForkedChildHasTelemetryOffAndMaySetUpAgain) {
   auto handle =
       keep(setup_telemetry(enabled_config(), rank_of(0, 1), {}, std::move(capture.overrides)));
   auto open_span = handle.tracer()->StartSpan("open-in-parent");
-  ASSERT_TRUE(settle_threads(base_threads_ + 1));  // plus the batch worker
-  const int status = run_in_child([&handle] {
+  const auto* parent_meter = handle.meter().get();
+  ASSERT_TRUE(settle_threads(base_threads_ + 2));  // plus the batch and metric reader workers
+  const int status = run_in_child([&handle, parent_meter] {
     if (is_span_group_enabled("job")) return 10;
+    if (handle.meter().get() == parent_meter) return 17;
     if (detail::active_tracer()->StartSpan("x")->IsRecording()) return 11;
     if (handle.tracer()->StartSpan("y")->IsRecording()) return 12;
     if (!handle.shutdown(std::chrono::milliseconds(100)).ok()) return 13;
@@ -511,7 +541,8 @@ TEST_F(Telemetry, ForkWhileAnotherThreadHoldsTheExporterBusy) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ASSERT_GT(gate->entered.load(), 0) << "the exporter thread never started exporting";
-  ASSERT_TRUE(settle_threads(base_threads_ + 1));  // the batch worker, blocked in Export()
+  // The batch worker, blocked in Export(), and the metric reader's worker.
+  ASSERT_TRUE(settle_threads(base_threads_ + 2));
   const int status = run_in_child([] {
     Capture child_capture = in_memory();
     auto again =

@@ -1,0 +1,55 @@
+// Cost of lens::log: a call below the bridge's level (one relaxed load and a branch, nothing
+// formatted), and a recorded call (body formatted, opentelemetry-cpp's logger creates the
+// record, stamps the active span context, and hands it to the batch processor; exporter=none).
+// Single- and two-thread variants.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "bench_support.hpp"
+#include "lens/log.hpp"
+#include "lens/rank_info.hpp"
+#include "lens/telemetry.hpp"
+
+namespace {
+
+void ensure_logging() {
+  static auto* h = [] {
+    lens::Config config = lens::bench::exporting_none_config("log-bench");
+    config.traces_enabled = false;
+    config.metrics_enabled = false;
+    config.logs_enabled = true;
+    // A queue that the discarding export thread keeps from filling: records are not dropped.
+    config.otel = lens::OtelSettings::from_env(lens::Env::from(
+        {{"OTEL_BLRP_MAX_QUEUE_SIZE", "1048576"}, {"OTEL_BLRP_SCHEDULE_DELAY", "10"}}));
+    lens::SetupOverrides overrides;
+    overrides.env = lens::Env::from({});
+    auto made =
+        lens::setup_telemetry(config, *lens::RankInfo::make(0, 1), {}, std::move(overrides));
+    if (!made.ok()) {
+      std::fprintf(stderr, "lens_bench: setup_telemetry failed: %s\n", made.message().c_str());
+      std::abort();
+    }
+    return new lens::TelemetryHandle(*made);
+  }();
+  benchmark::DoNotOptimize(h);
+}
+
+void BM_Log_Disabled(benchmark::State& state) {
+  ensure_logging();
+  lens::setup_logging_bridge(lens::log::Level::info);
+  int step = 0;
+  for (auto _ : state) lens::log::debug("step ", ++step, " done");
+}
+BENCHMARK(BM_Log_Disabled)->Threads(1)->Threads(2);
+
+void BM_Log_Recorded(benchmark::State& state) {
+  ensure_logging();
+  lens::setup_logging_bridge(lens::log::Level::info);
+  int step = 0;
+  for (auto _ : state) lens::log::info("step ", ++step, " done");
+}
+BENCHMARK(BM_Log_Recorded)->Threads(1)->Threads(2);
+
+}  // namespace

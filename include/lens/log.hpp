@@ -1,0 +1,119 @@
+// A small logging API whose records become OpenTelemetry log records, correlated with the
+// active span (trace id, span id and flags filled in by opentelemetry-cpp's logger).
+//
+//   lens::setup_logging_bridge(lens::log::Level::info);   // once; idempotent
+//   lens::log::info("checkpoint saved in ", seconds, " s");
+//   lens::log::emit(lens::log::Level::warn, "loss spike", {{"megatron.iteration", 7}});
+//
+// Records flow only while the bridge is set up AND telemetry built a logger provider (an
+// exporting rank with P_LOGS_ENABLED=1); otherwise every call is one relaxed atomic load and
+// a branch, and its arguments are not formatted. Programs that log through spdlog add
+// lens::SpdlogSink (lens/spdlog_sink.hpp) instead. Thread-safety: every function may be called
+// from any thread; nothing here throws or blocks on I/O (a full queue drops the record).
+#pragma once
+
+#include <atomic>
+#include <charconv>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "lens/attributes.hpp"
+
+namespace lens::log {
+
+// Values are OpenTelemetry severity numbers.
+enum class Level : int { trace = 1, debug = 5, info = 9, warn = 13, error = 17, fatal = 21 };
+
+namespace detail {
+// The lowest severity number that is recorded now; above every level when nothing records.
+extern std::atomic<int> g_threshold;
+void append(std::string& out, double value);
+}  // namespace detail
+
+// True when a record of `level` would be emitted now. One relaxed load: it only gates work;
+// emit() re-reads the logger itself.
+inline bool enabled(Level level) noexcept {
+  return static_cast<int>(level) >= detail::g_threshold.load(std::memory_order_relaxed);
+}
+
+// Emits one record: body, attributes (within OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT and
+// OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT) and an optional event name.
+void emit(Level level, std::string_view body, const Attributes& attributes = {},
+          std::string_view event_name = {}) noexcept;
+
+namespace detail {
+
+template <class T>
+void append_part(std::string& out, const T& part) {
+  if constexpr (std::is_same_v<T, bool>) {
+    out += part ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, char>) {
+    out += part;
+  } else if constexpr (std::is_integral_v<T>) {
+    char buffer[24];
+    const auto result = std::to_chars(buffer, buffer + sizeof(buffer), part);
+    out.append(buffer, result.ptr);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    append(out, static_cast<double>(part));
+  } else {
+    out += std::string_view(part);
+  }
+}
+
+template <class... Parts>
+void emit_parts(Level level, const Parts&... parts) noexcept {
+  try {
+    std::string body;
+    (append_part(body, parts), ...);
+    emit(level, body);
+  } catch (...) {
+    // Out of memory while formatting: the record is lost, the caller is not disturbed.
+  }
+}
+
+}  // namespace detail
+
+// The parts (strings, numbers, bools) concatenated into the body, only when enabled.
+template <class... Parts>
+void trace(const Parts&... parts) noexcept {
+  if (enabled(Level::trace)) detail::emit_parts(Level::trace, parts...);
+}
+template <class... Parts>
+void debug(const Parts&... parts) noexcept {
+  if (enabled(Level::debug)) detail::emit_parts(Level::debug, parts...);
+}
+template <class... Parts>
+void info(const Parts&... parts) noexcept {
+  if (enabled(Level::info)) detail::emit_parts(Level::info, parts...);
+}
+template <class... Parts>
+void warn(const Parts&... parts) noexcept {
+  if (enabled(Level::warn)) detail::emit_parts(Level::warn, parts...);
+}
+template <class... Parts>
+void error(const Parts&... parts) noexcept {
+  if (enabled(Level::error)) detail::emit_parts(Level::error, parts...);
+}
+template <class... Parts>
+void fatal(const Parts&... parts) noexcept {
+  if (enabled(Level::fatal)) detail::emit_parts(Level::fatal, parts...);
+}
+
+}  // namespace lens::log
+
+namespace lens {
+
+// Routes lens::log (and lens::SpdlogSink) records at `level` and above to the logger provider
+// that setup_telemetry() built (SPEC Part 2 §K, made idempotent): calling it again only sets
+// the level. Returns true when records flow now; false when there is no logger provider yet
+// (disabled, non-exporting rank, logs off) — records then flow as soon as a later setup
+// builds one.
+bool setup_logging_bridge(log::Level level = log::Level::info) noexcept;
+
+// Stops routing records (they are dropped at the level check again).
+void remove_logging_bridge() noexcept;
+
+}  // namespace lens

@@ -1,0 +1,34 @@
+// Builds an exporting rank's opentelemetry-cpp meter provider from the lens config: the
+// resource, the views, and either the caller's readers (SetupOverrides::metric_readers) or one
+// periodic reader (OTEL_METRIC_EXPORT_INTERVAL / OTEL_METRIC_EXPORT_TIMEOUT, collection on the
+// reader's own thread) around the exporter, behind a counting, overflow-renaming wrapper.
+// Nothing is installed globally here. Thread-safety: stateless.
+#pragma once
+
+#include <opentelemetry/sdk/metrics/meter_provider.h>
+#include <opentelemetry/sdk/metrics/metric_reader.h>
+#include <opentelemetry/sdk/metrics/push_metric_exporter.h>
+
+#include <memory>
+#include <vector>
+
+#include "lens/attributes.hpp"
+#include "lens/config.hpp"
+#include "lens/metrics.hpp"
+#include "metrics/export_counters.hpp"
+
+namespace lens::telemetry {
+
+struct BuiltMeterProvider {
+  std::shared_ptr<opentelemetry::sdk::metrics::MeterProvider> provider;
+  std::shared_ptr<metrics::SignalCounters> counters;
+};
+
+// `exporter` is used when `readers` is empty.
+BuiltMeterProvider build_meter_provider(
+    const Config& config, const Attributes& resource,
+    std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> exporter,
+    std::vector<std::shared_ptr<opentelemetry::sdk::metrics::MetricReader>> readers,
+    std::vector<metrics::MetricView> views);
+
+}  // namespace lens::telemetry

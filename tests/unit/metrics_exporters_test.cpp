@@ -1,0 +1,235 @@
+// Metric exporters: the console line's keys (SPEC Part 2 §G.2), the OTLP JSON file line read by
+// an independent decoder (nlohmann), exporter=none, temporality per preference, unknown
+// exporters, and a shutdown that returns within its timeout when the metric exporter blocks.
+#include <gtest/gtest.h>
+#include <opentelemetry/metrics/sync_instruments.h>
+#include <opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "export/console_metric_exporter.hpp"
+#include "export/metric_exporters.hpp"
+#include "export/otlp_json.hpp"
+#include "lens/telemetry.hpp"
+#include "unit/test_support.hpp"
+
+namespace lens {
+namespace {
+
+namespace sdkmetrics = opentelemetry::sdk::metrics;
+
+Config exporting(std::string exporter) {
+  Config config;
+  config.enabled = true;
+  config.rank_strategy = "all_ranks";
+  config.run_id = "exp-run";
+  config.exporter = std::move(exporter);
+  config.traces_enabled = false;
+  return config;
+}
+
+std::vector<std::string> keys_of(const nlohmann::ordered_json& object) {
+  std::vector<std::string> keys;
+  for (const auto& item : object.items()) keys.push_back(item.key());
+  return keys;
+}
+
+TEST(MetricsExporters, ConsoleLineHasThePythonShapes) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  SetupOverrides overrides;
+  overrides.env = Env::from({});
+  overrides.metric_exporter =
+      exporters::make_console_metric_exporter(TemporalityPreference::delta, out);
+  auto handle =
+      setup_telemetry(exporting("console"), test_support::rank_of(0, 1), {}, std::move(overrides));
+  ASSERT_TRUE(handle.ok()) << handle.message();
+  handle->meter()->CreateUInt64Counter("test.sum", "a sum", "{item}")->Add(3, {{"k", "v"}});
+  handle->meter()
+      ->CreateDoubleHistogram("test.hist")
+      ->Record(7.0, opentelemetry::context::Context{});
+  auto gauge = metrics::create_double_gauge(*handle->meter(), "test.gauge");
+  gauge.record(1.5);
+  ASSERT_TRUE(handle->shutdown(std::chrono::milliseconds(2000)).ok());
+  std::rewind(out);
+  char buffer[65536];
+  const std::size_t size = std::fread(buffer, 1, sizeof(buffer), out);
+  std::fclose(out);
+  const std::string text(buffer, size);
+  // One line per export: the flush at shutdown, then the reader's own last export (delta: the
+  // self-metrics' increments only).
+  ASSERT_GE(std::count(text.begin(), text.end(), '\n'), 1);
+  const auto line = nlohmann::ordered_json::parse(text.substr(0, text.find('\n')));
+  EXPECT_EQ(keys_of(line), (std::vector<std::string>{"resource_metrics"}));
+  const auto& rm = line["resource_metrics"][0];
+  EXPECT_EQ(keys_of(rm), (std::vector<std::string>{"resource", "scope_metrics", "schema_url"}));
+  EXPECT_EQ(rm["resource"]["attributes"]["nemo.run.id"], "exp-run");
+  const auto& sm = rm["scope_metrics"][0];
+  EXPECT_EQ(keys_of(sm), (std::vector<std::string>{"scope", "metrics", "schema_url"}));
+  EXPECT_EQ(keys_of(sm["scope"]),
+            (std::vector<std::string>{"name", "version", "schema_url", "attributes"}));
+  EXPECT_EQ(sm["scope"]["name"], "nemo.lens");
+  std::map<std::string, nlohmann::ordered_json> by_name;
+  for (const auto& metric : sm["metrics"]) {
+    EXPECT_EQ(keys_of(metric), (std::vector<std::string>{"name", "description", "unit", "data"}));
+    by_name[metric["name"]] = metric;
+  }
+  const auto& sum = by_name.at("test.sum");
+  EXPECT_EQ(sum["unit"], "{item}");
+  EXPECT_EQ(keys_of(sum["data"]),
+            (std::vector<std::string>{"data_points", "aggregation_temporality", "is_monotonic"}));
+  EXPECT_EQ(sum["data"]["aggregation_temporality"], 1);  // delta
+  EXPECT_EQ(sum["data"]["is_monotonic"], true);
+  const auto& point = sum["data"]["data_points"][0];
+  EXPECT_EQ(keys_of(point), (std::vector<std::string>{"attributes", "start_time_unix_nano",
+                                                      "time_unix_nano", "value", "exemplars"}));
+  EXPECT_EQ(point["value"], 3);
+  EXPECT_EQ(point["attributes"]["k"], "v");
+  const auto& hist = by_name.at("test.hist");
+  EXPECT_EQ(keys_of(hist["data"]),
+            (std::vector<std::string>{"data_points", "aggregation_temporality"}));
+  EXPECT_EQ(keys_of(hist["data"]["data_points"][0]),
+            (std::vector<std::string>{"attributes", "start_time_unix_nano", "time_unix_nano",
+                                      "count", "sum", "bucket_counts", "explicit_bounds", "min",
+                                      "max", "exemplars"}));
+  EXPECT_EQ(hist["data"]["data_points"][0]["sum"], 7.0);
+  const auto& g = by_name.at("test.gauge");
+  EXPECT_EQ(keys_of(g["data"]), (std::vector<std::string>{"data_points"}));
+  EXPECT_EQ(g["data"]["data_points"][0]["value"], 1.5);
+  EXPECT_TRUE(g["data"]["data_points"][0]["start_time_unix_nano"].is_null());
+}
+
+TEST(MetricsExporters, FileLinesDecodeWithAnIndependentDecoder) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("lens-metrics-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  Config config = exporting("file");
+  config.file_path = dir.string();
+  SetupOverrides overrides;
+  overrides.env = Env::from({});
+  auto handle = setup_telemetry(config, test_support::rank_of(0, 1), {}, std::move(overrides));
+  ASSERT_TRUE(handle.ok()) << handle.message();
+  auto counter = handle->meter()->CreateUInt64Counter("test.file");
+  counter->Add(41);
+  counter->Add(1);
+  ASSERT_TRUE(handle->shutdown(std::chrono::milliseconds(2000)).ok());
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  const auto json = nlohmann::json::parse(line);
+  const auto& rm = json["resourceMetrics"][0];
+  bool found = false;
+  for (const auto& attribute : rm["resource"]["attributes"]) {
+    if (attribute["key"] == "nemo.run.id") {
+      EXPECT_EQ(attribute["value"]["stringValue"], "exp-run");
+    }
+  }
+  for (const auto& metric : rm["scopeMetrics"][0]["metrics"]) {
+    if (metric["name"] != "test.file") continue;
+    found = true;
+    EXPECT_EQ(metric["sum"]["dataPoints"][0]["asInt"], "42");  // 64-bit integers as strings
+    EXPECT_EQ(metric["sum"]["aggregationTemporality"], 2);
+    EXPECT_EQ(metric["sum"]["isMonotonic"], true);
+  }
+  EXPECT_TRUE(found);
+  opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest request;
+  EXPECT_TRUE(otlp_json::decode(line, request).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MetricsExporters, TemporalityFollowsThePreference) {
+  using sdkmetrics::AggregationTemporality;
+  using sdkmetrics::InstrumentType;
+  struct Case {
+    const char* preference;
+    InstrumentType type;
+    AggregationTemporality expected;
+  };
+  const Case cases[] = {
+      {"cumulative", InstrumentType::kCounter, AggregationTemporality::kCumulative},
+      {"delta", InstrumentType::kCounter, AggregationTemporality::kDelta},
+      {"delta", InstrumentType::kObservableCounter, AggregationTemporality::kDelta},
+      {"delta", InstrumentType::kHistogram, AggregationTemporality::kDelta},
+      {"delta", InstrumentType::kUpDownCounter, AggregationTemporality::kCumulative},
+      {"lowmemory", InstrumentType::kCounter, AggregationTemporality::kDelta},
+      {"lowmemory", InstrumentType::kObservableCounter, AggregationTemporality::kCumulative},
+      {"lowmemory", InstrumentType::kHistogram, AggregationTemporality::kDelta},
+  };
+  for (const Case& c : cases) {
+    Config config = exporting("none");
+    config.otel = OtelSettings::from_env(
+        Env::from({{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", c.preference}}));
+    auto exporter = exporters::make_metric_exporter(config);
+    ASSERT_TRUE(exporter.ok());
+    EXPECT_EQ((*exporter)->GetAggregationTemporality(c.type), c.expected) << c.preference;
+  }
+}
+
+TEST(MetricsExporters, UnknownExporterNamesTheVariable) {
+  Config config = exporting("bogus");
+  auto exporter = exporters::make_metric_exporter(config);
+  ASSERT_FALSE(exporter.ok());
+  EXPECT_EQ(exporter.message(),
+            "Exporter 'bogus' in config.exporter is not available for metrics in this build; "
+            "accepted: otlp, console, file, none");
+}
+
+// A metric exporter whose Export blocks until released: a backend that never answers.
+class BlockingMetricExporter final : public sdkmetrics::PushMetricExporter {
+ public:
+  struct Gate {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool open = false;
+  };
+  explicit BlockingMetricExporter(std::shared_ptr<Gate> gate) : gate_(std::move(gate)) {}
+  opentelemetry::sdk::common::ExportResult Export(
+      const sdkmetrics::ResourceMetrics&) noexcept override {
+    std::unique_lock<std::mutex> lock(gate_->mutex);
+    gate_->cv.wait(lock, [&] { return gate_->open; });
+    return opentelemetry::sdk::common::ExportResult::kSuccess;
+  }
+  sdkmetrics::AggregationTemporality GetAggregationTemporality(
+      sdkmetrics::InstrumentType) const noexcept override {
+    return sdkmetrics::AggregationTemporality::kCumulative;
+  }
+  bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
+  bool Shutdown(std::chrono::microseconds) noexcept override { return true; }
+
+ private:
+  std::shared_ptr<Gate> gate_;
+};
+
+TEST(MetricsExporters, ShutdownWithABlockedMetricExporterReturnsWithinItsTimeout) {
+  auto gate = std::make_shared<BlockingMetricExporter::Gate>();
+  SetupOverrides overrides;
+  overrides.env = Env::from({});
+  overrides.metric_exporter = std::make_unique<BlockingMetricExporter>(gate);
+  auto handle =
+      setup_telemetry(exporting("none"), test_support::rank_of(0, 1), {}, std::move(overrides));
+  ASSERT_TRUE(handle.ok());
+  handle->meter()->CreateUInt64Counter("stuck")->Add(1);
+  const auto start = std::chrono::steady_clock::now();
+  const Status status = handle->shutdown(std::chrono::milliseconds(300));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(status.message(),
+            "Telemetry shutdown did not finish within 300 ms for metrics; the exporter is still "
+            "busy and what it holds may be lost");
+  EXPECT_LT(elapsed, std::chrono::milliseconds(1500));
+  {
+    std::lock_guard<std::mutex> lock(gate->mutex);
+    gate->open = true;
+  }
+  gate->cv.notify_all();
+  // The helper thread finishes once the exporter returns.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+}
+
+}  // namespace
+}  // namespace lens
