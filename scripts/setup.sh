@@ -66,6 +66,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
   libopenmpi-dev openmpi-bin
+  libtorch-dev libgloo-dev python3-torch
 )
 BACKPORTS_PACKAGES=(opentelemetry-cpp-dev libopentelemetry-proto-dev)
 

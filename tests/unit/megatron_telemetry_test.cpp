@@ -26,6 +26,8 @@ class MegatronTelemetry : public ::testing::Test {
   // Options with an in-memory exporter, the given environment, and no process-wide hooks.
   SetTelemetryOptions options(Env::Map variables) {
     variables.emplace("OTEL_BSP_SCHEDULE_DELAY", "200");
+    // Spans go to the in-memory exporter; metrics would go to the default OTLP endpoint.
+    variables.emplace("MEGATRON_OTEL_METRICS_ENABLED", "0");
     auto exporter = std::make_unique<InMemorySpanExporter>(1000);
     spans_ = exporter->GetData();
     SetTelemetryOptions out;
