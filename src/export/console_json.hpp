@@ -1,4 +1,4 @@
-// JSON pieces shared by the console metric and log exporters: ids as "0x"+hex, timestamps as
+// JSON pieces shared by the console span, metric and log exporters: ids as "0x"+hex, timestamps as
 // UTC ISO-8601 with microseconds, attribute values and maps (keys sorted, so a line never
 // depends on hashing), and the resource object of SPEC Part 2 §G.2. Stateless.
 #pragma once

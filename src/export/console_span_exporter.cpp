@@ -4,9 +4,10 @@
 #include <opentelemetry/sdk/common/attribute_utils.h>
 
 #include <atomic>
-#include <ctime>
 #include <mutex>
 #include <nlohmann/json.hpp>
+
+#include "export/console_json.hpp"
 
 namespace lens::exporters {
 namespace {
@@ -14,55 +15,12 @@ namespace {
 namespace sdktrace = opentelemetry::sdk::trace;
 using Json = nlohmann::ordered_json;
 
+using console_json::attributes;
+using console_json::iso8601;
+
 template <std::size_t N>
 std::string hex(const opentelemetry::nostd::span<const std::uint8_t, N> id) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out = "0x";
-  for (std::uint8_t byte : id) {
-    out.push_back(kDigits[byte >> 4]);
-    out.push_back(kDigits[byte & 0xf]);
-  }
-  return out;
-}
-
-// UTC ISO-8601 with microseconds, e.g. 2026-08-12T10:11:12.123456Z.
-std::string iso8601(std::chrono::nanoseconds since_epoch) {
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(since_epoch).count();
-  const std::time_t seconds = static_cast<std::time_t>(micros / 1000000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<long long>(micros % 1000000));
-  return buffer;
-}
-
-Json value_json(const opentelemetry::sdk::common::OwnedAttributeValue& value) {
-  return opentelemetry::nostd::visit(
-      [](const auto& v) -> Json {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::vector<std::uint8_t>>) {
-          return Json(std::vector<unsigned>(v.begin(), v.end()));
-        } else {
-          return Json(v);
-        }
-      },
-      value);
-}
-
-template <class Map>
-Json attributes_json(const Map& attributes) {
-  // Sorted keys: the SDK's map is unordered, a line should not depend on hashing.
-  std::map<std::string, Json> sorted;
-  for (const auto& [key, value] : attributes) {
-    sorted.emplace(key, value_json(value));
-  }
-  Json out = Json::object();
-  for (auto& [key, value] : sorted) {
-    out[key] = std::move(value);
-  }
-  return out;
+  return console_json::hex_id(opentelemetry::nostd::span<const std::uint8_t>(id.data(), N));
 }
 
 Json context_json(const opentelemetry::trace::SpanContext& context) {
@@ -156,12 +114,12 @@ std::string console_span_line(const sdktrace::SpanData& span) {
   for (const auto& event : span.GetEvents()) {
     events.push_back(Json{{"name", std::string(event.GetName())},
                           {"timestamp", iso8601(event.GetTimestamp().time_since_epoch())},
-                          {"attributes", attributes_json(event.GetAttributes())}});
+                          {"attributes", attributes(event.GetAttributes())}});
   }
   Json links = Json::array();
   for (const auto& link : span.GetLinks()) {
     links.push_back(Json{{"context", context_json(link.GetSpanContext())},
-                         {"attributes", attributes_json(link.GetAttributes())}});
+                         {"attributes", attributes(link.GetAttributes())}});
   }
   Json status{{"status_code", status_name(span.GetStatus())}};
   if (!span.GetDescription().empty()) {
@@ -176,11 +134,10 @@ std::string console_span_line(const sdktrace::SpanData& span) {
   line["start_time"] = iso8601(start);
   line["end_time"] = iso8601(start + span.GetDuration());
   line["status"] = status;
-  line["attributes"] = attributes_json(span.GetAttributes());
+  line["attributes"] = attributes(span.GetAttributes());
   line["events"] = events;
   line["links"] = links;
-  line["resource"] = Json{{"attributes", attributes_json(span.GetResource().GetAttributes())},
-                          {"schema_url", span.GetResource().GetSchemaURL()}};
+  line["resource"] = console_json::resource(span.GetResource());
   return line.dump();
 }
 
