@@ -18,18 +18,6 @@ void write_to_stderr(std::string_view line) {
   std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
 }
 
-const char* items_of(Signal signal) {
-  switch (signal) {
-    case Signal::traces:
-      return "spans";
-    case Signal::metrics:
-      return "data points";
-    case Signal::logs:
-      break;
-  }
-  return "log records";
-}
-
 // Counts one Export of `items`, and explains a failure the inner exporter left unexplained.
 void account(ExportReport& report, const std::string& target, bool explain, std::uint64_t items,
              std::uint64_t reports_before, sdkcommon::ExportResult result) {
@@ -147,6 +135,18 @@ class ReportingLogRecordExporter final : public sdklogs::LogRecordExporter {
 };
 
 }  // namespace
+
+const char* items_of(Signal signal) {
+  switch (signal) {
+    case Signal::traces:
+      return "spans";
+    case Signal::metrics:
+      return "data points";
+    case Signal::logs:
+      break;
+  }
+  return "log records";
+}
 
 ExportReport::ExportReport(Signal signal, Sink sink)
     : signal_(signal), sink_(sink ? std::move(sink) : Sink(&write_to_stderr)) {}

@@ -27,6 +27,9 @@
 
 namespace lens::exporters {
 
+// What one item of `signal` is called in messages: "spans", "data points" or "log records".
+const char* items_of(Signal signal);
+
 struct ExportReportCounts {
   std::uint64_t exports_succeeded = 0;  // Export calls that returned kSuccess
   std::uint64_t exports_failed = 0;     // Export calls that failed (after any retries)

@@ -26,18 +26,6 @@ namespace sdkmetrics = opentelemetry::sdk::metrics;
 namespace sdktrace = opentelemetry::sdk::trace;
 using sdkcommon::ExportResult;
 
-const char* items_of(Signal signal) {
-  switch (signal) {
-    case Signal::traces:
-      return "spans";
-    case Signal::metrics:
-      return "data points";
-    case Signal::logs:
-      break;
-  }
-  return "log records";
-}
-
 // Sends requests of one signal with retries and reports what happened. Shared by the three
 // exporters below.
 class OtlpExportCore {
