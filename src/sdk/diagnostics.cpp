@@ -23,6 +23,14 @@ const char* level_name(internal_log::LogLevel level) noexcept {
   }
 }
 
+// Messages opentelemetry-cpp 1.19 emits on a correct shutdown: ~MeterProvider shuts its context
+// down again after the handle's bounded Shutdown() did. Counted, never printed: a user would
+// otherwise see a warning at the end of every run that records metrics.
+bool is_benign(std::string_view message) noexcept {
+  return message.find("[MeterContext::Shutdown] Shutdown can be invoked only once.") !=
+         std::string_view::npos;
+}
+
 void write_to_stderr(std::string_view line) {
   std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
 }
@@ -36,6 +44,10 @@ void DiagnosticsHandler::Handle(internal_log::LogLevel level, const char* file, 
                                 const char* message,
                                 const opentelemetry::sdk::common::AttributeMap&) noexcept {
   events_.fetch_add(1, std::memory_order_relaxed);
+  if (message != nullptr && is_benign(message)) {
+    suppressed_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   try {
     {
       std::lock_guard<std::mutex> lock(mutex_);

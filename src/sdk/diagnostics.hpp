@@ -4,7 +4,8 @@
 // queue prints a line for every dropped span, so a burst can write hundreds of thousands of
 // lines from the training process. This handler writes each distinct diagnostic (same level,
 // source file and line) once, prefixed with "lens: opentelemetry-cpp", counts every event, and
-// keeps a bounded number of distinct sites. Thread-safety: Handle() may be called from any
+// keeps a bounded number of distinct sites. Messages the SDK emits on a correct shutdown are
+// counted and never printed. Thread-safety: Handle() may be called from any
 // thread (the SDK calls it from its worker threads); a mutex guards the site table.
 #pragma once
 

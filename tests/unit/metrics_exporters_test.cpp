@@ -62,24 +62,37 @@ TEST(MetricsExporters, ConsoleLineHasThePythonShapes) {
   const std::size_t size = std::fread(buffer, 1, sizeof(buffer), out);
   std::fclose(out);
   const std::string text(buffer, size);
-  // One line per export: the flush at shutdown, then the reader's own last export (delta: the
-  // self-metrics' increments only).
-  ASSERT_GE(std::count(text.begin(), text.end(), '\n'), 1);
-  const auto line = nlohmann::ordered_json::parse(text.substr(0, text.find('\n')));
-  EXPECT_EQ(keys_of(line), (std::vector<std::string>{"resource_metrics"}));
-  const auto& rm = line["resource_metrics"][0];
-  EXPECT_EQ(keys_of(rm), (std::vector<std::string>{"resource", "scope_metrics", "schema_url"}));
-  EXPECT_EQ(rm["resource"]["attributes"]["nemo.run.id"], "exp-run");
-  const auto& sm = rm["scope_metrics"][0];
-  EXPECT_EQ(keys_of(sm), (std::vector<std::string>{"scope", "metrics", "schema_url"}));
-  EXPECT_EQ(keys_of(sm["scope"]),
-            (std::vector<std::string>{"name", "version", "schema_url", "attributes"}));
-  EXPECT_EQ(sm["scope"]["name"], "nemo.lens");
+  // One line per export. The periodic reader may collect at any moment (opentelemetry-cpp's
+  // reader also collects once as soon as its thread starts), so every line is checked for its
+  // shape and each metric is taken from the line where it has data points.
   std::map<std::string, nlohmann::ordered_json> by_name;
-  for (const auto& metric : sm["metrics"]) {
-    EXPECT_EQ(keys_of(metric), (std::vector<std::string>{"name", "description", "unit", "data"}));
-    by_name[metric["name"]] = metric;
+  std::size_t lines = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = text.find('\n', start);
+    ASSERT_NE(end, std::string::npos) << "every line ends with a newline";
+    const auto line = nlohmann::ordered_json::parse(text.substr(start, end - start));
+    start = end + 1;
+    ++lines;
+    EXPECT_EQ(keys_of(line), (std::vector<std::string>{"resource_metrics"}));
+    const auto& rm = line["resource_metrics"][0];
+    EXPECT_EQ(keys_of(rm), (std::vector<std::string>{"resource", "scope_metrics", "schema_url"}));
+    EXPECT_EQ(rm["resource"]["attributes"]["nemo.run.id"], "exp-run");
+    for (const auto& sm : rm["scope_metrics"]) {
+      EXPECT_EQ(keys_of(sm), (std::vector<std::string>{"scope", "metrics", "schema_url"}));
+      EXPECT_EQ(keys_of(sm["scope"]),
+                (std::vector<std::string>{"name", "version", "schema_url", "attributes"}));
+      EXPECT_EQ(sm["scope"]["name"], "nemo.lens");
+      for (const auto& metric : sm["metrics"]) {
+        EXPECT_EQ(keys_of(metric),
+                  (std::vector<std::string>{"name", "description", "unit", "data"}));
+        if (!metric["data"]["data_points"].empty()) by_name.try_emplace(metric["name"], metric);
+      }
+    }
   }
+  ASSERT_GE(lines, 1u);
+  ASSERT_EQ(by_name.count("test.sum"), 1u) << text;
+  ASSERT_EQ(by_name.count("test.hist"), 1u) << text;
+  ASSERT_EQ(by_name.count("test.gauge"), 1u) << text;
   const auto& sum = by_name.at("test.sum");
   EXPECT_EQ(sum["unit"], "{item}");
   EXPECT_EQ(keys_of(sum["data"]),
@@ -119,17 +132,27 @@ TEST(MetricsExporters, FileLinesDecodeWithAnIndependentDecoder) {
   counter->Add(41);
   counter->Add(1);
   ASSERT_TRUE(handle->shutdown(std::chrono::milliseconds(2000)).ok());
+  // Cumulative: the last line holds the final sum. Earlier lines may exist (the periodic reader
+  // can collect at any moment); every one must decode.
   std::ifstream in(dir / "metrics.jsonl");
-  std::string line;
-  ASSERT_TRUE(std::getline(in, line));
-  const auto json = nlohmann::json::parse(line);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_FALSE(lines.empty());
+  for (const auto& line : lines) {
+    opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest request;
+    EXPECT_TRUE(otlp_json::decode(line, request).ok()) << line;
+  }
+  const auto json = nlohmann::json::parse(lines.back());
   const auto& rm = json["resourceMetrics"][0];
-  bool found = false;
+  bool run_id_seen = false;
   for (const auto& attribute : rm["resource"]["attributes"]) {
     if (attribute["key"] == "nemo.run.id") {
+      run_id_seen = true;
       EXPECT_EQ(attribute["value"]["stringValue"], "exp-run");
     }
   }
+  EXPECT_TRUE(run_id_seen);
+  bool found = false;
   for (const auto& metric : rm["scopeMetrics"][0]["metrics"]) {
     if (metric["name"] != "test.file") continue;
     found = true;
@@ -137,10 +160,22 @@ TEST(MetricsExporters, FileLinesDecodeWithAnIndependentDecoder) {
     EXPECT_EQ(metric["sum"]["aggregationTemporality"], 2);
     EXPECT_EQ(metric["sum"]["isMonotonic"], true);
   }
-  EXPECT_TRUE(found);
-  opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest request;
-  EXPECT_TRUE(otlp_json::decode(line, request).ok());
+  EXPECT_TRUE(found) << lines.back();
   std::filesystem::remove_all(dir);
+}
+
+TEST(MetricsExporters, ACleanShutdownAndExitPrintNothingOnStderr) {
+  testing::internal::CaptureStderr();
+  {
+    SetupOverrides overrides;
+    overrides.env = Env::from({});
+    auto handle =
+        setup_telemetry(exporting("none"), test_support::rank_of(0, 1), {}, std::move(overrides));
+    ASSERT_TRUE(handle.ok()) << handle.message();
+    handle->meter()->CreateUInt64Counter("test.quiet")->Add(1);
+    ASSERT_TRUE(handle->shutdown(std::chrono::milliseconds(2000)).ok());
+  }  // the providers are destroyed here, as at the end of a process
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }
 
 TEST(MetricsExporters, TemporalityFollowsThePreference) {

@@ -33,6 +33,17 @@ TEST(SdkDiagnostics, EachSiteIsReportedOnceAndEveryEventCounted) {
   EXPECT_EQ(handler.suppressed(), 999U);
 }
 
+TEST(SdkDiagnostics, TheSecondMeterShutdownOfACorrectExitIsCountedNotPrinted) {
+  std::vector<std::string> lines;
+  DiagnosticsHandler handler([&](std::string_view line) { lines.emplace_back(line); });
+  const opentelemetry::sdk::common::AttributeMap none;
+  handler.Handle(internal_log::LogLevel::Warning, "meter_context.cc", 200,
+                 "[MeterContext::Shutdown] Shutdown can be invoked only once.", none);
+  EXPECT_TRUE(lines.empty());
+  EXPECT_EQ(handler.events(), 1U);
+  EXPECT_EQ(handler.suppressed(), 1U);
+}
+
 TEST(SdkDiagnostics, SiteTableIsBounded) {
   int reported = 0;
   DiagnosticsHandler handler([&](std::string_view) { ++reported; });
