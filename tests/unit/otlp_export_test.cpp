@@ -631,12 +631,14 @@ TEST(OtlpMetricsExport, PeriodicReaderSendsOverEveryProtocol) {
         std::unique_ptr<opentelemetry::sdk::metrics::ViewRegistry>(
             new opentelemetry::sdk::metrics::ViewRegistry()),
         sdkresource::Resource::Create({{"rank", "0"}}));
-    provider->AddMetricReader(
-        std::make_shared<opentelemetry::sdk::metrics::PeriodicExportingMetricReader>(
-            std::move(exporter), options));
+    // Recorded before the reader exists: opentelemetry-cpp's periodic reader collects once as
+    // soon as its thread starts, which could otherwise split the two additions over two exports.
     auto counter = provider->GetMeter("lens.test")->CreateUInt64Counter("tokens");
     counter->Add(5, {{"protocol", protocol}});
     counter->Add(7, {{"protocol", protocol}});
+    provider->AddMetricReader(
+        std::make_shared<opentelemetry::sdk::metrics::PeriodicExportingMetricReader>(
+            std::move(exporter), options));
     EXPECT_TRUE(provider->ForceFlush(5s));
     EXPECT_TRUE(provider->Shutdown(5s));
     EXPECT_EQ(captured.report->counts().items_exported, 1u) << protocol;
