@@ -67,6 +67,7 @@ PACKAGES=(
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
   libopenmpi-dev openmpi-bin
   libtorch-dev libgloo-dev python3-torch
+  openssl chromium fonts-dejavu-core
 )
 BACKPORTS_PACKAGES=(opentelemetry-cpp-dev libopentelemetry-proto-dev)
 
