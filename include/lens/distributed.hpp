@@ -8,6 +8,8 @@
 #include <opentelemetry/context/context.h>
 #include <opentelemetry/context/runtime_context.h>
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -34,6 +36,31 @@ std::optional<Carrier> broadcast_trace_context(
 opentelemetry::context::Context extract_nccl_context(
     std::string_view bytes, const opentelemetry::context::Context& base =
                                 opentelemetry::context::RuntimeContext::GetCurrent()) noexcept;
+
+// The seed from which every rank derives the same trace id for the same item (a training
+// iteration), so that "iteration N" is one trace across all ranks and a ratio sampler keeps or
+// drops it on every rank alike (start the span with lens::NewTrace{seed.trace_id_for(n), ...}).
+// A default-constructed seed is empty and trace_id_for gives all zero (a random id).
+class TraceSeed {
+ public:
+  TraceSeed() noexcept = default;
+  explicit TraceSeed(const std::array<std::uint8_t, 16>& bytes) noexcept : bytes_(bytes) {}
+
+  bool empty() const noexcept;
+  const std::array<std::uint8_t, 16>& bytes() const noexcept { return bytes_; }
+  // A well-mixed 128-bit id (both halves through a 64-bit finaliser), never all zero; the same
+  // for the same seed and `n` on every rank; all zero when the seed is empty.
+  std::array<std::uint8_t, 16> trace_id_for(std::uint64_t n) const noexcept;
+
+ private:
+  std::array<std::uint8_t, 16> bytes_{};
+};
+
+// A collective call (same rule as broadcast_trace_context): `src_rank` draws 16 random bytes from
+// the OS and broadcasts them; every rank returns that seed. Without a collective, or when the
+// broadcast fails, each rank returns its own random seed (its traces are then its own: never
+// wrong, only not shared). Call it once per run, e.g. when training starts.
+TraceSeed share_trace_seed(Collective* collective, int src_rank = 0) noexcept;
 
 // The pipeline-parallel carrier slot: the training loop publishes the carrier it broadcast before
 // each step (nullopt to clear it); the pipeline schedule reads it around its receives to create

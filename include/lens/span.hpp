@@ -21,7 +21,9 @@
 #include <opentelemetry/nostd/shared_ptr.h>
 #include <opentelemetry/nostd/unique_ptr.h>
 #include <opentelemetry/trace/span.h>
+#include <opentelemetry/trace/span_context.h>
 
+#include <array>
 #include <concepts>
 #include <cstdint>
 #include <exception>
@@ -167,6 +169,16 @@ void safe_set_span_attributes(
 
 // ---- Scoped spans ------------------------------------------------------------------------------
 
+// Starts a span as the root of a new trace instead of a child of the current context: with
+// `trace_id` as its trace id when that is not all zero (lens's id generator takes it; a tracer
+// from elsewhere picks its own), and one link to `link` when that is valid. The sampler decides
+// on the new trace id like for any root, so every rank that starts a root in the same trace id
+// gets the same ratio decision (see lens::TraceSeed in lens/distributed.hpp).
+struct NewTrace {
+  std::array<std::uint8_t, 16> trace_id{};
+  opentelemetry::trace::SpanContext link = opentelemetry::trace::SpanContext::GetInvalid();
+};
+
 namespace detail {
 
 // What LENS_SPAN hands a ManagedSpan once its gate has been read: `enabled` false means "off" and
@@ -190,6 +202,8 @@ struct SpanStart {
 class SpanState {
  public:
   SpanState(std::string_view name, AttributeList attributes, bool record_exception_events) noexcept;
+  // The root of a new trace (see NewTrace), made current like any other.
+  SpanState(std::string_view name, AttributeList attributes, const NewTrace& root) noexcept;
   ~SpanState();
   SpanState(const SpanState&) = delete;
   SpanState& operator=(const SpanState&) = delete;
@@ -231,6 +245,13 @@ class ManagedSpan {
               AttributeList attributes = {}) noexcept {
     if (is_span_group_enabled(group)) {
       state_.emplace(name, attributes, true);
+    }
+  }
+  // As the root of a new trace (see NewTrace) instead of a child of the current context.
+  ManagedSpan(const SpanGroupHandle& group, std::string_view name, AttributeList attributes,
+              const NewTrace& root) noexcept {
+    if (group.enabled()) {
+      state_.emplace(name, attributes, root);
     }
   }
   // For LENS_SPAN: the gate was already read.

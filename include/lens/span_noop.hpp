@@ -16,6 +16,7 @@
 #endif
 #define LENS_SPAN_NOOP_SURFACE 1
 
+#include <array>
 #include <concepts>
 #include <cstdint>
 #include <exception>
@@ -106,9 +107,22 @@ class SpanGroupHandle {
 constexpr SpanGroupHandle span_group_handle(std::string_view /*name*/) noexcept { return {}; }
 
 // Runs nothing: the body runs, exceptions propagate, span() is null, operator bool false.
+// Accepts whatever the real surface's NewTrace::link takes (a span context).
+struct NoopLink {
+  constexpr NoopLink() noexcept = default;
+  template <class T>
+  constexpr NoopLink(const T& /*context*/) noexcept {}  // NOLINT(google-explicit-constructor)
+};
+struct NewTrace {
+  std::array<std::uint8_t, 16> trace_id{};
+  NoopLink link{};
+};
+
 class ManagedSpan {
  public:
   constexpr ManagedSpan() noexcept = default;
+  constexpr ManagedSpan(const SpanGroupHandle& /*group*/, std::string_view /*name*/,
+                        AttributeList /*attributes*/, const NewTrace& /*root*/) noexcept {}
   constexpr ManagedSpan(const SpanGroupHandle& /*group*/, std::string_view /*name*/,
                         AttributeList /*attributes*/ = {}) noexcept {}
   constexpr ManagedSpan(std::string_view /*group*/, std::string_view /*name*/,

@@ -2,6 +2,8 @@
 // (lens/distributed.hpp).
 #include "lens/distributed.hpp"
 
+#include <sys/random.h>
+
 #include <exception>
 #include <mutex>
 #include <string>
@@ -32,6 +34,76 @@ opentelemetry::context::Context extract_nccl_context(
   std::optional<Carrier> carrier = deserialize_context(bytes);
   if (!carrier) return base;
   return extract_context(*carrier, base);
+}
+
+namespace {
+
+std::uint64_t mix64(std::uint64_t z) noexcept {  // splitmix64's finaliser
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t load_be(const std::uint8_t* bytes) noexcept {
+  std::uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value = (value << 8) | bytes[i];
+  return value;
+}
+
+void store_be(std::uint64_t value, std::uint8_t* bytes) noexcept {
+  for (int i = 7; i >= 0; --i, value >>= 8) bytes[i] = static_cast<std::uint8_t>(value);
+}
+
+TraceSeed local_seed() noexcept {
+  std::array<std::uint8_t, 16> bytes{};
+  std::size_t filled = 0;
+  for (int attempt = 0; attempt < 16 && filled < bytes.size(); ++attempt) {
+    const ssize_t got = getrandom(bytes.data() + filled, bytes.size() - filled, 0);
+    if (got > 0) filled += static_cast<std::size_t>(got);
+  }
+  if (filled < bytes.size() || TraceSeed(bytes).empty()) bytes[15] |= 1;  // never empty
+  return TraceSeed(bytes);
+}
+
+}  // namespace
+
+bool TraceSeed::empty() const noexcept {
+  for (std::uint8_t byte : bytes_) {
+    if (byte != 0) return false;
+  }
+  return true;
+}
+
+std::array<std::uint8_t, 16> TraceSeed::trace_id_for(std::uint64_t n) const noexcept {
+  std::array<std::uint8_t, 16> id{};
+  if (empty()) return id;
+  const std::uint64_t high = mix64(load_be(bytes_.data()) ^ (n * 0x9e3779b97f4a7c15ULL));
+  std::uint64_t low = mix64(load_be(bytes_.data() + 8) + n + high);
+  if ((high | low) == 0) low = 1;
+  store_be(high, id.data());
+  store_be(low, id.data() + 8);
+  return id;
+}
+
+TraceSeed share_trace_seed(Collective* collective, int src_rank) noexcept {
+  const TraceSeed own = local_seed();
+  if (collective == nullptr) return own;
+  try {
+    const std::string payload = collective->rank() == src_rank
+                                    ? std::string(own.bytes().begin(), own.bytes().end())
+                                    : std::string();
+    Result<std::string> received = collective->broadcast(payload, src_rank);
+    if (!received.ok() || received.value().size() != 16) return own;
+    std::array<std::uint8_t, 16> bytes{};
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      bytes[i] = static_cast<std::uint8_t>(received.value()[i]);
+    }
+    const TraceSeed shared(bytes);
+    return shared.empty() ? own : shared;
+  } catch (...) {
+    // A Collective implementation that throws must not take the training run with it.
+    return own;
+  }
 }
 
 namespace {

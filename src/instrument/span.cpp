@@ -10,6 +10,7 @@
 #include <opentelemetry/nostd/span.h>
 #include <opentelemetry/trace/context.h>
 #include <opentelemetry/trace/span_context_kv_iterable.h>
+#include <opentelemetry/trace/span_metadata.h>
 #include <opentelemetry/trace/span_startoptions.h>
 #include <opentelemetry/trace/tracer.h>
 
@@ -18,6 +19,7 @@
 #include <memory>
 #include <typeinfo>
 
+#include "core/next_trace_id.hpp"
 #include "lens/detail/active_tracer.hpp"
 #include "lens/propagation.hpp"
 
@@ -189,6 +191,26 @@ SpanState::SpanState(std::string_view name, AttributeList attributes,
     : uncaught_at_start_(std::uncaught_exceptions()),
       record_exception_events_(record_exception_events) {
   span_ = active_tracer()->StartSpan(otel::nostd::string_view(name.data(), name.size()));
+  safe_set_span_attributes(span_.get(), attributes);
+  auto context = otel::context::RuntimeContext::GetCurrent();
+  token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, span_));
+}
+
+SpanState::SpanState(std::string_view name, AttributeList attributes, const NewTrace& root) noexcept
+    : uncaught_at_start_(std::uncaught_exceptions()), record_exception_events_(true) {
+  const detail::TracerPtr tracer = active_tracer();
+  const otel::nostd::string_view span_name(name.data(), name.size());
+  otel::trace::StartSpanOptions options;
+  // An invalid SpanContext would mean "the current span"; this marks the new span a root.
+  options.parent = otel::context::Context{}.SetValue(otel::trace::kIsRootSpanKey, true);
+  core::request_next_trace_id(root.trace_id);
+  if (root.link.IsValid()) {
+    using NoAttributes = std::initializer_list<std::pair<otel::nostd::string_view, OtelValue>>;
+    span_ = tracer->StartSpan(span_name, NoAttributes{}, {{root.link, NoAttributes{}}}, options);
+  } else {
+    span_ = tracer->StartSpan(span_name, options);
+  }
+  core::clear_next_trace_id();  // a tracer with another id generator left it untaken
   safe_set_span_attributes(span_.get(), attributes);
   auto context = otel::context::RuntimeContext::GetCurrent();
   token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, span_));

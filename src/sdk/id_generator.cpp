@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "core/next_trace_id.hpp"
 #include "sdk/fork_generation.hpp"
 
 namespace lens::sdk {
@@ -96,6 +97,11 @@ opentelemetry::trace::SpanId SeedIndependentIdGenerator::GenerateSpanId() noexce
 }
 
 opentelemetry::trace::TraceId SeedIndependentIdGenerator::GenerateTraceId() noexcept {
+  if (std::array<std::uint8_t, 16> requested; core::take_next_trace_id(requested)) {
+    // A root in a trace id chosen by the caller.
+    return opentelemetry::trace::TraceId(
+        opentelemetry::nostd::span<const std::uint8_t, 16>(requested.data(), 16));
+  }
   std::uint64_t high = t_rng.next();
   std::uint64_t low = t_rng.next();
   if ((high | low) == 0) low = 1;
