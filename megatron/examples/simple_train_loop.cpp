@@ -17,6 +17,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checkpoint.hpp"
@@ -25,6 +26,7 @@
 #include "lens/megatron/spans.hpp"
 #include "lens/megatron/telemetry.hpp"
 #include "lens/megatron/training_args.hpp"
+#include "lens/megatron/training_metrics.hpp"
 #include "lens/span.hpp"
 #include "parallel_state.hpp"
 
@@ -84,13 +86,17 @@ struct Trainer {
   Stage model;
   torch::optim::Adam optimizer;
   std::vector<std::int64_t> activation_shape;
+  // --slow-ms spread over the microbatches' forward compute of the --slow-rank rank.
+  std::chrono::microseconds delay_per_microbatch{0};
 
-  Trainer(const TrainingArgs& a, ParallelState& s, Stage m)
+  Trainer(const TrainingArgs& a, ParallelState& s, Stage m, std::chrono::milliseconds step_delay)
       : args(a),
         state(s),
         model(std::move(m)),
         optimizer(model->parameters(), torch::optim::AdamOptions(a.lr)),
-        activation_shape{a.seq_length, a.micro_batch_size, a.hidden_size} {}
+        activation_shape{a.seq_length, a.micro_batch_size, a.hidden_size},
+        delay_per_microbatch(std::chrono::duration_cast<std::chrono::microseconds>(step_delay) /
+                             a.num_microbatches()) {}
 
   // The stage's input for microbatch `m`: tokens on the first stage, else activations received
   // from the previous stage (with the linked span of SPEC Part 2 §I.4 when rank 0 shared its
@@ -145,6 +151,7 @@ struct Trainer {
         }
         if (state.first_stage()) inputs[m] = stage_input(batch, m, true);
         torch::Tensor out = model->forward(inputs[m]);
+        if (delay_per_microbatch.count() > 0) std::this_thread::sleep_for(delay_per_microbatch);
         if (state.last_stage()) {
           outputs[m] = loss_of(out, batch) / microbatches;
           loss_sum += outputs[m].item<double>();
@@ -258,8 +265,55 @@ void barrier(ParallelState& state) {
 
 }  // namespace
 
+// The example's own switches (not Megatron's), taken out of the command line before the
+// Megatron flags are parsed.
+struct ExampleOptions {
+  int slow_rank = -1;  // --slow-rank R: this rank's forward compute is slowed ...
+  int slow_ms = 0;     // --slow-ms X: ... by X ms per iteration (a straggler for the run report)
+};
+
+// Parses a non-negative int flag value; the error names the flag, the value and what is accepted.
+Result<int> non_negative(std::string_view flag, const std::string& value) {
+  std::size_t used = 0;
+  int parsed = -1;
+  try {
+    parsed = std::stoi(value, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != value.size() || value.empty() || parsed < 0) {
+    return Error(std::string(flag) + ": '" + value +
+                 "' is not a valid value; accepted: an integer >= 0");
+  }
+  return parsed;
+}
+
+// Removes --slow-rank/--slow-ms (and their values) from `args`.
+Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
+  ExampleOptions options;
+  std::vector<std::string> rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    int* target = arg == "--slow-rank" ? &options.slow_rank
+                  : arg == "--slow-ms" ? &options.slow_ms
+                                       : nullptr;
+    if (target == nullptr) {
+      rest.push_back(arg);
+      continue;
+    }
+    if (i + 1 >= args.size()) {
+      return Error(arg + ": missing value; accepted: an integer >= 0");
+    }
+    Result<int> value = non_negative(arg, args[++i]);
+    if (!value.ok()) return value.error();
+    *target = *value;
+  }
+  args = std::move(rest);
+  return options;
+}
+
 // The whole run on this rank; the process's exit status.
-int run(const TrainingArgs& args, const RankInfo& rank) {
+int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& example) {
   Result<ParallelState> parallel =
       init_parallel_state(rank, args.data_parallel_size, args.pipeline_model_parallel_size);
   if (!parallel.ok()) {
@@ -298,9 +352,11 @@ int run(const TrainingArgs& args, const RankInfo& rank) {
     torch::manual_seed(1234 + state.pipeline_rank);
     const auto [first_layer, layer_count] =
         stage_layers(args.num_layers, state.pipeline_rank, state.pipeline_size);
+    const auto delay =
+        std::chrono::milliseconds(rank.rank == example.slow_rank ? example.slow_ms : 0);
     trainer.emplace(
         args, state,
-        Stage(config, first_layer, layer_count, state.first_stage(), state.last_stage()));
+        Stage(config, first_layer, layer_count, state.first_stage(), state.last_stage()), delay);
   }
 
   int start_iteration = 0;
@@ -321,15 +377,24 @@ int run(const TrainingArgs& args, const RankInfo& rank) {
   }
 
   std::optional<opentelemetry::trace::Scope> train_scope;
+  opentelemetry::trace::SpanContext train_context = opentelemetry::trace::SpanContext::GetInvalid();
   if (job.enabled()) {
     SpanPtr train = telemetry->tracer()->StartSpan(
         std::string(spans::kTrain.name),
         {{std::string(attrs::kTrainIters), static_cast<std::int64_t>(args.train_iters)}});
+    train_context = train->GetContext();
     train_scope.emplace(train);
     set_job_span(JobSpan::interval, train);
   }
+  // Each iteration is its own trace, the same trace on every rank (a collective: every rank
+  // calls it, whatever its telemetry settings), so a ratio sampler keeps or drops an iteration
+  // on all ranks alike and a run of 100,000 steps is not one endless trace.
+  const TraceSeed step_traces = share_trace_seed(state.collective.get(), 0);
+  static const SpanGroupHandle step_group = span_group_handle(spans::kTrainStep.group);
 
   double last_loss = 0.0;
+  double interval_loss = 0.0;  // summed over the log interval, for the training metrics
+  int interval_iterations = 0;
   auto interval_start = std::chrono::steady_clock::now();
   for (int iteration = start_iteration + 1; iteration <= args.train_iters; ++iteration) {
     double loss = 0.0;
@@ -341,8 +406,9 @@ int run(const TrainingArgs& args, const RankInfo& rank) {
                                 spans::kFirstIteration.name,
                                 AttributeList{{attrs::kIteration, iteration}});
       }
-      LENS_SPAN_NAMED(step, spans::kTrainStep.group, spans::kTrainStep.name,
-                      {attrs::kIteration, iteration});
+      ManagedSpan step(
+          step_group, spans::kTrainStep.name, {{attrs::kIteration, iteration}},
+          NewTrace{step_traces.trace_id_for(static_cast<std::uint64_t>(iteration)), train_context});
       // A collective on every rank, gated only on the pipeline size (the same everywhere).
       if (state.pipeline_size > 1) {
         set_pp_trace_carrier(broadcast_trace_context(state.collective.get(), 0));
@@ -355,19 +421,31 @@ int run(const TrainingArgs& args, const RankInfo& rank) {
       step.set_attribute(attrs::kGradNorm, grad_norm);
     }
     last_loss = loss;
+    interval_loss += loss;
+    ++interval_iterations;
 
     if (iteration % args.log_interval == 0 || iteration == start_iteration + 1) {
       const auto now = std::chrono::steady_clock::now();
-      const int iterations = iteration == start_iteration + 1 ? 1 : args.log_interval;
       const double ms_per_iteration =
-          std::chrono::duration<double, std::milli>(now - interval_start).count() / iterations;
+          std::chrono::duration<double, std::milli>(now - interval_start).count() /
+          interval_iterations;
+      const double tokens_per_sec =
+          args.global_batch() * args.seq_length * 1000.0 / std::max(ms_per_iteration, 1e-9);
+      const double mean_loss = interval_loss / interval_iterations;
       interval_start = now;
+      interval_loss = 0.0;
+      interval_iterations = 0;
+      // SPEC Part 2 §J.3, on every rank (a non-exporting rank's meter records nothing).
+      record_training_metrics(*telemetry->meter(), {.step_duration_ms = ms_per_iteration,
+                                                    .loss = mean_loss,
+                                                    .tokens_per_sec = tokens_per_sec,
+                                                    .grad_norm = grad_norm,
+                                                    .learning_rate = args.lr});
       if (rank.rank == 0) {
         std::printf(
             " iteration %8d/%8d | lm loss: %.6E | grad norm: %.3f | elapsed time per iteration "
             "(ms): %.1f | tokens/s: %.0f\n",
-            iteration, args.train_iters, loss, grad_norm, ms_per_iteration,
-            args.global_batch() * args.seq_length * 1000.0 / std::max(ms_per_iteration, 1e-9));
+            iteration, args.train_iters, loss, grad_norm, ms_per_iteration, tokens_per_sec);
         std::fflush(stdout);
       }
     }
@@ -412,14 +490,25 @@ int run(const TrainingArgs& args, const RankInfo& rank) {
 
 int main(int argc, char** argv) {
   using lens::megatron::TrainingArgs;
-  lens::Result<TrainingArgs> args =
-      lens::megatron::parse_training_args(std::vector<std::string>(argv + 1, argv + argc));
+  std::vector<std::string> command_line(argv + 1, argv + argc);
+  lens::Result<lens::megatron::example::ExampleOptions> example =
+      lens::megatron::example::take_example_options(command_line);
+  if (!example.ok()) {
+    std::fprintf(stderr, "simple_train_loop: %s\n", example.message().c_str());
+    return 2;
+  }
+  lens::Result<TrainingArgs> args = lens::megatron::parse_training_args(command_line);
   if (!args.ok()) {
     std::fprintf(stderr, "simple_train_loop: %s\n", args.message().c_str());
     return 2;
   }
   if (args->help) {
     std::fputs(lens::megatron::help_text("simple_train_loop").c_str(), stdout);
+    std::fputs(
+        "\nexample options:\n"
+        "  --slow-rank R         slow down rank R's forward compute (default: none)\n"
+        "  --slow-ms X           by X ms per iteration (default 0), to show a straggler\n",
+        stdout);
     return 0;
   }
   lens::Result<lens::RankInfo> rank = lens::RankInfo::detect();
@@ -439,5 +528,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   torch::set_num_threads(1);  // ranks share the machine's cores
-  return lens::megatron::example::run(*args, *rank);
+  if (example->slow_rank >= rank->world_size) {
+    std::fprintf(stderr,
+                 "simple_train_loop: --slow-rank: '%d' is not a rank of this job; accepted: 0 to "
+                 "%d\n",
+                 example->slow_rank, rank->world_size - 1);
+    return 2;
+  }
+  return lens::megatron::example::run(*args, *rank, *example);
 }

@@ -344,12 +344,13 @@ Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
       }
     }
     state->shut_down.store(true);
-    metrics::clear_instrument_cache();
     // Exports in a retry wait stop retrying, so that the final flush fits in the timeout.
     for (const auto& report : {state->trace_report, state->metric_report, state->log_report}) {
       if (report) report->begin_drain();
     }
     const std::string late = shutdown_providers(state, timeout);
+    // Only now: cached gauges report through callbacks that the final collection still calls.
+    metrics::clear_instrument_cache();
     if (!late.empty()) {
       result =
           Error("Telemetry shutdown did not finish within " + std::to_string(timeout.count()) +

@@ -233,6 +233,29 @@ class TrainLoop : public ::testing::Test {
     return out;
   }
 
+  // The last exported state of each metric per rank: instance id -> metric name -> metric.
+  std::map<std::string, std::map<std::string, json>> last_metrics() const {
+    std::map<std::string, std::map<std::string, json>> out;
+    std::ifstream in(dir_ / "telemetry" / "metrics.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      const json request = json::parse(line);
+      for (const json& resource_metrics : request.at("resourceMetrics")) {
+        std::string instance;
+        for (const json& attribute : resource_metrics.at("resource").at("attributes")) {
+          if (attribute.at("key") == "service.instance.id") {
+            instance = attribute.at("value").at("stringValue");
+          }
+        }
+        for (const json& scope : resource_metrics.value("scopeMetrics", json::array())) {
+          for (const json& metric : scope.value("metrics", json::array())) {
+            out[instance][metric.at("name")] = metric;
+          }
+        }
+      }
+    }
+    return out;
+  }
+
   static std::vector<double> losses(const std::string& output) {
     static const std::regex line(R"( iteration +\d+/ *\d+ \| lm loss: ([0-9.E+-]+))");
     std::vector<double> out;
@@ -308,20 +331,38 @@ TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
   EXPECT_EQ(instances, (std::set<std::string>{run_id + "-rank0", run_id + "-rank1",
                                               run_id + "-rank2", run_id + "-rank3"}));
 
-  // Parents: every span's parent is the one the catalogue gives (all groups on), with the two
-  // exceptions spans.hpp documents: the first step under megatron.first_iteration, and the
-  // forward pass of evaluation under megatron.evaluate.step.
-  std::map<std::string, std::string> name_of;  // span id -> name
-  for (const Span& s : all) name_of[s.span.at("spanId")] = s.span.at("name");
+  // Parents: every span's parent is the one the catalogue gives (all groups on), with the
+  // exception spans.hpp documents (the forward pass of evaluation under megatron.evaluate.step);
+  // megatron.train_step is a root linked to its rank's megatron.train span.
+  std::map<std::string, std::string> name_of;      // span id -> name
+  std::map<std::string, std::string> instance_of;  // span id -> service.instance.id
+  for (const Span& s : all) {
+    name_of[s.span.at("spanId")] = s.span.at("name");
+    instance_of[s.span.at("spanId")] = s.resource.at("service.instance.id").at("stringValue");
+  }
   const std::set<std::string> evaluated = {"megatron.layer.forward", "megatron.p2p.recv_forward",
                                            "megatron.p2p.send_forward"};
-  int steps_under_first_iteration = 0;
+  std::map<std::int64_t, std::set<std::string>> step_traces;  // iteration -> trace ids
+  std::map<std::int64_t, int> step_ranks;                     // iteration -> step spans
+  ASSERT_TRUE(lens::megatron::spans::kTrainStep.new_trace);
   for (const Span& s : all) {
     const std::string name = s.span.at("name");
     const std::string parent_id = s.span.value("parentSpanId", "");
     const std::string parent = parent_id.empty() ? "" : name_of[parent_id];
-    if (name == "megatron.train_step" && parent == "megatron.first_iteration") {
-      ++steps_under_first_iteration;
+    if (name == lens::megatron::spans::kTrainStep.name) {
+      EXPECT_EQ(parent, "") << "a step is the root of its own trace";
+      ASSERT_EQ(s.span.value("links", json::array()).size(), 1U) << s.span;
+      const std::string linked = s.span.at("links")[0].at("spanId");
+      EXPECT_EQ(name_of[linked], "megatron.train");
+      EXPECT_EQ(instance_of[linked], s.resource.at("service.instance.id").at("stringValue"));
+      std::int64_t iteration = -1;
+      for (const json& attribute : s.span.at("attributes")) {
+        if (attribute.at("key") == "megatron.iteration") {
+          iteration = std::stoll(attribute.at("value").at("intValue").get<std::string>());
+        }
+      }
+      step_traces[iteration].insert(s.span.at("traceId").get<std::string>());
+      ++step_ranks[iteration];
       continue;
     }
     if (evaluated.count(name) != 0 && parent == "megatron.evaluate.step") continue;
@@ -329,7 +370,15 @@ TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
               lens::megatron::spans::effective_parent(name, lens::megatron::all_span_groups()))
         << name;
   }
-  EXPECT_EQ(steps_under_first_iteration, 4);  // one per rank
+  // Iteration N is one trace across the four ranks, and each iteration has its own.
+  ASSERT_EQ(step_traces.size(), 6U);
+  std::set<std::string> distinct;
+  for (const auto& [iteration, traces] : step_traces) {
+    EXPECT_EQ(traces.size(), 1U) << "iteration " << iteration;
+    EXPECT_EQ(step_ranks[iteration], 4) << "iteration " << iteration;
+    distinct.insert(traces.begin(), traces.end());
+  }
+  EXPECT_EQ(distinct.size(), 6U);
 
   // Linked spans (non-first stages: ranks 2 and 3) point at a step span of rank 0.
   std::set<std::pair<std::string, std::string>> rank0_steps;
@@ -354,6 +403,34 @@ TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
     EXPECT_TRUE(instance == run_id + "-rank2" || instance == run_id + "-rank3") << instance;
   }
   EXPECT_EQ(linked, 2 * 6 * 2);  // 2 ranks x 6 steps x 2 microbatches
+
+  // The megatron.training.* metrics, recorded at iterations 1, 2, 4 and 6 (--log-interval 2) on
+  // every rank; cumulative, so the last export holds all four.
+  const auto metrics = last_metrics();
+  ASSERT_EQ(metrics.size(), 4U);
+  for (const auto& [instance, by_name] : metrics) {
+    ASSERT_EQ(by_name.count("megatron.training.step_duration_ms"), 1U) << instance;
+    const json& duration = by_name.at("megatron.training.step_duration_ms");
+    EXPECT_EQ(duration.at("unit"), "ms");
+    const json& point = duration.at("histogram").at("dataPoints")[0];
+    EXPECT_EQ(point.at("count"), "4") << instance;
+    EXPECT_GT(point.at("sum").get<double>(), 0.0) << instance;
+    for (const char* gauge : {"megatron.training.loss", "megatron.training.tokens_per_sec",
+                              "megatron.training.grad_norm", "megatron.training.learning_rate"}) {
+      ASSERT_EQ(by_name.count(gauge), 1U) << instance << " " << gauge;
+      EXPECT_GT(by_name.at(gauge).at("gauge").at("dataPoints")[0].at("asDouble").get<double>(), 0.0)
+          << instance << " " << gauge;
+    }
+    EXPECT_DOUBLE_EQ(by_name.at("megatron.training.learning_rate")
+                         .at("gauge")
+                         .at("dataPoints")[0]
+                         .at("asDouble")
+                         .get<double>(),
+                     1e-3);
+    // No iteration was skipped, and this CPU example has no device memory to report.
+    EXPECT_EQ(by_name.count("megatron.training.skipped_iters"), 0U);
+    EXPECT_EQ(by_name.count("megatron.training.memory_allocated_gb"), 0U);
+  }
   EXPECT_TRUE(fs::exists(dir_ / "ckpt" / "latest_checkpointed_iteration.txt"));
 }
 

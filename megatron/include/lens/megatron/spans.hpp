@@ -1,9 +1,13 @@
 // The Megatron span catalogue the trainer emits (SPEC Part 1 §1.6, Part 2 §D.6.1): the documented
 // hierarchy with the group of each span and its parent, plus megatron.first_iteration and
 // megatron.data.next_batch, and the documented span attribute keys. A span whose group is off is
-// not created, so its children nest under the nearest enabled ancestor. Two places differ from
-// the parents listed here: megatron.first_iteration wraps the first executed
-// megatron.train_step, which is then its child; and evaluation runs the forward pass too, so there
+// not created, so its children nest under the nearest enabled ancestor.
+// megatron.train_step is the one span marked `new_trace`: each iteration is the root of its own
+// trace, linked to its logical parent (megatron.train), with a trace id every rank derives alike
+// (lens::TraceSeed) — so "iteration N" is one trace across all ranks, a ratio sampler keeps or
+// drops an iteration on every rank alike, and a long run is not one endless trace.
+// megatron.first_iteration therefore covers the first iteration under megatron.train without
+// being its step's parent. Evaluation runs the forward pass too, so there
 // megatron.layer.forward and megatron.p2p.{recv,send}_forward nest under megatron.evaluate.step.
 // Thread-safety: constants and an immutable table.
 #pragma once
@@ -21,6 +25,8 @@ struct SpanDef {
   std::string_view name;
   std::string_view group;
   std::string_view parent;  // empty for a root
+  // Starts a trace of its own, linked to `parent` instead of being its child.
+  bool new_trace = false;
 };
 
 // clang-format off
@@ -30,7 +36,7 @@ inline constexpr SpanDef kLoadCheckpoint{"megatron.load_checkpoint", groups::kLo
 inline constexpr SpanDef kLoadCheckpointIoRead{"megatron.load_checkpoint.io_read", groups::kLoadCheckpoint, "megatron.load_checkpoint"};
 inline constexpr SpanDef kTrain{"megatron.train", groups::kJob, "megatron.pretrain"};
 inline constexpr SpanDef kFirstIteration{"megatron.first_iteration", groups::kFirstIteration, "megatron.train"};
-inline constexpr SpanDef kTrainStep{"megatron.train_step", groups::kStep, "megatron.train"};
+inline constexpr SpanDef kTrainStep{"megatron.train_step", groups::kStep, "megatron.train", true};
 inline constexpr SpanDef kForwardBackward{"megatron.forward_backward", groups::kForwardBackward, "megatron.train_step"};
 inline constexpr SpanDef kMicrobatchForward{"megatron.microbatch.forward", groups::kMicrobatch, "megatron.forward_backward"};
 inline constexpr SpanDef kDataNextBatch{"megatron.data.next_batch", groups::kDataLoading, "megatron.microbatch.forward"};
@@ -63,6 +69,7 @@ std::set<std::string> span_names_for(const std::set<std::string>& enabled_groups
 
 // The parent a span gets when only `enabled_groups` are on: its nearest ancestor whose group is
 // enabled; empty when none is (the span is then a root). Unknown names give an empty string.
+// For a `new_trace` span this is the span it links to (it is itself a root).
 std::string effective_parent(std::string_view span_name,
                              const std::set<std::string>& enabled_groups);
 
