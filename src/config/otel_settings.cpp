@@ -187,6 +187,40 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_key_values
   return out;
 }
 
+// Header names must be HTTP tokens that are also valid gRPC metadata keys once lower-cased, and
+// values printable ASCII: grpc++ aborts the process on anything else, so it is caught here.
+// Values are secrets: never shown.
+bool check_header_names_and_values(
+    Parser& parser, std::string_view name,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
+  for (const auto& [key, value] : headers) {
+    for (const char c : key) {
+      const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '_' || c == '.';
+      if (!ok) {
+        parser.problem("Invalid header name in " + std::string(name) + ": " + quoted(key) +
+                       "; accepted: letters, digits, '-', '_' and '.'");
+        return false;
+      }
+    }
+    if (detail::to_lower(key).rfind("grpc-", 0) == 0) {
+      parser.problem("Invalid header name in " + std::string(name) + ": " + quoted(key) +
+                     "; names starting with 'grpc-' are reserved by gRPC");
+      return false;
+    }
+    for (const char c : value) {
+      if (c < 0x20 || c > 0x7e) {
+        parser.problem("Invalid header value in " + std::string(name) + ": the value of " +
+                       quoted(key) +
+                       " (not shown) has a control or non-ASCII character; accepted: printable "
+                       "ASCII, percent-encoded in the variable");
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 // True for an http:// or https:// URL with a host.
 bool is_http_url(std::string_view url) {
   std::string_view rest;
@@ -260,11 +294,15 @@ void parse_signal(Parser& parser, Signal signal, OtlpSignalSettings& out) {
 
   if (auto [value, name] = pick("HEADERS"); value) {
     if (auto headers = parse_key_values(parser, name, *value, /*secret_values=*/true)) {
-      out.headers.value.clear();
-      for (auto& [key, header_value] : *headers) {
-        out.headers.value.push_back({key, header_value});
+      if (check_header_names_and_values(parser, name, *headers)) {
+        out.headers.value.clear();
+        for (auto& [key, header_value] : *headers) {
+          // Header names are case-insensitive in HTTP and must be lower case in gRPC metadata
+          // (grpc++ aborts the process on "Authorization").
+          out.headers.value.push_back({detail::to_lower(key), header_value});
+        }
+        out.headers.source = "env:" + name;
       }
-      out.headers.source = "env:" + name;
     }
   }
   if (auto [value, name] = pick("TIMEOUT"); value) {

@@ -59,7 +59,11 @@ Result<std::unique_ptr<metrics::PushMetricExporter>> make_metric_exporter(
     return make_file_metric_exporter(config);
   }
   if (config.exporter == "otlp") {
-    const OtlpSignalSettings& settings = config.otel.metrics;
+    // OTEL_METRIC_EXPORT_TIMEOUT bounds each export too (the reader cannot cancel one).
+    OtlpSignalSettings settings = config.otel.metrics;
+    if (config.otel.metric_export_timeout_ms.value < settings.timeout_ms.value) {
+      settings.timeout_ms = config.otel.metric_export_timeout_ms;
+    }
     if (Status status = check_otlp_settings(settings, Signal::metrics); !status.ok()) {
       return Error(status.message());
     }

@@ -75,8 +75,11 @@ Result<RunId> resolve_run_id(const Config& config, const RankInfo& rank, const E
   if (!config.prefix.empty() && config.prefix != kDefaultPrefix) {
     fix = "set " + config.prefix + "_RUN_ID or NEMO_LENS_RUN_ID";
   }
-  std::string warning = "lens: rank " + std::to_string(rank.rank) + " uses the random run id '" +
-                        value + "' (nemo.run.id), made by this process alone, so ranks will not " +
+  if (rank.world_size <= 1) {
+    return RunId{std::move(value), "random", {}};  // one process: nothing to share the id with
+  }
+  std::string warning = "rank " + std::to_string(rank.rank) + " uses the random run id '" + value +
+                        "' (nemo.run.id), made by this process alone, so ranks will not " +
                         "share it; " + fix + " to the same value on every rank (or launch with " +
                         "SLURM or torchrun, or pass a Collective to setup)";
   return RunId{std::move(value), "random", std::move(warning)};

@@ -23,12 +23,16 @@ const char* level_name(internal_log::LogLevel level) noexcept {
   }
 }
 
-// Messages opentelemetry-cpp 1.19 emits on a correct shutdown: ~MeterProvider shuts its context
-// down again after the handle's bounded Shutdown() did. Counted, never printed: a user would
-// otherwise see a warning at the end of every run that records metrics.
+// Messages opentelemetry-cpp 1.19 emits on a correct shutdown, counted and never printed (a user
+// would otherwise see a warning at the end of every run that records metrics): ~MeterProvider
+// shuts its context down again after the handle's bounded Shutdown() did, and a reader's last
+// collection runs after the SDK marked it shut down (MetricReader sets the flag first).
 bool is_benign(std::string_view message) noexcept {
-  return message.find("[MeterContext::Shutdown] Shutdown can be invoked only once.") !=
-         std::string_view::npos;
+  for (std::string_view benign : {"[MeterContext::Shutdown] Shutdown can be invoked only once.",
+                                  "MetricReader::Collect invoked while Shutdown in progress!"}) {
+    if (message.find(benign) != std::string_view::npos) return true;
+  }
+  return false;
 }
 
 void write_to_stderr(std::string_view line) {
@@ -74,8 +78,8 @@ DiagnosticsHandler& install_sdk_diagnostics() {
   // Leaked (and kept reachable): the SDK's worker threads may report until the very end of
   // the process.
   static auto* owner = [] {
-    auto* created = new opentelemetry::nostd::shared_ptr<internal_log::LogHandler>(
-        new DiagnosticsHandler());
+    auto* created =
+        new opentelemetry::nostd::shared_ptr<internal_log::LogHandler>(new DiagnosticsHandler());
     internal_log::GlobalLogHandler::SetLogHandler(*created);
     internal_log::GlobalLogHandler::SetLogLevel(internal_log::LogLevel::Warning);
     return created;

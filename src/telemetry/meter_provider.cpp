@@ -1,12 +1,12 @@
 // Assembly of an exporting rank's meter provider (see meter_provider.hpp).
 #include "telemetry/meter_provider.hpp"
 
-#include <opentelemetry/sdk/metrics/export/periodic_exporting_metric_reader.h>
 #include <opentelemetry/sdk/metrics/view/view_registry.h>
 
 #include <algorithm>
 
 #include "metrics/counting_metric_exporter.hpp"
+#include "metrics/periodic_metric_reader.hpp"
 #include "telemetry/otel_resource.hpp"
 
 namespace lens::telemetry {
@@ -28,18 +28,11 @@ BuiltMeterProvider build_meter_provider(
   built.provider =
       std::make_shared<sdkmetrics::MeterProvider>(std::move(registry), to_otel_resource(resource));
   if (readers.empty()) {
-    sdkmetrics::PeriodicExportingMetricReaderOptions options;
-    options.export_interval_millis =
-        std::chrono::milliseconds(config.otel.metric_export_interval_ms.value);
-    // opentelemetry-cpp wants the timeout strictly below the interval and otherwise falls
-    // back to its own defaults (a 60 s interval): keep it below, so OTEL_METRIC_EXPORT_INTERVAL
-    // always holds (the spec's defaults, 10 s and 30 s, would trip it).
-    const std::int64_t interval = config.otel.metric_export_interval_ms.value;
-    options.export_timeout_millis = std::chrono::milliseconds(std::max<std::int64_t>(
-        1, std::min(config.otel.metric_export_timeout_ms.value, interval - 1)));
-    readers.push_back(std::make_shared<sdkmetrics::PeriodicExportingMetricReader>(
+    // Each export is bounded by the exporter's own timeout (OTEL_METRIC_EXPORT_TIMEOUT for the
+    // OTLP exporters, see metric_exporters.cpp).
+    readers.push_back(std::make_shared<metrics::PeriodicMetricReader>(
         std::make_unique<metrics::CountingMetricExporter>(std::move(exporter), built.counters),
-        options));
+        std::chrono::milliseconds(config.otel.metric_export_interval_ms.value)));
   }
   for (auto& reader : readers) {
     built.provider->AddMetricReader(std::move(reader));

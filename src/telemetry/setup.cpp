@@ -205,12 +205,10 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
         {"traces", [state, remaining] { state->tracer_provider->Shutdown(remaining()); }});
   }
   if (state->meter_provider != nullptr) {
-    // A last collection and export first: opentelemetry-cpp 1.19's reader exports at shutdown
-    // only when its worker thread wins a race, often with nothing collected.
-    jobs.push_back({"metrics", [state, remaining] {
-                      state->meter_provider->ForceFlush(remaining());
-                      state->meter_provider->Shutdown(remaining());
-                    }});
+    // The readers' shutdown exports one last time (metrics::PeriodicMetricReader,
+    // ManualMetricReader has nothing to push).
+    jobs.push_back(
+        {"metrics", [state, remaining] { state->meter_provider->Shutdown(remaining()); }});
   }
   if (state->logger_provider != nullptr) {
     jobs.push_back({"logs", [state, remaining] { state->logger_provider->Shutdown(remaining()); }});

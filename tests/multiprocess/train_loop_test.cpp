@@ -27,6 +27,7 @@
 #include "lens/megatron/span_groups.hpp"
 #include "lens/megatron/spans.hpp"
 #include "lens/strategies.hpp"
+#include "unit/otlp_test_servers.hpp"
 
 extern char** environ;
 
@@ -450,6 +451,189 @@ TEST_F(TrainLoop, EachPresetYieldsExactlyItsGroupsSpans) {
     expected.erase("megatron.load_checkpoint.io_read");
     EXPECT_EQ(names, expected) << preset;
   }
+}
+
+// ---- The seed page's four typical configurations, end to end ----------------------------------
+
+// The spans of OTLP JSON request lines: (instance id, span).
+std::vector<std::pair<std::string, json>> spans_of(const std::vector<std::string>& lines) {
+  std::vector<std::pair<std::string, json>> out;
+  for (const std::string& line : lines) {
+    const json request = json::parse(line);
+    for (const json& resource_spans : request.at("resourceSpans")) {
+      std::string instance;
+      for (const json& attribute : resource_spans.at("resource").at("attributes")) {
+        if (attribute.at("key") == "service.instance.id") {
+          instance = attribute.at("value").at("stringValue");
+        }
+      }
+      for (const json& scope : resource_spans.at("scopeSpans")) {
+        for (const json& span : scope.at("spans")) out.emplace_back(instance, span);
+      }
+    }
+  }
+  return out;
+}
+
+std::set<std::string> metric_names_of(const std::vector<std::string>& lines) {
+  std::set<std::string> names;
+  for (const std::string& line : lines) {
+    const json request = json::parse(line);  // kept: a range-for over a member of a temporary
+    for (const json& rm : request.at("resourceMetrics")) {
+      for (const json& scope : rm.value("scopeMetrics", json::array())) {
+        for (const json& metric : scope.value("metrics", json::array())) {
+          names.insert(metric.at("name"));
+        }
+      }
+    }
+  }
+  return names;
+}
+
+std::int64_t iteration_of(const json& span) {
+  for (const json& attribute : span.value("attributes", json::array())) {
+    if (attribute.at("key") == "megatron.iteration") {
+      return std::stoll(attribute.at("value").at("intValue").get<std::string>());
+    }
+  }
+  return -1;
+}
+
+const std::vector<std::string> kShortRun = {"--train-iters", "4", "--log-interval", "2",
+                                            "--eval-iters",  "0"};
+
+// "Local development with console exporter": spans and metrics print to stdout as JSON lines.
+TEST_F(TrainLoop, SeedConsoleExporterPrintsSpansAndMetricsOnStdout) {
+  const RunResult result =
+      run(1, kShortRun, {{"MEGATRON_OTEL_ENABLED", "1"}, {"MEGATRON_OTEL_EXPORTER", "console"}});
+  ASSERT_EQ(result.status, 0) << result.output;
+  std::set<std::string> span_names;
+  std::set<std::string> metric_names;
+  int json_lines = 0;
+  std::istringstream lines(result.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line.front() != '{') continue;
+    const json parsed = json::parse(line);  // every JSON-looking line is one whole object
+    ++json_lines;
+    if (parsed.contains("resource_metrics")) {
+      for (const json& sm : parsed.at("resource_metrics")[0].at("scope_metrics")) {
+        for (const json& metric : sm.at("metrics")) metric_names.insert(metric.at("name"));
+      }
+    } else if (parsed.contains("name")) {
+      span_names.insert(parsed.at("name"));
+      EXPECT_EQ(parsed.at("resource").at("attributes").at("service.name"), "megatron-lm");
+    }
+  }
+  EXPECT_GT(json_lines, 0) << result.output;
+  // The default preset: the job spans (no steps), no checkpoint or evaluation in this run.
+  EXPECT_EQ(span_names, (std::set<std::string>{"megatron.pretrain", "megatron.train",
+                                               "megatron.first_iteration"}))
+      << result.output;
+  EXPECT_EQ(metric_names.count("megatron.training.loss"), 1U) << result.output;
+  EXPECT_EQ(metric_names.count("megatron.training.step_duration_ms"), 1U) << result.output;
+}
+
+// "Local collector": OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4317 and a collector there.
+TEST_F(TrainLoop, SeedLocalCollectorOn4317ReceivesTheRun) {
+  lens::test_servers::CollectProcess collector({}, "127.0.0.1:4317");
+  if (collector.address("grpc") != "127.0.0.1:4317") {
+    GTEST_SKIP() << "port 4317 is taken on this machine: " << collector.err();
+  }
+  const RunResult result = run(2, kShortRun,
+                               {{"MEGATRON_OTEL_ENABLED", "1"},
+                                {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4317"},
+                                {"OTEL_BSP_SCHEDULE_DELAY", "200"}});
+  ASSERT_EQ(result.status, 0) << result.output;
+  ASSERT_EQ(collector.stop(), 0) << collector.err();
+  const auto spans = spans_of(collector.lines("traces.jsonl"));
+  std::set<std::string> names;
+  std::set<std::string> instances;
+  for (const auto& [instance, span] : spans) {
+    names.insert(span.at("name"));
+    instances.insert(instance);
+  }
+  // single_rank (the default) exports the last rank only.
+  ASSERT_EQ(instances.size(), 1U) << collector.err();
+  EXPECT_EQ(instances.begin()->substr(instances.begin()->size() - 6), "-rank1");
+  EXPECT_EQ(names.count("megatron.train"), 1U);
+  const std::vector<std::string> metric_lines = collector.lines("metrics.jsonl");
+  EXPECT_EQ(metric_names_of(metric_lines).count("megatron.training.loss"), 1U)
+      << collector.err() << result.output;
+}
+
+// "Production with remote collector": OTEL_EXPORTER_OTLP_HEADERS carries the bearer token the
+// collector requires; a wrong token delivers nothing, reports the rejection, and training goes
+// on (and the token is never printed).
+TEST_F(TrainLoop, SeedRemoteCollectorWithABearerToken) {
+  const std::string token = "seed-token-5b1f0c";
+  for (const bool right : {true, false}) {
+    lens::test_servers::CollectProcess collector({"--token", token});
+    ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
+    const std::string sent = right ? token : "not-" + token;
+    const RunResult result =
+        run(2, kShortRun,
+            {{"MEGATRON_OTEL_ENABLED", "1"},
+             {"MEGATRON_OTEL_SPAN_GROUPS", "default"},
+             {"MEGATRON_OTEL_RANK_STRATEGY", "all_ranks"},
+             {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://" + collector.address("grpc")},
+             {"OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer " + sent},
+             {"OTEL_BSP_SCHEDULE_DELAY", "200"}});
+    ASSERT_EQ(result.status, 0) << result.output;
+    EXPECT_NE(result.output.find("training done: 4 iterations"), std::string::npos);
+    EXPECT_EQ(result.output.find(sent), std::string::npos) << "the token was printed";
+    ASSERT_EQ(collector.stop(), 0) << collector.err();
+    const auto spans = spans_of(collector.lines("traces.jsonl"));
+    if (right) {
+      std::set<std::string> instances;
+      for (const auto& [instance, span] : spans) instances.insert(instance);
+      EXPECT_EQ(instances.size(), 2U) << collector.err();
+    } else {
+      EXPECT_TRUE(spans.empty());
+      EXPECT_NE(result.output.find("UNAUTHENTICATED"), std::string::npos) << result.output;
+    }
+  }
+}
+
+// "Per-step granularity with trace sampling": per_step + parentbased_traceidratio 0.1 keeps about
+// 10% of the iterations' traces, the same iterations on every rank, each with its whole subtree.
+TEST_F(TrainLoop, SeedPerStepWithTraceIdRatioKeepsAboutATenthOfTheSteps) {
+  lens::test_servers::CollectProcess collector;
+  ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
+  const RunResult result =
+      run(2, {"--train-iters", "200", "--log-interval", "50", "--eval-iters", "0"},
+          {{"MEGATRON_OTEL_ENABLED", "1"},
+           {"MEGATRON_OTEL_SPAN_GROUPS", "per_step"},
+           {"MEGATRON_OTEL_RANK_STRATEGY", "all_ranks"},
+           {"OTEL_TRACES_SAMPLER", "parentbased_traceidratio"},
+           {"OTEL_TRACES_SAMPLER_ARG", "0.1"},
+           {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://" + collector.address("grpc")},
+           {"OTEL_BSP_SCHEDULE_DELAY", "200"}});
+  ASSERT_EQ(result.status, 0) << result.output;
+  ASSERT_EQ(collector.stop(), 0) << collector.err();
+  std::map<std::string, std::set<std::int64_t>> kept;  // instance -> iterations
+  std::set<std::string> step_traces;
+  for (const auto& [instance, span] : spans_of(collector.lines("traces.jsonl"))) {
+    if (span.at("name") != "megatron.train_step") continue;
+    kept[instance].insert(iteration_of(span));
+    step_traces.insert(span.at("traceId"));
+  }
+  ASSERT_EQ(kept.size(), 2U) << collector.err();
+  EXPECT_EQ(kept.begin()->second, kept.rbegin()->second) << "both ranks keep the same iterations";
+  // Binomial(200, 0.1): mean 20, standard deviation 4.2; the bounds are over 3 deviations away.
+  const std::size_t count = kept.begin()->second.size();
+  EXPECT_GE(count, 7U);
+  EXPECT_LE(count, 33U);
+  EXPECT_EQ(step_traces.size(), count);  // one trace per kept iteration, shared by the ranks
+  // The per_step children exist only in kept iterations' traces, and every kept step has them.
+  std::map<std::string, std::set<std::string>> children;  // trace id -> names
+  for (const auto& [instance, span] : spans_of(collector.lines("traces.jsonl"))) {
+    const std::string name = span.at("name");
+    if (name == "megatron.forward_backward" || name == "megatron.optimizer_step") {
+      EXPECT_EQ(step_traces.count(span.at("traceId")), 1U) << name;
+      children[span.at("traceId")].insert(name);
+    }
+  }
+  EXPECT_EQ(children.size(), count);
 }
 
 // Which ranks export under each rank strategy of SPEC Part 2 §B, on four real processes.

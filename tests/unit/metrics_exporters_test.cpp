@@ -16,6 +16,7 @@
 #include "export/console_metric_exporter.hpp"
 #include "export/metric_exporters.hpp"
 #include "export/otlp_json.hpp"
+#include "lens/megatron/training_metrics.hpp"
 #include "lens/telemetry.hpp"
 #include "unit/test_support.hpp"
 
@@ -162,6 +163,42 @@ TEST(MetricsExporters, FileLinesDecodeWithAnIndependentDecoder) {
   }
   EXPECT_TRUE(found) << lines.back();
   std::filesystem::remove_all(dir);
+}
+
+// Gauges owned only by the instrument cache (the training metrics) report through callbacks: the
+// final collection at shutdown must still see them.
+TEST(MetricsExporters, CachedGaugesReachTheExportAtShutdown) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  SetupOverrides overrides;
+  overrides.env = Env::from({});
+  overrides.metric_exporter =
+      exporters::make_console_metric_exporter(TemporalityPreference::cumulative, out);
+  auto handle =
+      setup_telemetry(exporting("console"), test_support::rank_of(0, 1), {}, std::move(overrides));
+  ASSERT_TRUE(handle.ok()) << handle.message();
+  megatron::record_training_metrics(*handle->meter(), {.loss = 2.5, .learning_rate = 3e-4});
+  ASSERT_TRUE(handle->shutdown(std::chrono::milliseconds(2000)).ok());
+  std::rewind(out);
+  std::string text;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof(buffer), out)) > 0;) text.append(buffer, n);
+  std::fclose(out);
+  std::map<std::string, double> last;  // gauge name -> last value exported
+  for (std::size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos;
+       start = end + 1) {
+    const auto line = nlohmann::json::parse(text.substr(start, end - start));
+    for (const auto& sm : line["resource_metrics"][0]["scope_metrics"]) {
+      for (const auto& metric : sm["metrics"]) {
+        if (!metric["data"]["data_points"].empty()) {
+          last[metric["name"]] = metric["data"]["data_points"][0]["value"].get<double>();
+        }
+      }
+    }
+  }
+  ASSERT_EQ(last.count("megatron.training.loss"), 1u) << text;
+  EXPECT_EQ(last.at("megatron.training.loss"), 2.5);
+  EXPECT_EQ(last.at("megatron.training.learning_rate"), 3e-4);
 }
 
 TEST(MetricsExporters, ACleanShutdownAndExitPrintNothingOnStderr) {

@@ -193,6 +193,24 @@ TEST(OtelSettingsOtlp, SignalEndpointIsUsedVerbatim) {
   EXPECT_EQ(s.metrics.endpoint.value, "http://general:4318/v1/metrics");
 }
 
+// grpc++ aborts the process on a metadata key or value it does not accept: such headers are
+// configuration errors, and a secret value is never echoed.
+TEST(OtelSettingsOtlp, HeadersGrpcWouldRejectAreErrorsThatHideTheValue) {
+  EXPECT_EQ(problem({{"OTEL_EXPORTER_OTLP_LOGS_HEADERS", "x team=1"}}),
+            "Invalid header name in OTEL_EXPORTER_OTLP_LOGS_HEADERS: 'x team'; accepted: letters, "
+            "digits, '-', '_' and '.'");
+  EXPECT_EQ(problem({{"OTEL_EXPORTER_OTLP_METRICS_HEADERS", "grpc-timeout=1S"}}),
+            "Invalid header name in OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'grpc-timeout'; names "
+            "starting with 'grpc-' are reserved by gRPC");
+  const std::string message =
+      problem({{"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "Authorization=Bearer%0Asecret-7f3a"}});
+  EXPECT_EQ(message,
+            "Invalid header value in OTEL_EXPORTER_OTLP_TRACES_HEADERS: the value of "
+            "'Authorization' (not shown) has a control or non-ASCII character; accepted: "
+            "printable ASCII, percent-encoded in the variable");
+  EXPECT_EQ(message.find("secret-7f3a"), std::string::npos);
+}
+
 TEST(OtelSettingsOtlp, UrlWithoutSchemeIsAnError) {
   EXPECT_EQ(problem({{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "localhost:4317"}}),
             "Invalid URL for OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'localhost:4317'; accepted: an "
@@ -207,7 +225,8 @@ TEST(OtelSettingsOtlp, HeadersArePercentDecodedAndSignalHeadersReplaceGeneral) {
              {"OTEL_EXPORTER_OTLP_LOGS_HEADERS", "x-logs=1"}});
   ASSERT_TRUE(s.problems.empty());
   ASSERT_EQ(s.traces.headers.value.size(), 2U);
-  EXPECT_EQ(s.traces.headers.value[0].key, "Authorization");
+  // Names lower-cased: gRPC metadata requires it, HTTP does not care.
+  EXPECT_EQ(s.traces.headers.value[0].key, "authorization");
   EXPECT_EQ(s.traces.headers.value[0].value, "Bearer abc");
   EXPECT_EQ(s.traces.headers.value[1].key, "x-team");
   EXPECT_EQ(s.traces.headers.value[1].value, "ml");

@@ -280,11 +280,19 @@ TEST(RunIdRandom, PerProcessFallbackWarns) {
   EXPECT_TRUE(is_lower_hex12(id->value)) << id->value;
   EXPECT_EQ(id->source, "random");
   EXPECT_EQ(id->warning,
-            "lens: rank 2 uses the random run id '" + id->value +
+            "rank 2 uses the random run id '" + id->value +
                 "' (nemo.run.id), made by this process alone, so ranks will not share it; set "
                 "NEMO_LENS_RUN_ID to the same value on every rank (or launch with SLURM or "
                 "torchrun, or pass a Collective to setup)");
   EXPECT_EQ(id->warning.find('\n'), std::string::npos);
+}
+
+TEST(RunIdRandom, ASingleProcessJobNeedsNoWarning) {
+  const auto id = resolve_run_id(Config{}, rank_of(0, 1), Env::from({}));
+  ASSERT_TRUE(id.ok()) << id.message();
+  EXPECT_TRUE(is_lower_hex12(id->value)) << id->value;
+  EXPECT_EQ(id->source, "random");
+  EXPECT_EQ(id->warning, "");
 }
 
 TEST(RunIdRandom, WarningNamesThePrefixedVariable) {
