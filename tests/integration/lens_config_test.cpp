@@ -192,16 +192,25 @@ TEST(LensConfig, HeaderValuesNeverAppearInAnyOutput) {
 }
 
 TEST(LensConfig, RandomRunIdWarnsOnStderr) {
-  const auto result = run_process(LENS_CLI_PATH, {"config"}, with_base({}));
+  const auto result =
+      run_process(LENS_CLI_PATH, {"config", "--rank", "1", "--world-size", "2"}, with_base({}));
   ASSERT_EQ(result.exit_code, 0);
   const Json out = Json::parse(result.out);
   const std::string run_id = out["run_id"];
   EXPECT_EQ(run_id.size(), 12U);
   EXPECT_EQ(run_id.find_first_not_of("0123456789abcdef"), std::string::npos) << run_id;
-  EXPECT_EQ(out["resource"]["service.instance.id"], run_id + "-rank0");
+  EXPECT_EQ(out["resource"]["service.instance.id"], run_id + "-rank1");
   EXPECT_EQ(out["sources"]["run_id"], "default");
-  EXPECT_THAT(result.err, ::testing::StartsWith("lens: warning: "));
+  EXPECT_THAT(result.err, ::testing::StartsWith("lens: warning: rank 1 uses the random run id"));
   EXPECT_THAT(result.err, ::testing::HasSubstr("NEMO_LENS_RUN_ID"));
+}
+
+// One process has nobody to share its run id with: no warning.
+TEST(LensConfig, RandomRunIdOfASingleProcessIsQuiet) {
+  const auto result = run_process(LENS_CLI_PATH, {"config"}, with_base({}));
+  ASSERT_EQ(result.exit_code, 0);
+  EXPECT_EQ(Json::parse(result.out)["run_id"].get<std::string>().size(), 12U);
+  EXPECT_EQ(result.err, "");
 }
 
 TEST(LensConfig, TextFormatIsAnAlignedTableWithSources) {
@@ -365,7 +374,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, LensConfigErrors, ::testing::ValuesIn(kErrorCase
 TEST(LensCommand, UnknownCommandAndUsage) {
   auto result = run_process(LENS_CLI_PATH, {"frobnicate"}, {});
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_EQ(result.err, "lens: unknown command 'frobnicate'; accepted: config, collect\n");
+  EXPECT_EQ(result.err,
+            "lens: unknown command 'frobnicate'; accepted: config, collect, report, run\n");
   result = run_process(LENS_CLI_PATH, {}, {});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.err, ::testing::StartsWith("usage: lens <command>"));

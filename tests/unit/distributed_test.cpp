@@ -1,6 +1,7 @@
 // broadcast_trace_context, extract_nccl_context and the pipeline-parallel carrier slot (SPEC Part
 // 2 §I.2, §I.4, §I.5): four ranks in four threads over an in-process collective get the source's
-// exact carrier; failures of the collective give nullopt, never an exception.
+// exact carrier; failures of the collective give nullopt, never an exception. The trace seed
+// (TraceSeed, share_trace_seed): the same ids from the same seed, the source's seed everywhere.
 #include "lens/distributed.hpp"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -167,6 +169,13 @@ TEST(ExtractNcclContext, UndecodableBytesGiveTheBaseContext) {
   }
 }
 
+std::string hex(const std::array<std::uint8_t, 16>& bytes) {
+  char buffer[32];
+  otel::trace::TraceId(otel::nostd::span<const std::uint8_t, 16>(bytes.data(), 16))
+      .ToLowerBase16(buffer);
+  return std::string(buffer, sizeof(buffer));
+}
+
 TEST(PpTraceCarrier, HoldsWhatWasSetUntilCleared) {
   set_pp_trace_carrier(std::nullopt);
   EXPECT_EQ(get_pp_trace_carrier(), std::nullopt);
@@ -178,6 +187,57 @@ TEST(PpTraceCarrier, HoldsWhatWasSetUntilCleared) {
   EXPECT_EQ(seen, (Carrier{{"traceparent", kTraceParent}}));
   set_pp_trace_carrier(std::nullopt);
   EXPECT_EQ(get_pp_trace_carrier(), std::nullopt);
+}
+
+TEST(TraceSeed, IdsAreDeterministicDistinctAndNeverZero) {
+  const TraceSeed seed(kTraceBytes);
+  EXPECT_FALSE(seed.empty());
+  std::set<std::string> ids;
+  for (std::uint64_t n = 0; n < 10000; ++n) {
+    const auto id = seed.trace_id_for(n);
+    EXPECT_EQ(id, seed.trace_id_for(n));
+    EXPECT_NE(id, (std::array<std::uint8_t, 16>{}));
+    ids.insert(hex(id));
+  }
+  EXPECT_EQ(ids.size(), 10000u);
+  // Another seed gives other ids for the same n.
+  std::array<std::uint8_t, 16> other_bytes = kTraceBytes;
+  other_bytes[0] ^= 1;
+  EXPECT_NE(TraceSeed(other_bytes).trace_id_for(5), seed.trace_id_for(5));
+  // An empty seed asks for random ids.
+  EXPECT_TRUE(TraceSeed().empty());
+  EXPECT_EQ(TraceSeed().trace_id_for(5), (std::array<std::uint8_t, 16>{}));
+}
+
+TEST(TraceSeed, SharedOverACollectiveIsTheSourcesOnEveryRank) {
+  ThreadCollective::Shared shared;
+  std::vector<ThreadCollective> ranks;
+  ranks.reserve(4);
+  for (int rank = 0; rank < 4; ++rank) ranks.emplace_back(rank, 4, shared);
+  std::vector<TraceSeed> seeds(4);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 4; ++rank) {
+    threads.emplace_back([&, rank] { seeds[rank] = share_trace_seed(&ranks[rank], 2); });
+  }
+  for (auto& thread : threads) thread.join();
+  ASSERT_TRUE(shared.payload.has_value());
+  ASSERT_EQ(shared.payload->size(), 16u);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_FALSE(seeds[rank].empty());
+    EXPECT_EQ(seeds[rank].bytes(), seeds[2].bytes()) << "rank " << rank;
+    EXPECT_EQ(std::string(seeds[rank].bytes().begin(), seeds[rank].bytes().end()), *shared.payload);
+  }
+}
+
+TEST(TraceSeed, WithoutAWorkingCollectiveEachRankHasItsOwnRandomSeed) {
+  const TraceSeed a = share_trace_seed(nullptr);
+  const TraceSeed b = share_trace_seed(nullptr);
+  EXPECT_FALSE(a.empty());
+  EXPECT_NE(a.bytes(), b.bytes());
+  FixedCollective failing(Error("MPI_Bcast failed: MPI_ERR_COMM"));
+  const TraceSeed c = share_trace_seed(&failing);
+  EXPECT_FALSE(c.empty());
+  EXPECT_NE(c.bytes(), a.bytes());
 }
 
 }  // namespace

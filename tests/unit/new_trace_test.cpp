@@ -1,19 +1,15 @@
-// Spans started as the root of a new trace (lens::NewTrace) and the trace seed every rank derives
-// the same ids from (lens::TraceSeed, share_trace_seed): the exported root has the requested trace
-// id, no parent and one link; its children follow it; the previous context comes back; a ratio
-// sampler decides alike for the same id; a seed is shared over a collective.
+// Spans started as the root of a new trace (lens::NewTrace): the exported root has the requested
+// trace id, no parent and one link; its children follow it; the previous context comes back; a
+// ratio sampler decides alike for the same id (lens::TraceSeed, tested in distributed_test.cpp).
 #include <gtest/gtest.h>
 #include <opentelemetry/exporters/memory/in_memory_span_exporter.h>
 #include <opentelemetry/trace/context.h>
 
 #include <array>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lens/distributed.hpp"
@@ -176,92 +172,6 @@ TEST(NewTrace, RatioSamplerKeepsTheSameIterationsForTheSameSeed) {
   // Binomial(400, 0.5): mean 200, standard deviation 10; these bounds are 6 deviations wide.
   EXPECT_GT(kept_per_rank[0].size(), 140u);
   EXPECT_LT(kept_per_rank[0].size(), 260u);
-}
-
-TEST(TraceSeed, IdsAreDeterministicDistinctAndNeverZero) {
-  const TraceSeed seed(kStepTrace);
-  EXPECT_FALSE(seed.empty());
-  std::set<std::string> ids;
-  for (std::uint64_t n = 0; n < 10000; ++n) {
-    const auto id = seed.trace_id_for(n);
-    EXPECT_EQ(id, seed.trace_id_for(n));
-    EXPECT_NE(id, (std::array<std::uint8_t, 16>{}));
-    ids.insert(hex(id));
-  }
-  EXPECT_EQ(ids.size(), 10000u);
-  // Another seed gives other ids for the same n.
-  std::array<std::uint8_t, 16> other_bytes = kStepTrace;
-  other_bytes[0] ^= 1;
-  EXPECT_NE(TraceSeed(other_bytes).trace_id_for(5), seed.trace_id_for(5));
-  // An empty seed asks for random ids.
-  EXPECT_TRUE(TraceSeed().empty());
-  EXPECT_EQ(TraceSeed().trace_id_for(5), (std::array<std::uint8_t, 16>{}));
-}
-
-// Ranks in threads over an in-process broadcast.
-class ThreadBroadcast final : public Collective {
- public:
-  struct Shared {
-    std::mutex mutex;
-    std::condition_variable published;
-    std::optional<std::string> payload;
-  };
-  ThreadBroadcast(int rank, Shared& shared) : rank_(rank), shared_(shared) {}
-  int rank() const override { return rank_; }
-  int world_size() const override { return 4; }
-  Result<std::string> broadcast(const std::string& payload, int root) override {
-    std::unique_lock<std::mutex> lock(shared_.mutex);
-    if (rank_ == root) {
-      shared_.payload = payload;
-      shared_.published.notify_all();
-    }
-    shared_.published.wait(lock, [this] { return shared_.payload.has_value(); });
-    return *shared_.payload;
-  }
-
- private:
-  int rank_;
-  Shared& shared_;
-};
-
-class FailingBroadcast final : public Collective {
- public:
-  int rank() const override { return 1; }
-  int world_size() const override { return 2; }
-  Result<std::string> broadcast(const std::string&, int) override {
-    return Error("MPI_Bcast failed: MPI_ERR_COMM");
-  }
-};
-
-TEST(TraceSeed, SharedOverACollectiveIsTheSourcesOnEveryRank) {
-  ThreadBroadcast::Shared shared;
-  std::vector<ThreadBroadcast> ranks;
-  ranks.reserve(4);
-  for (int rank = 0; rank < 4; ++rank) ranks.emplace_back(rank, shared);
-  std::vector<TraceSeed> seeds(4);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < 4; ++rank) {
-    threads.emplace_back([&, rank] { seeds[rank] = share_trace_seed(&ranks[rank], 2); });
-  }
-  for (auto& thread : threads) thread.join();
-  ASSERT_TRUE(shared.payload.has_value());
-  ASSERT_EQ(shared.payload->size(), 16u);
-  for (int rank = 0; rank < 4; ++rank) {
-    EXPECT_FALSE(seeds[rank].empty());
-    EXPECT_EQ(seeds[rank].bytes(), seeds[2].bytes()) << "rank " << rank;
-    EXPECT_EQ(std::string(seeds[rank].bytes().begin(), seeds[rank].bytes().end()), *shared.payload);
-  }
-}
-
-TEST(TraceSeed, WithoutAWorkingCollectiveEachRankHasItsOwnRandomSeed) {
-  const TraceSeed a = share_trace_seed(nullptr);
-  const TraceSeed b = share_trace_seed(nullptr);
-  EXPECT_FALSE(a.empty());
-  EXPECT_NE(a.bytes(), b.bytes());
-  FailingBroadcast failing;
-  const TraceSeed c = share_trace_seed(&failing);
-  EXPECT_FALSE(c.empty());
-  EXPECT_NE(c.bytes(), a.bytes());
 }
 
 }  // namespace
