@@ -14,6 +14,8 @@ constexpr const char* kUsage =
     "commands:\n"
     "  config    print the resolved telemetry configuration (lens config --help)\n"
     "  collect   receive OTLP over gRPC/HTTP into JSON line files (lens collect --help)\n"
+    "  report    HTML report, Perfetto trace and stragglers of a run (lens report --help)\n"
+    "  run       launch N ranks with a collector, then report (lens run --help)\n"
     "\n"
     "options:\n"
     "  --help     show this help\n"
@@ -42,7 +44,14 @@ int run(const std::vector<std::string>& args) {
   if (command == "collect") {
     return collect_command(rest);
   }
-  std::cerr << "lens: unknown command '" << command << "'; accepted: config, collect\n";
+  if (command == "report") {
+    return report_command(rest);
+  }
+  if (command == "run") {
+    return run_command(rest);
+  }
+  std::cerr << "lens: unknown command '" << command
+            << "'; accepted: config, collect, report, run\n";
   return 2;
 }
 

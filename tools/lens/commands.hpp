@@ -10,5 +10,7 @@ namespace lens::cli {
 int run(const std::vector<std::string>& args);
 int config_command(const std::vector<std::string>& args);
 int collect_command(const std::vector<std::string>& args);
+int report_command(const std::vector<std::string>& args);
+int run_command(const std::vector<std::string>& args);
 
 }  // namespace lens::cli

@@ -1,0 +1,91 @@
+// The HTML page: self-contained (no network reference at all), data escaped against HTML and
+// script injection, the straggler table and the summary present.
+#include "report/html_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "report/summary.hpp"
+#include "report_test_support.hpp"
+
+namespace lens::report {
+namespace {
+
+std::string page(const RunAnalysis& analysis) {
+  HtmlContext context;
+  context.source_dir = "/runs/x";
+  context.perfetto_path = "/runs/x/trace.json";
+  context.summary_lines = summary_lines(analysis);
+  std::ostringstream out;
+  write_html(analysis, context, out);
+  return out.str();
+}
+
+TEST(ReportHtml, LoadsNothingFromTheNetwork) {
+  const std::string html = page(testing::analyze_spec({.ranks = 4, .iterations = 20}));
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("//cdn"), std::string::npos);
+  EXPECT_FALSE(std::regex_search(html, std::regex(R"((src|href)\s*=)", std::regex::icase)));
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  // Only fragment references (the timeline's clip path) are allowed in url(...).
+  EXPECT_FALSE(std::regex_search(html, std::regex(R"(url\(\s*['"]?[^#'"\s])")));
+  EXPECT_NE(html.find("<style>"), std::string::npos);
+  EXPECT_NE(html.find("<script>"), std::string::npos);
+}
+
+TEST(ReportHtml, ShowsTheRunTheStragglerAndTheResources) {
+  const std::string html =
+      page(testing::analyze_spec({.ranks = 4, .iterations = 20, .slow_rank = 2, .slow_ms = 100}));
+  EXPECT_NE(html.find("run id: <b>run-fixture</b>"), std::string::npos);
+  EXPECT_NE(html.find("service: <b>megatron-lm</b>"), std::string::npos);
+  EXPECT_NE(html.find("world size: <b>4</b>"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"flag\">straggler: rank 2 step median 390.0 ms"),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"straggler\"><td class=\"num\">2</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>node0</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>8 on host</td>"), std::string::npos);
+}
+
+TEST(ReportHtml, EscapesDataInMarkupAndInTheScriptBlock) {
+  RunBuilder builder;
+  auto traces = testing::make_traces({.ranks = 2, .iterations = 2});
+  auto* resource = traces[0].mutable_resource_spans(0)->mutable_resource();
+  for (auto& attribute : *resource->mutable_attributes()) {
+    if (attribute.key() == "host.name") {
+      attribute.mutable_value()->set_string_value("<img src=x onerror=alert(1)>");
+    }
+    if (attribute.key() == "nemo.run.id") {
+      attribute.mutable_value()->set_string_value("r\"'&");
+    }
+  }
+  auto* span = traces[0].mutable_resource_spans(0)->mutable_scope_spans(0)->mutable_spans(0);
+  span->set_name("</script><script>alert(2)</script>\xe2\x80\xa8");
+  for (const auto& request : traces) builder.on_traces(request);
+  const std::string html = page(analyze(builder.take(), {}));
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_NE(html.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+  EXPECT_NE(html.find("r&quot;&#39;&amp;"), std::string::npos);
+  EXPECT_EQ(html.find("alert(2)</script>"), std::string::npos);
+  EXPECT_NE(html.find("\\u003c/script\\u003e\\u003cscript\\u003ealert(2)"), std::string::npos);
+  EXPECT_NE(html.find("\\u2028"), std::string::npos);
+  // Exactly the page's own two script elements.
+  std::size_t scripts = 0;
+  for (std::size_t at = html.find("<script"); at != std::string::npos;
+       at = html.find("<script", at + 1)) {
+    ++scripts;
+  }
+  EXPECT_EQ(scripts, 2u);
+}
+
+TEST(ReportHtml, ScriptSafeJsonKeepsTheValue) {
+  const std::string json = nlohmann::json{{"a", "</script>&\xe2\x80\xa9"}}.dump();
+  const std::string safe = script_safe_json(json);
+  EXPECT_EQ(safe.find('<'), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(safe), nlohmann::json::parse(json));
+}
+
+}  // namespace
+}  // namespace lens::report

@@ -1,0 +1,156 @@
+// `lens report` as a user runs it: the summary and the files written, the straggler line, and
+// the exact one-line errors (exit status 2) for a missing or empty DIR and bad flags.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "report_fixtures.hpp"
+#include "support/run_process.hpp"
+
+namespace lens::report {
+namespace {
+
+using lens::testing::ProcessResult;
+using testing::TempDir;
+
+ProcessResult lens(const std::vector<std::string>& args) {
+  std::vector<std::string> all{"report"};
+  all.insert(all.end(), args.begin(), args.end());
+  return lens::testing::run_process(LENS_CLI_PATH, all, std::nullopt, std::chrono::seconds(60));
+}
+
+TEST(ReportCli, WritesTheReportAndTheTraceAndPrintsTheSummary) {
+  TempDir dir("cli-ok");
+  testing::write_run(dir.path(), {.ranks = 4, .iterations = 20, .slow_rank = 2, .slow_ms = 100});
+  const ProcessResult result = lens({dir.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  const std::string d = dir.path().string();
+  EXPECT_EQ(result.out,
+            "ranks: 4 of world size 4, iterations: 20 (1-20), spans: 740, metric points: 64, "
+            "log records: 0\n"
+            "step time ms (median/p90): rank 0 390.0/390.0, rank 1 390.0/390.0, rank 2 "
+            "390.0/390.0, rank 3 390.0/390.0\n"
+            "straggler: rank 2 step median 390.0 ms vs 390.0 ms across ranks (+0.0%), lag in "
+            "phase forward_backward (median 280.0 ms vs 180.0 ms)\n"
+            "report: " +
+                d +
+                "/report.html\n"
+                "perfetto trace: " +
+                d + "/trace.json (open in ui.perfetto.dev)\n");
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir.path() / "report.html"));
+  const auto trace = nlohmann::json::parse(testing::read_text(dir.path() / "trace.json"));
+  EXPECT_FALSE(trace["traceEvents"].empty());
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "report.html.tmp"));
+
+  // A second run reads the same directory, its own outputs included, to the same result.
+  const ProcessResult again = lens({dir.path().string()});
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_EQ(again.out, result.out);
+  EXPECT_EQ(again.err, "");
+}
+
+TEST(ReportCli, OutputPathsThresholdAndWindowFlags) {
+  TempDir dir("cli-flags");
+  TempDir out("cli-flags-out");
+  testing::write_run(
+      dir.path(),
+      {.ranks = 2, .iterations = 10, .slow_rank = 1, .slow_ms = 20, .synchronous = false});
+  const std::string html = (out.path() / "r.html").string();
+  const std::string trace = (out.path() / "t.json").string();
+  const ProcessResult result = lens({"--threshold", "0.5", dir.path().string(), "-o", html,
+                                     "--perfetto=" + trace, "--window", "3"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("\nstragglers: none (threshold 50%)\n"), std::string::npos);
+  EXPECT_NE(result.out.find("\nreport: " + html + "\n"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_regular_file(html));
+  EXPECT_TRUE(std::filesystem::is_regular_file(trace));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "report.html"));
+}
+
+TEST(ReportCli, WarnsAboutATruncatedLastLine) {
+  TempDir dir("cli-truncated");
+  testing::write_run(dir.path(), {.ranks = 2, .iterations = 5});
+  std::ofstream(dir.path() / "traces.jsonl", std::ios::app) << "{\"resourceSpans\":[{\"reso";
+  const ProcessResult result = lens({dir.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "lens report: warning: traces.jsonl:3: truncated last line skipped\n");
+}
+
+TEST(ReportCli, MetricsOnlyIsEnoughForAReport) {
+  TempDir dir("cli-metrics-only");
+  testing::append_lines(dir.path() / "metrics.jsonl",
+                        testing::make_metrics({.ranks = 2, .iterations = 10}, false));
+  const ProcessResult result = lens({dir.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("step time: no megatron.train_step spans\n"
+                            "stragglers: not enough ranks (0 ranks with steps; need 2)\n"),
+            std::string::npos);
+}
+
+struct ErrorCase {
+  std::vector<std::string> args;
+  std::string err;
+};
+
+TEST(ReportCli, InvalidInputIsOneLineAndStatusTwo) {
+  TempDir empty("cli-empty");
+  std::ofstream(empty.path() / "notes.txt") << "hello\n";
+  const std::string e = empty.path().string();
+  TempDir unranked("cli-unranked");
+  auto traces = testing::make_traces({.ranks = 1, .iterations = 1});  // 13 spans
+  traces[0].mutable_resource_spans(0)->mutable_resource()->clear_attributes();
+  testing::append_lines(unranked.path() / "traces.jsonl", traces);
+  const std::string u = unranked.path().string();
+  const std::vector<ErrorCase> cases = {
+      {{}, "lens report: missing DIR; accepted: lens report DIR [options] (see --help)\n"},
+      {{"/nonexistent/run"},
+       "lens report: cannot read DIR '/nonexistent/run': no such directory; accepted: a "
+       "directory of OTLP JSON line files\n"},
+      {{e},
+       "lens report: no telemetry files in DIR '" + e +
+           "' (1 files, none of OTLP JSON lines); accepted: traces.jsonl, metrics.jsonl, "
+           "logs.jsonl or OpenTelemetry Collector file exporter output\n"},
+      {{u},
+       "lens report: no rank in DIR '" + u +
+           "': 13 spans, points and log records without a dl.rank or rank resource attribute; "
+           "accepted: telemetry whose resource has dl.rank\n"},
+      {{e, "--threshold", "abc"},
+       "lens report: invalid value for --threshold: 'abc'; accepted: a fraction > 0 and <= 10 "
+       "(0.10 = 10%)\n"},
+      {{e, "--threshold", "0"},
+       "lens report: invalid value for --threshold: '0'; accepted: a fraction > 0 and <= 10 "
+       "(0.10 = 10%)\n"},
+      {{e, "--window", "0"},
+       "lens report: invalid value for --window: '0'; accepted: an integer >= 1\n"},
+      {{e, "--window"}, "lens report: option '--window' needs a value\n"},
+      {{e, "--frobnicate"},
+       "lens report: unknown option '--frobnicate'; accepted: -o, --perfetto, --threshold, "
+       "--window, --help\n"},
+      {{e, "other"},
+       "lens report: unexpected argument 'other' after DIR '" + e + "'; accepted: one DIR\n"},
+      {{e, "-o", "/nonexistent/dir/r.html"},
+       "lens report: invalid value for -o: '/nonexistent/dir/r.html'; accepted: a file path in "
+       "an existing directory\n"},
+      {{e, "--perfetto", e},
+       "lens report: invalid value for --perfetto: '" + e +
+           "'; accepted: a file path in an existing directory\n"},
+  };
+  for (const ErrorCase& c : cases) {
+    const ProcessResult result = lens(c.args);
+    EXPECT_EQ(result.exit_code, 2) << c.err;
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err, c.err);
+  }
+}
+
+TEST(ReportCli, HelpPrintsTheUsage) {
+  const ProcessResult result = lens({"--help"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out.rfind("usage: lens report DIR [-o report.html] [--perfetto trace.json]", 0),
+            0u);
+}
+
+}  // namespace
+}  // namespace lens::report

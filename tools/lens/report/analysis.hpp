@@ -1,0 +1,45 @@
+// Everything the report shows, computed once from the run's data: run identity, steps and phase
+// split per rank, the phase breakdown, step-duration percentiles and the straggler verdict.
+// Value type; the writers only read it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "report/metric_series.hpp"
+#include "report/run_model.hpp"
+#include "report/steps.hpp"
+#include "report/stragglers.hpp"
+
+namespace lens::report {
+
+struct RunInfo {
+  std::string run_id;        // nemo.run.id ("" when absent; joined with ", " when ranks differ)
+  std::string service_name;  // service.name, the same way
+  std::optional<std::int64_t> world_size;  // dl.world_size, the largest seen
+  std::vector<int> missing_ranks;          // ranks below the world size with no telemetry
+};
+
+struct RunAnalysis {
+  RunData data;
+  RunInfo info;
+  std::map<int, RankSteps> steps;
+  // Mean milliseconds per step and phase; checkpoint and evaluation time outside the steps is
+  // spread over the rank's steps.
+  std::map<int, PhaseTimes> breakdown_ms;
+  std::set<std::int64_t> iterations;  // every iteration seen on any rank
+  StragglerResult stragglers;
+  std::vector<PercentilePoint> step_percentiles;  // from kStepDurationMetric
+  std::int64_t t0_ns = 0;  // earliest span start or metric time: the report's time origin
+  std::uint64_t span_count = 0;
+  std::uint64_t metric_points = 0;
+  std::uint64_t log_records = 0;
+};
+
+RunAnalysis analyze(RunData data, const StragglerOptions& options);
+
+}  // namespace lens::report

@@ -1,0 +1,437 @@
+// The HTML report (see html_writer.hpp).
+#include "report/html_writer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "report/html_assets.hpp"
+#include "report/statistics.hpp"
+
+namespace lens::report {
+namespace {
+
+using nlohmann::json;
+
+// Bounds the page: beyond these the timeline keeps the first items of each rank and says so.
+constexpr std::size_t kMaxTimelineSteps = 200000;
+constexpr std::size_t kMaxTimelinePhases = 300000;
+
+// The gauges shown first, in this order, with their units; other gauges follow by name.
+struct KnownMetric {
+  const char* name;
+  const char* unit;
+};
+constexpr KnownMetric kKnownMetrics[] = {
+    {"megatron.training.loss", "loss"},
+    {"megatron.training.tokens_per_sec", "tokens/s"},
+    {"megatron.training.throughput_tflops", "TFLOP/s per GPU"},
+    {"megatron.training.grad_norm", "grad norm"},
+    {"megatron.training.learning_rate", "learning rate"},
+    {"megatron.training.memory_allocated_gb", "GiB"},
+};
+
+double ms_since(std::int64_t nanos, std::int64_t t0) {
+  return std::round(static_cast<double>(nanos - t0) / 1e3) / 1e3;  // microsecond resolution
+}
+
+double seconds_since(std::int64_t nanos, std::int64_t t0) {
+  return std::round(static_cast<double>(nanos - t0) / 1e6) / 1e3;
+}
+
+std::string fixed(double value, int digits = 1) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
+  return buffer;
+}
+
+// Spans of a job lane: those without a phase of their own that are neither steps nor inside one.
+bool inside_step(const std::vector<std::pair<std::int64_t, std::int64_t>>& steps,
+                 const SpanRecord& span) {
+  auto it =
+      std::upper_bound(steps.begin(), steps.end(),
+                       std::make_pair(span.start_ns, std::numeric_limits<std::int64_t>::max()));
+  if (it == steps.begin()) return false;
+  --it;
+  return it->first <= span.start_ns && span.end_ns <= it->second;
+}
+
+json timeline_json(const RunAnalysis& analysis, bool& truncated) {
+  json ranks = json::array();
+  std::size_t steps_left = kMaxTimelineSteps;
+  std::size_t phases_left = kMaxTimelinePhases;
+  const std::int64_t t0 = analysis.t0_ns;
+  for (const auto& [rank, data] : analysis.data.ranks) {
+    json lane = {{"rank", rank},
+                 {"job", json::array()},
+                 {"steps", json::array()},
+                 {"events", json::array()},
+                 {"phases", json::array()}};
+    const RankSteps& rank_steps = analysis.steps.at(rank);
+    std::vector<std::pair<std::int64_t, std::int64_t>> step_ranges;
+    for (const Step& step : rank_steps.steps) {
+      step_ranges.emplace_back(step.start_ns, step.end_ns);
+      if (steps_left == 0) {
+        truncated = true;
+        continue;
+      }
+      --steps_left;
+      lane["steps"].push_back({ms_since(step.start_ns, t0), ms_since(step.end_ns, t0),
+                               step.iteration ? json(*step.iteration) : json(nullptr)});
+      for (const auto& [span_index, phase] : step.phase_spans) {
+        if (phases_left == 0) {
+          truncated = true;
+          break;
+        }
+        --phases_left;
+        const SpanRecord& span = data.spans[span_index];
+        lane["phases"].push_back(
+            {ms_since(span.start_ns, t0), ms_since(span.end_ns, t0), index_of(phase), span.name});
+      }
+    }
+    std::sort(step_ranges.begin(), step_ranges.end());
+    for (const std::size_t i : rank_steps.outside_spans) {
+      const SpanRecord& span = data.spans[i];
+      lane["events"].push_back({ms_since(span.start_ns, t0), ms_since(span.end_ns, t0), span.name,
+                                index_of(phase_of(span.name).value_or(Phase::other))});
+    }
+    // Enclosing spans first, so the page can stack job spans by nesting level.
+    std::vector<const SpanRecord*> job;
+    for (const SpanRecord& span : data.spans) {
+      if (span.name != kStepSpanName && !phase_of(span.name) && !inside_step(step_ranges, span)) {
+        job.push_back(&span);
+      }
+    }
+    std::stable_sort(job.begin(), job.end(), [](const SpanRecord* a, const SpanRecord* b) {
+      return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
+    });
+    for (const SpanRecord* span : job) {
+      lane["job"].push_back({ms_since(span->start_ns, t0), ms_since(span->end_ns, t0), span->name});
+    }
+    ranks.push_back(std::move(lane));
+  }
+  return ranks;
+}
+
+json metrics_json(const RunAnalysis& analysis) {
+  std::vector<std::pair<std::string, std::string>> names;  // name, unit
+  for (const KnownMetric& known : kKnownMetrics) names.emplace_back(known.name, known.unit);
+  std::set<std::string> others;
+  for (const auto& [rank, data] : analysis.data.ranks) {
+    for (const auto& [name, points] : data.gauges) others.insert(name);
+  }
+  for (const KnownMetric& known : kKnownMetrics) others.erase(known.name);
+  for (const auto& name : others) names.emplace_back(name, "value");
+  json out = json::array();
+  for (const auto& [name, unit] : names) {
+    json series = json::array();
+    for (const auto& [rank, data] : analysis.data.ranks) {
+      auto it = data.gauges.find(name);
+      if (it == data.gauges.end() || it->second.empty()) continue;
+      std::vector<GaugePoint> points = it->second;
+      std::stable_sort(points.begin(), points.end(),
+                       [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; });
+      json list = json::array();
+      for (const GaugePoint& point : points) {
+        list.push_back({seconds_since(point.time_ns, analysis.t0_ns),
+                        std::isfinite(point.value) ? json(point.value) : json(nullptr)});
+      }
+      series.push_back({{"rank", rank}, {"points", std::move(list)}});
+    }
+    if (!series.empty()) out.push_back({{"name", name}, {"unit", unit}, {"series", series}});
+  }
+  return out;
+}
+
+json page_data(const RunAnalysis& analysis, bool& truncated) {
+  json data;
+  data["phases"] = json::array();
+  for (std::size_t p = 0; p < kPhaseCount; ++p) {
+    data["phases"].push_back(std::string(phase_name(static_cast<Phase>(p))));
+  }
+  std::int64_t end = analysis.t0_ns;
+  for (const auto& [rank, rank_data] : analysis.data.ranks) {
+    for (const SpanRecord& span : rank_data.spans) end = std::max(end, span.end_ns);
+  }
+  data["endMs"] = ms_since(end, analysis.t0_ns);
+  data["ranks"] = timeline_json(analysis, truncated);
+  data["stepSeries"] = json::array();
+  data["breakdown"] = json::array();
+  for (const auto& [rank, rank_steps] : analysis.steps) {
+    json points = json::array();
+    std::vector<const Step*> ordered;
+    for (const Step& step : rank_steps.steps) {
+      if (step.iteration) ordered.push_back(&step);
+    }
+    std::sort(ordered.begin(), ordered.end(),
+              [](const Step* a, const Step* b) { return *a->iteration < *b->iteration; });
+    for (const Step* step : ordered) {
+      points.push_back({*step->iteration, std::round(step->duration_ms * 1e3) / 1e3});
+    }
+    if (!points.empty()) data["stepSeries"].push_back({{"rank", rank}, {"points", points}});
+    if (auto it = analysis.breakdown_ms.find(rank); it != analysis.breakdown_ms.end()) {
+      json ms = json::array();
+      for (const double value : it->second) ms.push_back(std::round(value * 1e3) / 1e3);
+      data["breakdown"].push_back({{"rank", rank}, {"ms", ms}});
+    }
+  }
+  data["stepPercentiles"] = json::array();
+  for (const PercentilePoint& p : analysis.step_percentiles) {
+    data["stepPercentiles"].push_back(
+        {seconds_since(p.time_ns, analysis.t0_ns), p.p50, p.p90, p.p99, p.mean});
+  }
+  data["metrics"] = metrics_json(analysis);
+  return data;
+}
+
+void cell(std::ostream& out, const std::string& text, bool numeric = false) {
+  out << (numeric ? "<td class=\"num\">" : "<td>") << html_escape(text) << "</td>";
+}
+
+std::string gpu_text(const AttributeList& resource) {
+  std::string name = text_attribute(resource, "dl.gpu.name");
+  const std::string index = text_attribute(resource, "dl.gpu.index");
+  if (!name.empty()) return index.empty() ? name : name + " #" + index;
+  if (!index.empty()) return "GPU #" + index;
+  const std::string count = text_attribute(resource, "host.gpu.count");
+  return count.empty() ? "" : count + " on host";
+}
+
+// Keys every rank has with the same value: the run's configuration.
+std::vector<std::pair<std::string, std::string>> common_attributes(const RunData& data) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (data.ranks.empty()) return out;
+  const RankData& first = data.ranks.begin()->second;
+  for (const auto& [key, value] : first.resource) {
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    bool same = true;
+    for (const auto& [rank, other] : data.ranks) {
+      const json* v = find_attribute(other.resource, key);
+      if (v == nullptr || *v != value) {
+        same = false;
+        break;
+      }
+    }
+    if (same) out.emplace_back(key, text);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void write_resources(const RunAnalysis& analysis, std::ostream& out) {
+  out << "<h2>Resources</h2>\n";
+  const auto common = common_attributes(analysis.data);
+  out << "<h3>Run configuration (the same on every rank)</h3>\n<table><tr><th>attribute</th>"
+         "<th>value</th></tr>\n";
+  for (const auto& [key, value] : common) {
+    out << "<tr>";
+    cell(out, key);
+    cell(out, value);
+    out << "</tr>\n";
+  }
+  out << "</table>\n<h3>Per rank</h3>\n<table><tr><th>rank</th><th>host</th><th>local rank</th>"
+         "<th>pid</th><th>GPU</th><th>TP</th><th>PP</th><th>DP</th><th>steps</th>"
+         "<th>step median ms</th><th>spans</th><th>metric points</th><th>logs (errors)</th>"
+         "</tr>\n";
+  for (const auto& [rank, data] : analysis.data.ranks) {
+    const RankSteps& steps = analysis.steps.at(rank);
+    std::vector<double> durations;
+    for (const Step& step : steps.steps) durations.push_back(step.duration_ms);
+    out << "<tr>";
+    cell(out, std::to_string(rank), true);
+    cell(out, text_attribute(data.resource, "host.name"));
+    cell(out, text_attribute(data.resource, "dl.local_rank"), true);
+    cell(out, text_attribute(data.resource, "process.pid"), true);
+    cell(out, gpu_text(data.resource));
+    cell(out, text_attribute(data.resource, "dl.tensor_parallel.size"), true);
+    cell(out, text_attribute(data.resource, "dl.pipeline_parallel.size"), true);
+    cell(out, text_attribute(data.resource, "dl.data_parallel.size"), true);
+    cell(out, std::to_string(steps.steps.size()), true);
+    cell(out, durations.empty() ? "" : fixed(median(durations)), true);
+    cell(out, std::to_string(data.spans.size()), true);
+    cell(out, std::to_string(data.metric_points), true);
+    cell(out, std::to_string(data.log_records) + " (" + std::to_string(data.error_logs) + ")",
+         true);
+    out << "</tr>\n";
+  }
+  out << "</table>\n";
+  if (!analysis.info.missing_ranks.empty()) {
+    std::string missing;
+    for (const int r : analysis.info.missing_ranks) {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    }
+    out << "<p class=\"note\">No telemetry from ranks " << html_escape(missing) << ".</p>\n";
+  }
+}
+
+void write_stragglers(const RunAnalysis& analysis, std::ostream& out) {
+  const StragglerResult& result = analysis.stragglers;
+  out << "<h2>Stragglers</h2>\n";
+  if (!result.enough_ranks) {
+    out << "<p class=\"note\">Not enough ranks to compare: straggler detection needs steps of "
+           "the same iteration on at least two ranks.</p>\n";
+    return;
+  }
+  out << "<p class=\"note\">Window: " << result.iterations.size() << " iterations ("
+      << result.iterations.front() << "&ndash;" << result.iterations.back()
+      << ") seen on at least two ranks; threshold " << html_escape(percent_text(result.threshold))
+      << ". Medians over the window; the last row is the median across ranks.</p>\n";
+  out << "<table><tr><th>rank</th><th>steps</th><th>step median ms</th><th>step p90 ms</th>"
+         "<th>vs across ranks</th>";
+  for (std::size_t p = 0; p < kPhaseCount; ++p) {
+    out << "<th>" << html_escape(phase_name(static_cast<Phase>(p))) << " ms</th>";
+  }
+  out << "<th>straggler</th><th>lag in phase</th></tr>\n";
+  for (const RankLag& lag : result.ranks) {
+    out << (lag.straggler ? "<tr class=\"straggler\">" : "<tr>");
+    cell(out, std::to_string(lag.rank), true);
+    cell(out, std::to_string(lag.steps), true);
+    cell(out, fixed(lag.step_median_ms), true);
+    cell(out, fixed(lag.step_p90_ms), true);
+    cell(out, (lag.excess >= 0 ? "+" : "") + fixed(lag.excess * 100.0) + "%", true);
+    for (const double ms : lag.phase_median_ms) cell(out, fixed(ms), true);
+    cell(out, lag.straggler ? "yes" : "no");
+    cell(out, lag.lag_phase ? std::string(phase_name(*lag.lag_phase)) : "");
+    out << "</tr>\n";
+  }
+  out << "<tr><th>across</th><td></td>";
+  cell(out, fixed(result.step_median_ms), true);
+  out << "<td></td><td></td>";
+  for (const double ms : result.phase_median_ms) cell(out, fixed(ms), true);
+  out << "<td></td><td></td></tr>\n</table>\n";
+}
+
+std::string header_value(const std::string& value) { return value.empty() ? "-" : value; }
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string script_safe_json(const std::string& json_text) {
+  std::string out;
+  out.reserve(json_text.size());
+  for (std::size_t i = 0; i < json_text.size(); ++i) {
+    const char c = json_text[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (c == '\xe2' && i + 2 < json_text.size() && json_text[i + 1] == '\x80' &&
+               (json_text[i + 2] == '\xa8' || json_text[i + 2] == '\xa9')) {
+      out += json_text[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out) {
+  bool truncated = false;
+  const json data = page_data(analysis, truncated);
+  const RunInfo& info = analysis.info;
+  std::string iterations = "none";
+  if (!analysis.iterations.empty()) {
+    iterations = std::to_string(analysis.iterations.size()) + " (" +
+                 std::to_string(*analysis.iterations.begin()) + "-" +
+                 std::to_string(*analysis.iterations.rbegin()) + ")";
+  }
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         "<title>lens report: "
+      << html_escape(header_value(info.run_id)) << "</title>\n<style>" << report_css()
+      << "</style>\n</head>\n<body>\n<h1>lens report</h1>\n<div class=\"meta\">"
+      << "<span>run id: <b>" << html_escape(header_value(info.run_id)) << "</b></span>"
+      << "<span>service: <b>" << html_escape(header_value(info.service_name)) << "</b></span>"
+      << "<span>world size: <b>"
+      << (info.world_size ? std::to_string(*info.world_size) : std::string("-")) << "</b></span>"
+      << "<span>ranks reporting: <b>" << analysis.data.ranks.size() << "</b></span>"
+      << "<span>iterations: <b>" << html_escape(iterations) << "</b></span>"
+      << "<span>spans: <b>" << analysis.span_count << "</b></span>"
+      << "<span>metric points: <b>" << analysis.metric_points << "</b></span>"
+      << "<span>log records: <b>" << analysis.log_records << "</b></span></div>\n"
+      << "<p class=\"meta\">from " << html_escape(context.source_dir) << "</p>\n";
+
+  out << "<div class=\"summary\">";
+  for (const std::string& line : context.summary_lines) {
+    const bool flag = line.rfind("straggler:", 0) == 0;
+    out << (flag ? "<span class=\"flag\">" : "<span>") << html_escape(line) << "</span>\n";
+  }
+  out << "</div>\n";
+
+  out << "<h2>Timeline</h2>\n<div class=\"controls\"><button id=\"zoom-in\" type=\"button\">"
+         "zoom in</button><button id=\"zoom-out\" type=\"button\">zoom out</button>"
+         "<button id=\"zoom-reset\" type=\"button\">reset</button><span class=\"note\">"
+         "wheel to zoom, drag to pan; rows per rank: job spans, steps (and checkpoints or "
+         "evaluations outside steps), phases inside steps</span></div>\n"
+         "<div class=\"chart\"><svg id=\"timeline\"></svg></div>\n";
+  if (truncated) {
+    out << "<p class=\"note\">The timeline shows the first " << kMaxTimelineSteps << " steps and "
+        << kMaxTimelinePhases << " phase spans; open the Perfetto trace for all of them.</p>\n";
+  }
+  out << "<p class=\"note\">Phases:";
+  for (std::size_t p = 0; p < kPhaseCount; ++p) {
+    out << " " << html_escape(phase_name(static_cast<Phase>(p)));
+  }
+  out << " (colors as in the breakdown below).</p>\n";
+  out << "<h2>Step time per rank</h2>\n<div class=\"chart\"><svg id=\"step-chart\"></svg></div>\n"
+         "<h2>Phase breakdown (mean ms per step)</h2>\n"
+         "<div class=\"chart\"><svg id=\"breakdown-chart\"></svg></div>\n"
+         "<p class=\"note\">Each instant of a step counts once, for the innermost phase span "
+         "running then; other = step time outside every phase span. Checkpoints and "
+         "evaluations outside steps are spread over the steps.</p>\n";
+  write_stragglers(analysis, out);
+  out << "<h2>Training metrics</h2>\n<h3>step duration percentiles "
+         "(megatron.training.step_duration_ms, all ranks)</h3>\n"
+         "<div class=\"chart\"><svg id=\"percentile-chart\"></svg></div>\n"
+         "<div id=\"metric-charts\"></div>\n";
+  write_resources(analysis, out);
+  if (!context.warnings.empty()) {
+    out << "<h2>Warnings</h2>\n<ul class=\"warnings\">\n";
+    for (const std::string& warning : context.warnings) {
+      out << "<li>" << html_escape(warning) << "</li>\n";
+    }
+    out << "</ul>\n";
+  }
+  if (!context.perfetto_path.empty()) {
+    out << "<p class=\"note\">Every span is in the Perfetto trace "
+        << html_escape(context.perfetto_path)
+        << ": open it in ui.perfetto.dev (Open trace file) or chrome://tracing.</p>\n";
+  }
+  out << "<script type=\"application/json\" id=\"lens-data\">"
+      << script_safe_json(data.dump(-1, ' ', false, json::error_handler_t::replace))
+      << "</script>\n<script>" << report_script() << "</script>\n</body>\n</html>\n";
+}
+
+}  // namespace lens::report

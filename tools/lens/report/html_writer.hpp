@@ -1,0 +1,31 @@
+// Writes the self-contained HTML report: no network access of any kind (styles and script
+// inline, no fonts or images fetched). Tables are rendered here with every data string
+// HTML-escaped; the timeline and charts are drawn by the inline script from a JSON block whose
+// strings are escaped so that no data can close the script element. Thread-safe.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "report/analysis.hpp"
+
+namespace lens::report {
+
+struct HtmlContext {
+  std::string source_dir;                  // shown in the header
+  std::string perfetto_path;               // the trace file written next to the page ("" when none)
+  std::vector<std::string> summary_lines;  // the straggler lines
+  std::vector<std::string> warnings;       // reader warnings
+};
+
+void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out);
+
+// & < > " ' as character references.
+std::string html_escape(std::string_view text);
+
+// JSON text safe inside <script>: '<', '>', '&' and U+2028/U+2029 as \u escapes (only strings
+// can contain them, where the escape means the same character).
+std::string script_safe_json(const std::string& json);
+
+}  // namespace lens::report

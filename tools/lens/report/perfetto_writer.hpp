@@ -1,0 +1,17 @@
+// Writes the run as Chrome trace-event JSON, which ui.perfetto.dev and chrome://tracing open:
+// one process per rank (pid = rank + 1, named "rank N", sorted by rank), every span a complete
+// ("X") event with ts/dur in microseconds since the run's first span and its attributes as args,
+// gauge metrics as counter ("C") events. Spans of a rank share thread 1 while they nest by time;
+// a span overlapping another without nesting in it (work on another thread) goes to the next
+// thread ("rank N overlap K"). One event per line. Pure function of the analysis; thread-safe.
+#pragma once
+
+#include <ostream>
+
+#include "report/analysis.hpp"
+
+namespace lens::report {
+
+void write_perfetto(const RunAnalysis& analysis, std::ostream& out);
+
+}  // namespace lens::report

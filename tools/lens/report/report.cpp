@@ -1,0 +1,119 @@
+// `lens report` end to end (see report.hpp).
+#include "report/report.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "report/analysis.hpp"
+#include "report/html_writer.hpp"
+#include "report/otlp_reader.hpp"
+#include "report/perfetto_writer.hpp"
+#include "report/run_builder.hpp"
+#include "report/summary.hpp"
+
+namespace lens::report {
+namespace {
+
+constexpr const char* kPrefix = "lens report: ";
+// More warnings than this are counted, not printed (a corrupt file could have millions).
+constexpr std::size_t kPrintedWarnings = 20;
+
+int invalid(std::ostream& err, const std::string& message) {
+  err << kPrefix << message << "\n";
+  return 2;
+}
+
+// Writes through a temporary file renamed into place, so a reader never sees half a report.
+template <class Writer>
+bool write_file(const std::filesystem::path& path, const std::string& flag, std::ostream& err,
+                Writer&& writer) {
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    if (file) {
+      writer(file);
+      file.flush();
+    }
+    if (!file) {
+      const int error = errno;
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      err << kPrefix << "cannot write " << flag << " '" << path.string()
+          << "': " << std::strerror(error) << "\n";
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    err << kPrefix << "cannot write " << flag << " '" << path.string() << "': " << ec.message()
+        << "\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string dir = options.dir.string();
+  RunBuilder builder;
+  Result<ReadStats> read = read_telemetry_dir(options.dir, builder);
+  if (!read.ok()) {
+    return invalid(err, "cannot read DIR '" + dir + "': " + read.message() +
+                            "; accepted: a directory of OTLP JSON line files");
+  }
+  const ReadStats& stats = *read;
+  if (stats.telemetry_files.empty()) {
+    return invalid(err, "no telemetry files in DIR '" + dir + "' (" +
+                            std::to_string(stats.files_seen) +
+                            " files, none of OTLP JSON lines); accepted: traces.jsonl, "
+                            "metrics.jsonl, logs.jsonl or OpenTelemetry Collector file exporter "
+                            "output");
+  }
+  for (std::size_t i = 0; i < stats.warnings.size() && i < kPrintedWarnings; ++i) {
+    err << kPrefix << "warning: " << stats.warnings[i] << "\n";
+  }
+  if (stats.warnings.size() > kPrintedWarnings) {
+    err << kPrefix << "warning: " << stats.warnings.size() - kPrintedWarnings
+        << " more lines skipped\n";
+  }
+  RunData data = builder.take();
+  const std::uint64_t unranked =
+      data.spans_without_rank + data.points_without_rank + data.logs_without_rank;
+  if (data.ranks.empty()) {
+    return invalid(err, "no rank in DIR '" + dir + "': " + std::to_string(unranked) +
+                            " spans, points and log records without a dl.rank or rank resource "
+                            "attribute; accepted: telemetry whose resource has dl.rank");
+  }
+  if (unranked != 0) {
+    err << kPrefix << "warning: " << unranked
+        << " spans, points and log records without a dl.rank or rank resource attribute "
+           "ignored\n";
+  }
+  const RunAnalysis analysis = analyze(std::move(data), {options.threshold, options.window});
+  const std::vector<std::string> summary = summary_lines(analysis);
+
+  if (!write_file(options.perfetto, "--perfetto", err,
+                  [&](std::ostream& file) { write_perfetto(analysis, file); })) {
+    return 1;
+  }
+  HtmlContext context;
+  context.source_dir = dir;
+  context.perfetto_path = options.perfetto.string();
+  context.summary_lines = summary;
+  context.warnings = stats.warnings;
+  if (context.warnings.size() > kPrintedWarnings) context.warnings.resize(kPrintedWarnings);
+  if (!write_file(options.html, "-o", err,
+                  [&](std::ostream& file) { write_html(analysis, context, file); })) {
+    return 1;
+  }
+  for (const std::string& line : summary) out << line << "\n";
+  out << "report: " << options.html.string() << "\n";
+  out << "perfetto trace: " << options.perfetto.string() << " (open in ui.perfetto.dev)\n";
+  return 0;
+}
+
+}  // namespace lens::report

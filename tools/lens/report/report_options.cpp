@@ -1,0 +1,110 @@
+// `lens report` options (see report_options.hpp).
+#include "report/report_options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <system_error>
+
+namespace lens::report {
+namespace {
+
+constexpr const char* kAccepted = "-o, --perfetto, --threshold, --window, --help";
+constexpr double kMaxThreshold = 10.0;
+
+Result<double> parse_threshold(const std::string& value) {
+  double parsed = 0.0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, parsed);
+  if (value.empty() || ec != std::errc() || ptr != end || !std::isfinite(parsed) || parsed <= 0.0 ||
+      parsed > kMaxThreshold) {
+    return Error("invalid value for --threshold: '" + value +
+                 "'; accepted: a fraction > 0 and <= 10 (0.10 = 10%)");
+  }
+  return parsed;
+}
+
+Result<int> parse_window(const std::string& value) {
+  int parsed = 0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, parsed);
+  if (value.empty() || ec != std::errc() || ptr != end || parsed < 1) {
+    return Error("invalid value for --window: '" + value + "'; accepted: an integer >= 1");
+  }
+  return parsed;
+}
+
+// An output file must go into an existing directory.
+Status check_output(const std::string& flag, const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::filesystem::path parent = path.has_parent_path() ? path.parent_path() : ".";
+  if (path.filename().empty() || std::filesystem::is_directory(path, ec) ||
+      !std::filesystem::is_directory(parent, ec)) {
+    return Error("invalid value for " + flag + ": '" + path.string() +
+                 "'; accepted: a file path in an existing directory");
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ReportOptions> parse_report_options(const std::vector<std::string>& args) {
+  ReportOptions options;
+  std::optional<std::string> dir, html, perfetto;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i];
+    std::optional<std::string> value;
+    if (name == "--help" || name == "-h") {
+      options.help = true;
+      return options;
+    }
+    if (name.rfind("-", 0) != 0 || name == "-") {
+      if (dir) {
+        return Error("unexpected argument '" + name + "' after DIR '" + *dir +
+                     "'; accepted: one DIR");
+      }
+      dir = name;
+      continue;
+    }
+    if (auto eq = name.find('='); eq != std::string::npos && name.rfind("--", 0) == 0) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    if (name != "-o" && name != "--perfetto" && name != "--threshold" && name != "--window") {
+      return Error("unknown option '" + name + "'; accepted: " + kAccepted);
+    }
+    if (!value) {
+      if (i + 1 >= args.size()) return Error("option '" + name + "' needs a value");
+      value = args[++i];
+    }
+    if (name == "-o") {
+      html = *value;
+    } else if (name == "--perfetto") {
+      perfetto = *value;
+    } else if (name == "--threshold") {
+      Result<double> threshold = parse_threshold(*value);
+      if (!threshold.ok()) return threshold.error();
+      options.threshold = *threshold;
+    } else {
+      Result<int> window = parse_window(*value);
+      if (!window.ok()) return window.error();
+      options.window = *window;
+    }
+  }
+  if (!dir) return Error("missing DIR; accepted: lens report DIR [options] (see --help)");
+  options.dir = *dir;
+  options.html = html ? std::filesystem::path(*html) : options.dir / "report.html";
+  options.perfetto = perfetto ? std::filesystem::path(*perfetto) : options.dir / "trace.json";
+  // The defaults live in DIR, whose checks come with reading it.
+  if (html) {
+    if (Status status = check_output("-o", options.html); !status.ok())
+      return Error(status.message());
+  }
+  if (perfetto) {
+    if (Status status = check_output("--perfetto", options.perfetto); !status.ok()) {
+      return Error(status.message());
+    }
+  }
+  return options;
+}
+
+}  // namespace lens::report

@@ -1,0 +1,43 @@
+// The command line of `lens report`: DIR [-o FILE] [--perfetto FILE] [--threshold X]
+// [--window N] [--help]. Errors are one line naming the flag or path, the bad value and what is
+// accepted. Pure functions; thread-safe.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lens/result.hpp"
+
+namespace lens::report {
+
+inline constexpr const char* kReportUsage =
+    "usage: lens report DIR [-o report.html] [--perfetto trace.json] [--threshold 0.10]\n"
+    "                   [--window N]\n"
+    "\n"
+    "Reads the OTLP JSON line files in DIR (lens collect's traces.jsonl, metrics.jsonl,\n"
+    "logs.jsonl, or the OpenTelemetry Collector file exporter's) and writes a self-contained\n"
+    "HTML report and a Perfetto/Chrome trace; prints a short summary with the stragglers.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE            the HTML report (default DIR/report.html)\n"
+    "  --perfetto FILE    the trace-event JSON for ui.perfetto.dev (default DIR/trace.json)\n"
+    "  --threshold X      flag a rank whose median step (or phase) time exceeds the median\n"
+    "                     across ranks by more than this fraction (default 0.10 = 10%)\n"
+    "  --window N         compare the N most recent iterations (default: all)\n"
+    "  --help             show this help\n";
+
+struct ReportOptions {
+  std::filesystem::path dir;
+  std::filesystem::path html;
+  std::filesystem::path perfetto;
+  double threshold = 0.10;
+  std::optional<int> window;
+  bool help = false;
+};
+
+// Messages do not carry the "lens report: " prefix.
+Result<ReportOptions> parse_report_options(const std::vector<std::string>& args);
+
+}  // namespace lens::report
