@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds, and runs the main job. For now the main job is
-# `lens config` on an example: the configuration that rank 3 of an 8-rank Megatron job
-# would resolve with per-step spans, all ranks exporting and a 10% trace sampler.
+# Installs what is needed, builds, and runs the main job: a 4-rank training run of the example
+# trainer (data parallel over Gloo on this machine) under `lens run`, with per-step spans and
+# every rank exporting to the collector embedded in `lens run`, ending with the run report.
+# Extra arguments go to the trainer, e.g. scripts/demo.sh --slow-rank 2 --slow-ms 50.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "${root}"
@@ -9,16 +10,12 @@ cd "${root}"
 bash scripts/setup.sh
 bash scripts/build.sh build
 
-echo "==> lens config --prefix MEGATRON_OTEL --rank 3 --world-size 8 --local-rank 3 --format text"
-env MEGATRON_OTEL_ENABLED=1 \
-    MEGATRON_OTEL_SPAN_GROUPS=per_step \
+out=${LENS_DEMO_OUT:-lens-runs/demo}
+rm -rf "${out}"
+echo "==> build/bin/lens run --nproc-per-node 4 --out ${out} -- build/bin/simple_train_loop ..."
+env MEGATRON_OTEL_SPAN_GROUPS=per_step \
     MEGATRON_OTEL_RANK_STRATEGY=all_ranks \
-    NEMO_LENS_RUN_ID=demo-run-1 \
-    NEMO_LENS_USER_ID=team-alpha \
-    OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4317 \
-    OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer%20not-a-real-token" \
-    OTEL_TRACES_SAMPLER=parentbased_traceidratio \
-    OTEL_TRACES_SAMPLER_ARG=0.1 \
-    CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 \
-    build/bin/lens config --prefix MEGATRON_OTEL --rank 3 --world-size 8 --local-rank 3 \
-      --otel-service-name demo-train --format text
+    build/bin/lens run --nproc-per-node 4 --out "${out}" -- \
+      build/bin/simple_train_loop --train-iters 60 --log-interval 10 --eval-interval 30 \
+      --eval-iters 2 --save "${out}/checkpoints" --save-interval 30 "$@"
+echo "==> open ${out}/report.html in a browser; load ${out}/trace.json in https://ui.perfetto.dev"

@@ -1,0 +1,315 @@
+// `lens run` as a user runs it: four ranks of the example trainer against the embedded collector
+// produce report.html (checked in headless Chromium where it is installed) and a Perfetto trace
+// with one track per rank; an injected slow rank is named as the straggler and a run without one
+// flags none; a failing rank, SIGINT during the run and a collector port already in use all end
+// with a clear message, the right exit status and no process left behind.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+// The pids of processes whose command line contains `token` (this test's own excepted).
+std::vector<pid_t> processes_with(const std::string& token) {
+  std::vector<pid_t> found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(name);
+    if (pid == ::getpid()) continue;
+    std::string cmdline = read_file(entry.path() / "cmdline");
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    if (cmdline.find(token) != std::string::npos) found.push_back(pid);
+  }
+  return found;
+}
+
+// `lens run` in a child process, stdout and stderr into files, with a bounded wait.
+class LensRun {
+ public:
+  LensRun(const fs::path& dir, const std::vector<std::string>& args,
+          const std::map<std::string, std::string>& env = {})
+      : out_(dir / "stdout.txt"), err_(dir / "stderr.txt") {
+    std::vector<std::string> env_storage;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string entry = *e;
+      // Sanitizer settings and the search path only: nothing else of the test's environment.
+      for (const char* keep : {"ASAN_", "UBSAN_", "TSAN_", "LSAN_", "PATH=", "HOME="}) {
+        if (entry.rfind(keep, 0) == 0) env_storage.push_back(entry);
+      }
+    }
+    for (const auto& [key, value] : env) env_storage.push_back(key + "=" + value);
+    std::vector<char*> envp;
+    for (auto& item : env_storage) envp.push_back(item.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> argv_storage = {LENS_CLI_PATH, "run"};
+    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& item : argv_storage) argv.push_back(item.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~LensRun() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // The exit code (128 + signal when killed); -1 after `limit` (the process is then killed).
+  int wait(std::chrono::seconds limit = 180s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        return -1;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  // Waits (bounded) until stdout contains `text`.
+  bool wait_for_output(const std::string& text, std::chrono::seconds limit = 60s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (out().find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+  void signal(int number) { ::kill(pid_, number); }
+  std::string out() const { return read_file(out_); }
+  std::string err() const { return read_file(err_); }
+
+ private:
+  fs::path out_;
+  fs::path err_;
+  pid_t pid_ = -1;
+};
+
+class RunCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("lens-run-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  fs::path dir_;
+};
+
+std::vector<std::string> trainer(std::vector<std::string> extra) {
+  std::vector<std::string> args = {
+      LENS_TRAIN_LOOP_PATH, "--train-iters", "8", "--log-interval", "4", "--eval-iters", "0"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST_F(RunCommand, FourRanksGiveAReportAndAPerfettoTrace) {
+  std::vector<std::string> args = {"--nproc-per-node", "4", "--out", (dir_ / "run").string(), "--"};
+  for (const std::string& arg : trainer({})) args.push_back(arg);
+  LensRun run(dir_, args);
+  ASSERT_EQ(run.wait(), 0) << run.out() << run.err();
+  const std::string out = run.out();
+  EXPECT_NE(out.find("[rank 0]  iteration        8/       8"), std::string::npos) << out;
+  EXPECT_NE(out.find("[rank 0] training done: 8 iterations"), std::string::npos) << out;
+  EXPECT_NE(out.find("stragglers: none"), std::string::npos) << out;
+  EXPECT_NE(out.find("lens run: done; report: " + (dir_ / "run" / "report.html").string()),
+            std::string::npos)
+      << out;
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_TRUE(fs::exists(dir_ / "run" / "logs" / ("rank" + std::to_string(rank) + ".log")));
+  }
+
+  // Perfetto: one track per rank, the eight steps of each on its track.
+  const json trace = json::parse(read_file(dir_ / "run" / "trace.json"));
+  std::map<std::string, std::string> track_names;  // "pid/tid" -> name
+  std::map<std::string, int> steps;                // track name -> steps
+  for (const json& event : trace.at("traceEvents")) {
+    const std::string track =
+        std::to_string(event.value("pid", 0)) + "/" + std::to_string(event.value("tid", 0));
+    if (event.at("ph") == "M" && (event.at("name") == "thread_name")) {
+      track_names[track] = event.at("args").at("name");
+    }
+  }
+  for (const json& event : trace.at("traceEvents")) {
+    const std::string track =
+        std::to_string(event.value("pid", 0)) + "/" + std::to_string(event.value("tid", 0));
+    if (event.at("ph") == "X" && event.at("name") == "megatron.train_step") {
+      ++steps[track_names[track]];
+    }
+  }
+  EXPECT_EQ(steps, (std::map<std::string, int>{
+                       {"rank 0", 8}, {"rank 1", 8}, {"rank 2", 8}, {"rank 3", 8}}))
+      << ::testing::PrintToString(track_names);
+
+  // The page in a real browser: four rank lanes once its script ran, and no script error.
+  if (::system("command -v chromium >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
+  }
+  const fs::path dom = dir_ / "dom.html";
+  const fs::path console = dir_ / "chromium.txt";
+  const std::string command =
+      "timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--enable-logging=stderr --v=0 --user-data-dir=" +
+      (dir_ / "chromium-profile").string() + " --dump-dom file://" +
+      (dir_ / "run" / "report.html").string() + " > " + dom.string() + " 2> " + console.string();
+  ASSERT_EQ(::system(command.c_str()), 0) << read_file(console);
+  const std::string page = read_file(dom);
+  const std::regex lane(R"re(class="[^"]*\brank-lane\b[^"]*"[^>]*data-rank="(\d)")re");
+  std::set<std::string> lanes;
+  for (std::sregex_iterator it(page.begin(), page.end(), lane), end; it != end; ++it) {
+    lanes.insert((*it)[1]);
+  }
+  EXPECT_EQ(lanes, (std::set<std::string>{"0", "1", "2", "3"})) << page.substr(0, 2000);
+  const std::string log = read_file(console);
+  EXPECT_EQ(log.find("Uncaught"), std::string::npos) << log;
+  EXPECT_EQ(log.find(":ERROR:CONSOLE"), std::string::npos) << log;
+}
+
+TEST_F(RunCommand, AnInjectedSlowRankIsNamedAsTheStraggler) {
+  std::vector<std::string> args = {"--nproc-per-node", "4", "--out", (dir_ / "run").string(), "--"};
+  for (const std::string& arg : trainer({"--slow-rank", "2", "--slow-ms", "60"})) {
+    args.push_back(arg);
+  }
+  LensRun run(dir_, args);
+  ASSERT_EQ(run.wait(), 0) << run.out() << run.err();
+  const std::string out = run.out();
+  EXPECT_NE(out.find("straggler: rank 2 "), std::string::npos) << out;
+  EXPECT_EQ(out.find("straggler: rank 0 "), std::string::npos) << out;
+  EXPECT_EQ(out.find("straggler: rank 1 "), std::string::npos) << out;
+  EXPECT_EQ(out.find("straggler: rank 3 "), std::string::npos) << out;
+  EXPECT_NE(read_file(dir_ / "run" / "report.html").find("rank 2"), std::string::npos);
+}
+
+TEST_F(RunCommand, AFailingRankFailsTheRunWithItsStatusAndLastLines) {
+  const std::string marker = "lens-run-test-sleeper-" + std::to_string(::getpid());
+  // Rank 1 fails at once; the others would sleep for a minute unless stopped.
+  const std::string script =
+      "if [ \"$RANK\" = 1 ]; then echo \"rank one says goodbye\"; exit 3; fi; exec sleep 60";
+  LensRun run(dir_, {"--nproc-per-node", "3", "--out", (dir_ / "run").string(), "--", "sh", "-c",
+                     script, marker});
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run.wait(), 3) << run.out() << run.err();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+  EXPECT_NE(run.out().find("[rank 1] rank one says goodbye"), std::string::npos) << run.out();
+  EXPECT_NE(run.err().find("lens run: rank 1 failed with exit status 3; its last lines:\n"
+                           "  rank one says goodbye\n"),
+            std::string::npos)
+      << run.err();
+  EXPECT_EQ(processes_with(marker), std::vector<pid_t>{});
+}
+
+TEST_F(RunCommand, SigintStopsTheRanksAndStillWritesTheReport) {
+  std::vector<std::string> args = {"--nproc-per-node", "2", "--out", (dir_ / "run").string(), "--"};
+  for (const std::string& arg : {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"),
+                                 std::string("100000"), std::string("--log-interval"),
+                                 std::string("1"), std::string("--eval-iters"), std::string("0")}) {
+    args.push_back(arg);
+  }
+  LensRun run(dir_, args);
+  ASSERT_TRUE(run.wait_for_output("[rank 0]  iteration        3/")) << run.out() << run.err();
+  run.signal(SIGINT);
+  EXPECT_EQ(run.wait(60s), 130) << run.out() << run.err();
+  EXPECT_NE(run.out().find("lens run: SIGINT: stopping the ranks"), std::string::npos) << run.out();
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "report.html")) << run.out() << run.err();
+  // The test runs alone (RUN_SERIAL): any trainer still alive was left behind by this run.
+  EXPECT_EQ(processes_with(LENS_TRAIN_LOOP_PATH), std::vector<pid_t>{});
+}
+
+TEST_F(RunCommand, ACollectorPortInUseIsAClearErrorAndNoRankStarts) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t length = sizeof(address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  const std::string busy = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  const std::string marker = dir_.string() + "/never-started";
+  LensRun run(dir_, {"--grpc", busy, "--out", (dir_ / "run").string(), "--", "touch", marker});
+  EXPECT_EQ(run.wait(), 1) << run.out() << run.err();
+  ::close(fd);
+  EXPECT_NE(run.err().find("lens run: cannot start the collector: "), std::string::npos)
+      << run.err();
+  EXPECT_NE(run.err().find(busy), std::string::npos) << run.err();
+  EXPECT_FALSE(fs::exists(marker));
+}
+
+TEST_F(RunCommand, BadInvocationsAreUsageErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{}, "lens run: no program given; accepted: lens run [options] -- PROGRAM ARGS...\n"},
+      {{"--nproc-per-node", "0", "--", "true"},
+       "lens run: invalid value for --nproc-per-node: '0'; accepted: an integer >= 1\n"},
+      {{"--grpc", "nowhere", "--", "true"},
+       "lens run: invalid value for --grpc: 'nowhere'; accepted: HOST:PORT such as "
+       "127.0.0.1:4317 (port 0 picks a free port)\n"},
+      {{"train.sh"},
+       "lens run: unexpected argument 'train.sh'; the program and its arguments go after '--' "
+       "(lens run [options] -- PROGRAM ARGS...)\n"},
+  };
+  for (const Case& c : cases) {
+    LensRun run(dir_, c.args);
+    EXPECT_EQ(run.wait(), 2);
+    EXPECT_EQ(run.err(), c.message);
+  }
+  LensRun missing(dir_, {"--out", (dir_ / "run").string(), "--", "/nonexistent/trainer"});
+  EXPECT_EQ(missing.wait(), 1);
+  EXPECT_NE(missing.err().find("lens run: cannot start '/nonexistent/trainer' for rank 0: No such "
+                               "file or directory"),
+            std::string::npos)
+      << missing.err();
+}
+
+}  // namespace

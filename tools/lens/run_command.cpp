@@ -1,0 +1,460 @@
+// `lens run`: one command for a whole multi-rank training run on this machine. Starts an OTLP
+// collector in this process on free loopback ports, launches N ranks of the program with the
+// torchrun-style environment, a shared run id and the collector as OTLP endpoint, streams every
+// rank's output prefixed with its rank, shows progress, forwards SIGINT/SIGTERM, and at the end
+// stops the collector and runs `lens report` on what it received.
+// Exit status: 0 when every rank succeeded; the first failing rank's status (128 + signal when
+// it was killed); 128 + signal after SIGINT/SIGTERM; 1 when the run cannot start; 2 on bad flags.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "otlp_receiver.hpp"
+#include "otlp_sink.hpp"
+#include "rank_processes.hpp"
+#include "run_progress.hpp"
+
+extern char** environ;
+
+namespace lens::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// How long ranks get to end after SIGTERM before SIGKILL.
+constexpr std::chrono::seconds kGrace{10};
+
+constexpr const char* kRunUsage =
+    "usage: lens run [--nproc-per-node N] [--out DIR] [--keep-collector]\n"
+    "                [--grpc HOST:PORT] [--http HOST:PORT] -- PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs N ranks of PROGRAM on this machine with an OTLP collector in this process, then\n"
+    "writes the run report (lens report) into DIR.\n"
+    "\n"
+    "options:\n"
+    "  --nproc-per-node N  ranks to launch (default 1)\n"
+    "  --out DIR           where telemetry, rank logs and the report go (default\n"
+    "                      ./lens-runs/RUN_ID)\n"
+    "  --keep-collector    after the ranks end, keep receiving until SIGINT/SIGTERM, then\n"
+    "                      write the report\n"
+    "  --grpc HOST:PORT    the collector's OTLP/gRPC address (default 127.0.0.1:0, a free port)\n"
+    "  --http HOST:PORT    the collector's OTLP/HTTP address (default 127.0.0.1:0; 'off')\n"
+    "  --help              show this help\n"
+    "\n"
+    "Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK=0,\n"
+    "MASTER_ADDR=127.0.0.1, MASTER_PORT (free), NEMO_LENS_RUN_ID (yours if set, else\n"
+    "generated), OTEL_EXPORTER_OTLP_ENDPOINT and _PROTOCOL=grpc (the collector), and\n"
+    "NEMO_LENS_EXPORTER=otlp, MEGATRON_OTEL_EXPORTER=otlp. Unless already set:\n"
+    "NEMO_LENS_ENABLED=1, NEMO_LENS_RANK_STRATEGY=all_ranks, NEMO_LENS_SPAN_GROUPS=per_step,\n"
+    "OTEL_BSP_SCHEDULE_DELAY=1000, OTEL_METRIC_EXPORT_INTERVAL=2000.\n";
+
+int usage_error(const std::string& message) {
+  std::cerr << "lens run: " << message << "\n";
+  return 2;
+}
+
+// A free TCP port on loopback (the rendezvous port of the ranks' process group).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 29500;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 29500;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+std::string generated_run_id() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &utc);
+  std::random_device device;
+  char suffix[8];
+  std::snprintf(suffix, sizeof(suffix), "%04x", device() & 0xffffu);
+  return std::string("run-") + stamp + "-" + suffix;
+}
+
+// The environment of rank `rank`: ours, minus what `lens run` decides, plus that.
+std::vector<std::string> rank_environment(int rank, int world_size, int master_port,
+                                          const std::string& run_id, const std::string& endpoint) {
+  const std::set<std::string> replaced = {
+      "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
+      "MASTER_PORT", "NEMO_LENS_RUN_ID", "OTEL_EXPORTER_OTLP_ENDPOINT",
+      "OTEL_EXPORTER_OTLP_PROTOCOL", "NEMO_LENS_EXPORTER", "MEGATRON_OTEL_EXPORTER",
+      // The collector is ours: per-signal endpoints, protocols and credentials would send the
+      // data elsewhere or fail.
+      "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+      "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+      "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL",
+      "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+      "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS"};
+  std::vector<std::string> env;
+  std::set<std::string> present;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string item = *entry;
+    const std::string key = item.substr(0, item.find('='));
+    if (replaced.count(key) != 0) continue;
+    present.insert(key);
+    env.push_back(item);
+  }
+  const std::vector<std::pair<std::string, std::string>> set = {
+      {"RANK", std::to_string(rank)},
+      {"WORLD_SIZE", std::to_string(world_size)},
+      {"LOCAL_RANK", std::to_string(rank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(world_size)},
+      {"GROUP_RANK", "0"},
+      {"MASTER_ADDR", "127.0.0.1"},
+      {"MASTER_PORT", std::to_string(master_port)},
+      {"NEMO_LENS_RUN_ID", run_id},
+      {"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint},
+      {"OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"},
+      {"NEMO_LENS_EXPORTER", "otlp"},
+      {"MEGATRON_OTEL_EXPORTER", "otlp"}};
+  for (const auto& [key, value] : set) env.push_back(key + "=" + value);
+  const std::vector<std::pair<std::string, std::string>> defaults = {
+      {"NEMO_LENS_ENABLED", "1"},
+      {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
+      {"NEMO_LENS_SPAN_GROUPS", "per_step"},
+      {"OTEL_BSP_SCHEDULE_DELAY", "1000"},
+      {"OTEL_METRIC_EXPORT_INTERVAL", "2000"}};
+  for (const auto& [key, value] : defaults) {
+    if (present.count(key) == 0) env.push_back(key + "=" + value);
+  }
+  return env;
+}
+
+int terminal_width() {
+  winsize size{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  return 80;
+}
+
+// Rank output and the progress line on one stdout: on a terminal the progress line is the last
+// line, erased before each output line and drawn again after it.
+class Console {
+ public:
+  explicit Console(bool tty) : tty_(tty) {}
+
+  void rank_line(int rank, const std::string& text) {
+    clear_status();
+    std::printf("[rank %d] %s\n", rank, text.c_str());
+    draw_status();
+  }
+  void message(const std::string& text) {
+    clear_status();
+    std::printf("%s\n", text.c_str());
+    draw_status();
+  }
+  void status(std::string text) {
+    if (!tty_) return;
+    status_ = std::move(text);
+    clear_status();
+    draw_status();
+  }
+  void finish() {
+    clear_status();
+    status_.clear();
+    std::fflush(stdout);
+  }
+
+ private:
+  void clear_status() {
+    if (tty_ && shown_) std::fputs("\r\033[K", stdout);
+    shown_ = false;
+  }
+  void draw_status() {
+    if (tty_ && !status_.empty()) {
+      std::fputs(status_.c_str(), stdout);
+      shown_ = true;
+    }
+    std::fflush(stdout);
+  }
+
+  bool tty_;
+  bool shown_ = false;
+  std::string status_;
+};
+
+// SIGINT, SIGTERM and SIGCHLD read through a signalfd (blocked for normal delivery here; the
+// ranks get them unblocked, see rank_processes.cpp). The previous mask comes back on scope exit.
+class SignalReader {
+ public:
+  SignalReader() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (int signal : {SIGINT, SIGTERM, SIGCHLD}) sigaddset(&mask, signal);
+    pthread_sigmask(SIG_BLOCK, &mask, &previous_);
+    fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  }
+  ~SignalReader() {
+    if (fd_ >= 0) ::close(fd_);
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  SignalReader(const SignalReader&) = delete;
+  SignalReader& operator=(const SignalReader&) = delete;
+
+  int fd() const { return fd_; }
+  // The SIGINT or SIGTERM read since the last call (0 when none; SIGCHLD is only a wake-up).
+  int take() {
+    int got = 0;
+    signalfd_siginfo info{};
+    while (fd_ >= 0 && ::read(fd_, &info, sizeof(info)) == sizeof(info)) {
+      if (info.ssi_signo == SIGINT || info.ssi_signo == SIGTERM) {
+        got = static_cast<int>(info.ssi_signo);
+      }
+    }
+    return got;
+  }
+
+ private:
+  int fd_ = -1;
+  sigset_t previous_{};
+};
+
+struct RunOptions {
+  int ranks = 1;
+  fs::path out;
+  bool keep_collector = false;
+  std::optional<Endpoint> grpc;
+  std::optional<Endpoint> http;
+  std::vector<std::string> program;
+};
+
+// Parses what comes before "--"; `program` is what follows it.
+Result<RunOptions> parse_run_options(const std::vector<std::string>& args, bool& help) {
+  std::vector<std::string> before;
+  RunOptions options;
+  bool separator = false;
+  for (const std::string& arg : args) {
+    if (separator) {
+      options.program.push_back(arg);
+    } else if (arg == "--") {
+      separator = true;
+    } else {
+      before.push_back(arg);
+    }
+  }
+  OptionSpec spec;
+  spec.with_value = {"--nproc-per-node", "--out", "--grpc", "--http"};
+  spec.flags = {"--keep-collector", "--help"};
+  Result<ParsedOptions> parsed = parse_options(before, spec, "run");
+  if (!parsed.ok()) return parsed.error();
+  if (parsed->has("--help")) {
+    help = true;
+    return options;
+  }
+  if (!parsed->positional.empty()) {
+    return Error("unexpected argument '" + parsed->positional.front() +
+                 "'; the program and its arguments go after '--' (lens run [options] -- "
+                 "PROGRAM ARGS...)");
+  }
+  if (options.program.empty()) {
+    return Error("no program given; accepted: lens run [options] -- PROGRAM ARGS...");
+  }
+  if (auto value = parsed->get("--nproc-per-node")) {
+    Result<int> n = parse_int_option("--nproc-per-node", *value, 1);
+    if (!n.ok()) return n.error();
+    options.ranks = *n;
+  }
+  if (auto value = parsed->get("--out")) options.out = *value;
+  options.keep_collector = parsed->has("--keep-collector");
+  options.grpc = Endpoint{"127.0.0.1", 0};
+  options.http = Endpoint{"127.0.0.1", 0};
+  for (const char* name : {"--grpc", "--http"}) {
+    const auto value = parsed->get(name);
+    if (!value) continue;
+    std::optional<Endpoint>& target = std::string(name) == "--grpc" ? options.grpc : options.http;
+    if (*value == "off" && std::string(name) == "--http") {
+      target.reset();
+      continue;
+    }
+    target = parse_endpoint(*value);
+    if (!target) {
+      return Error("invalid value for " + std::string(name) + ": '" + *value +
+                   "'; accepted: HOST:PORT such as 127.0.0.1:4317 (port 0 picks a free port)" +
+                   (std::string(name) == "--http" ? " or 'off'" : ""));
+    }
+  }
+  return options;
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  bool help = false;
+  Result<RunOptions> parsed = parse_run_options(args, help);
+  if (help) {
+    std::cout << kRunUsage;
+    return 0;
+  }
+  if (!parsed.ok()) return usage_error(parsed.message());
+  RunOptions& options = *parsed;
+
+  const char* given_run_id = std::getenv("NEMO_LENS_RUN_ID");
+  const std::string run_id =
+      given_run_id != nullptr && *given_run_id != '\0' ? given_run_id : generated_run_id();
+  if (options.out.empty()) options.out = fs::path("lens-runs") / run_id;
+  std::error_code error;
+  fs::create_directories(options.out / "logs", error);
+  if (error) {
+    std::cerr << "lens run: cannot create " << (options.out / "logs").string() << ": "
+              << error.message() << "\n";
+    return 1;
+  }
+
+  // Signals are read from here on, so that a Ctrl-C while starting is not lost.
+  SignalReader signals;
+  Result<std::unique_ptr<OtlpSink>> sink = OtlpSink::open(options.out.string(), 0);
+  if (!sink.ok()) {
+    std::cerr << "lens run: " << sink.message() << "\n";
+    return 1;
+  }
+  ReceiverOptions receiver_options;
+  receiver_options.grpc = options.grpc;
+  receiver_options.http = options.http;
+  Result<std::unique_ptr<OtlpReceiver>> receiver = OtlpReceiver::start(receiver_options, **sink);
+  if (!receiver.ok()) {
+    std::cerr << "lens run: cannot start the collector: " << receiver.message()
+              << "; choose other addresses with --grpc/--http\n";
+    return 1;
+  }
+  const std::string endpoint = "http://" + (*receiver)->grpc_endpoint()->to_string();
+  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  Console console(tty);
+  console.message("lens run: " + std::to_string(options.ranks) + " rank(s) of " +
+                  options.program.front() + ", run id " + run_id + ", collector " + endpoint +
+                  ", output " + options.out.string());
+
+  const int master_port = free_port();
+  std::vector<RankLaunch> launches;
+  for (int rank = 0; rank < options.ranks; ++rank) {
+    launches.push_back({options.program,
+                        rank_environment(rank, options.ranks, master_port, run_id, endpoint),
+                        options.out / "logs" / ("rank" + std::to_string(rank) + ".log")});
+  }
+  Result<RankProcesses> started = RankProcesses::start(launches);
+  if (!started.ok()) {
+    (*receiver)->stop();
+    std::cerr << "lens run: " << started.message() << "\n";
+    return 1;
+  }
+  RankProcesses& ranks = *started;
+
+  RunProgress progress(options.out / "traces.jsonl", options.ranks);
+  int stop_signal = 0;   // SIGINT/SIGTERM received
+  int failed_rank = -1;  // the first rank that failed (not counting our own stop)
+  std::optional<Clock::time_point> kill_at;  // SIGKILL deadline after SIGTERM
+  auto last_progress = Clock::now();
+  const auto sink_line = [&](int rank, const std::string& text) { console.rank_line(rank, text); };
+  auto terminate_ranks = [&] {
+    if (kill_at) return;
+    ranks.signal_all(SIGTERM);
+    kill_at = Clock::now() + kGrace;
+  };
+  while (true) {
+    if (ranks.pump(std::chrono::milliseconds(200), signals.fd(), sink_line)) {
+      if (const int signal = signals.take(); signal != 0) {
+        if (stop_signal != 0) {
+          ranks.signal_all(SIGKILL);  // a second Ctrl-C: no more waiting
+        } else {
+          stop_signal = signal;
+          console.message(std::string("lens run: ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") +
+                          ": stopping the ranks");
+          terminate_ranks();
+        }
+      }
+    }
+    ranks.reap();
+    for (int rank = 0; rank < static_cast<int>(ranks.size()); ++rank) {
+      const std::optional<int> code = ranks.exit_code(rank);
+      if (code && *code != 0 && failed_rank < 0 && stop_signal == 0) {
+        failed_rank = rank;
+        console.message("lens run: rank " + std::to_string(rank) + " failed with exit status " +
+                        std::to_string(*code) + "; stopping the other ranks");
+        terminate_ranks();
+      }
+    }
+    if (kill_at && Clock::now() > *kill_at) ranks.signal_all(SIGKILL);
+    if (Clock::now() - last_progress > std::chrono::milliseconds(500)) {
+      last_progress = Clock::now();
+      progress.update();
+      if (tty) {
+        console.status(progress.bar(terminal_width()) + "  [" + std::to_string(ranks.running()) +
+                       " of " + std::to_string(ranks.size()) + " ranks running]");
+      } else if (std::string line = progress.line_if_changed(); !line.empty()) {
+        console.message(line);
+      }
+    }
+    bool outputs_done = true;
+    for (int rank = 0; rank < static_cast<int>(ranks.size()); ++rank) {
+      outputs_done = outputs_done && ranks.output_done(rank);
+    }
+    if (ranks.running() == 0 && outputs_done) break;
+  }
+  console.finish();
+
+  if (options.keep_collector && stop_signal == 0) {
+    std::cout << "lens run: the ranks ended; the collector keeps listening on grpc="
+              << (*receiver)->grpc_endpoint()->to_string()
+              << ((*receiver)->http_endpoint()
+                      ? " http=" + (*receiver)->http_endpoint()->to_string()
+                      : std::string())
+              << " until SIGINT or SIGTERM" << std::endl;
+    while (signals.take() == 0) ::usleep(100 * 1000);
+  }
+  (*receiver)->stop();
+  const SinkStats received = (*sink)->stats();
+  std::cout << "lens run: collector received " << received.requests << " requests ("
+            << received.bytes << " bytes) in " << options.out.string() << std::endl;
+
+  int status = 0;
+  if (failed_rank >= 0) {
+    status = *ranks.exit_code(failed_rank);
+    std::cerr << "lens run: rank " << failed_rank << " failed with exit status " << status
+              << "; its last lines:\n";
+    for (const std::string& text : ranks.last_lines(failed_rank)) {
+      std::cerr << "  " << text << "\n";
+    }
+    std::cerr << "  (whole output: " << (options.out / "logs").string() << "/rank" << failed_rank
+              << ".log)\n";
+  } else if (stop_signal != 0) {
+    status = 128 + stop_signal;
+  }
+  const int report_status = report_command({options.out.string()});
+  if (report_status != 0) {
+    std::cerr << "lens run: no report was written (lens report exited with " << report_status
+              << ")\n";
+  }
+  std::cout << "lens run: "
+            << (status == 0 ? "done" : "ended with status " + std::to_string(status))
+            << "; report: " << (options.out / "report.html").string() << std::endl;
+  return status;
+}
+
+}  // namespace lens::cli
