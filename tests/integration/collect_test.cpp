@@ -27,7 +27,7 @@
 #include <tuple>
 #include <vector>
 
-#include "integration/run_process.hpp"
+#include "support/run_process.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
@@ -653,7 +653,7 @@ const FlagCase kFlagCases[] = {
     {"UnknownOption",
      {"--port", "4317"},
      "lens: unknown option '--port' for 'lens collect'; accepted: --grpc, --help, --http, "
-     "--max-bytes, --out, --token, --token-file\n"},
+     "--max-bytes, --out, --tls-cert, --tls-client-ca, --tls-key, --token, --token-file\n"},
     {"GrpcNoPort",
      {"--grpc", "localhost"},
      "lens: invalid value for --grpc: 'localhost'; accepted: HOST:PORT such as 127.0.0.1:4317 or "

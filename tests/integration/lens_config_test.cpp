@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "integration/run_process.hpp"
+#include "support/run_process.hpp"
 
 namespace lens {
 namespace {
