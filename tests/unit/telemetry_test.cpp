@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <opentelemetry/exporters/memory/in_memory_span_exporter.h>
+#include <opentelemetry/metrics/sync_instruments.h>
 #include <opentelemetry/trace/noop.h>
 #include <opentelemetry/trace/provider.h>
 #include <sys/wait.h>
@@ -265,6 +266,45 @@ TEST_F(Telemetry, NonExportingRankBuildsNothing) {
   EXPECT_FALSE(detail::active_tracer()->StartSpan("x")->IsRecording());
   EXPECT_EQ(thread_count(), threads_before);
   EXPECT_TRUE(handle.resource().empty());
+}
+
+// Open sockets of this process (entries of /proc/self/fd that link to "socket:[...]").
+int socket_count() {
+  int count = 0;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    while (dirent* entry = readdir(dir)) {
+      char target[64] = {};
+      const std::string path = std::string("/proc/self/fd/") + entry->d_name;
+      if (readlink(path.c_str(), target, sizeof(target) - 1) > 0 &&
+          std::string(target).rfind("socket:", 0) == 0) {
+        ++count;
+      }
+    }
+    closedir(dir);
+  }
+  return count;
+}
+
+// With the real OTLP exporters for all three signals configured, a rank that does not export
+// opens no socket and starts no thread, whatever it records.
+TEST_F(Telemetry, NonExportingRankOpensNoSocket) {
+  const int sockets_before = socket_count();
+  const int threads_before = thread_count();
+  Config config = enabled_config("all");
+  config.rank_strategy = "single_rank";  // rank 0 of 4 does not export
+  config.exporter = "otlp";
+  config.logs_enabled = true;
+  config.otel =
+      OtelSettings::from_env(Env::from({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"}}));
+  SetupOverrides overrides;
+  overrides.env = Env::from({});
+  auto handle = keep(setup_telemetry(config, rank_of(0, 4), {}, std::move(overrides)));
+  EXPECT_FALSE(handle.is_exporting());
+  handle.tracer()->StartSpan("x")->End();
+  handle.meter()->CreateUInt64Counter("c")->Add(1);
+  EXPECT_EQ(socket_count(), sockets_before);
+  EXPECT_EQ(thread_count(), threads_before);
+  EXPECT_TRUE(handle.shutdown().ok());
 }
 
 TEST_F(Telemetry, SpanGroupPresetsAreEnabledOnExportingRanks) {
