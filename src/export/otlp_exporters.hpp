@@ -23,8 +23,8 @@
 
 namespace lens::exporters {
 
-// What this build of opentelemetry-cpp cannot do with `settings` (Debian's is built without gRPC
-// client certificates); the error names the variable, its value and what is accepted.
+// What the exporter cannot use in `settings` (a client key without its client certificate or the
+// reverse); the error names the variable, its value and what is accepted.
 Status check_otlp_settings(const OtlpSignalSettings& settings, Signal signal);
 
 // Each factory comes in two forms: with the ExportReport the caller reads the counts from (and

@@ -3,6 +3,7 @@
 
 #include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <opentelemetry/exporters/otlp/otlp_grpc_client.h>
 #include <opentelemetry/exporters/otlp/otlp_grpc_exporter_options.h>
@@ -16,16 +17,19 @@
 #include <algorithm>
 #include <cctype>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
 
 #include "export/otlp_json.hpp"
 #include "lens/version.hpp"
+#include "sdk/tsan_handoff.hpp"
 
 namespace lens::exporters {
 namespace {
@@ -75,6 +79,19 @@ void read_partial_success(Signal signal, const Message& response, Attempt& attem
   }
 }
 
+// gRPC writes its own ERROR line to stderr on every failed TLS handshake ("Handshake failed with
+// fatal error SSL_ERROR_SSL: ... certificate verify failed"), once per attempt: a backend with a
+// certificate lens cannot verify would write one line per batch into a training job's log,
+// while lens reports each cause once itself. So gRPC's log is silenced, process-wide, from the
+// first gRPC exporter on, unless GRPC_VERBOSITY asks for it.
+void drop_grpc_log(gpr_log_func_args* /*args*/) {}
+void quiet_grpc_log() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(drop_grpc_log);
+  });
+}
+
 Attempt failure(Attempt::Kind kind, std::string cause, std::string message) {
   Attempt attempt;
   attempt.kind = kind;
@@ -83,16 +100,74 @@ Attempt failure(Attempt::Kind kind, std::string cause, std::string message) {
   return attempt;
 }
 
+// Added to a TLS failure, or a connection closed during a TLS connect, when the client has no
+// client certificate.
+constexpr const char* kClientCertificateHint =
+    "if the server requires a client certificate (mTLS), set OTEL_EXPORTER_OTLP_CLIENT_KEY and "
+    "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE";
+
+// A failed TLS handshake, recognised in the text gRPC or curl gives: retrying cannot fix a
+// certificate, so it is a permanent failure with its own cause (`protocol`-tls-verify when the
+// server's certificate could not be verified, else `protocol`-tls). With TLS 1.3 a server that
+// refuses the client's certificate (or its absence) says so only after the client's side of the
+// handshake, so an SSL error while writing or reading counts too — unless it is what a
+// connection the server closed looks like (reset, EOF, broken pipe: retried as a network error).
+// nullopt when `detail` does not speak of TLS or is such a network error. `handshake_failed`:
+// the client library says the handshake failed; `client_certificate`: the client had one.
+std::optional<Attempt> tls_failure(const std::string& protocol, const std::string& detail,
+                                   bool handshake_failed, bool client_certificate) {
+  std::string lower = detail;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto has = [&lower](const char* word) { return lower.find(word) != std::string::npos; };
+  const std::string shown = detail.empty() ? std::string() : " (" + detail.substr(0, 200) + ")";
+  // A handshake the server never finishes is a timeout (retried), not a certificate problem.
+  if (has("timed out") || has("timeout")) return std::nullopt;
+  if (has("certificate verify failed") || has("certificate_verify_failed") ||
+      has("certificate problem") || has("peer certificate") || has("unable to get local issuer") ||
+      has("self-signed") || has("self signed") || has("subject name") ||
+      has("does not match target host")) {
+    return failure(Attempt::Kind::kPermanent, protocol + "-tls-verify",
+                   "TLS handshake failed: certificate verification failed; check that "
+                   "OTEL_EXPORTER_OTLP_CERTIFICATE is the CA that signed the server's certificate "
+                   "and that the certificate names the endpoint's host" +
+                       shown);
+  }
+  // A TLS alert is the server refusing the handshake (e.g. "tlsv13 alert certificate required").
+  const bool closed = has("reset") || has("eof") || has("syscall") || has("broken pipe") ||
+                      has("errno") || has("socket closed") || has("not connected") ||
+                      has("handshaker shutdown");
+  if (!handshake_failed && !has("alert") && !has("handshake failed") &&
+      (closed || !(has("ssl") || has("tls")))) {
+    return std::nullopt;
+  }
+  // A server that requires a client certificate and gets none ends the handshake without
+  // saying why (curl: an SSL read or write error).
+  return failure(
+      Attempt::Kind::kPermanent, protocol + "-tls",
+      "TLS handshake failed" + shown +
+          (client_certificate ? std::string() : std::string("; ") + kClientCertificateHint));
+}
+
 class GrpcTransport final : public OtlpTransport {
  public:
   GrpcTransport(const OtlpSignalSettings& s, Signal signal) : signal_(signal) {
     options_.endpoint = s.endpoint.value;
-    // TLS when the endpoint says https, unless OTEL_EXPORTER_OTLP_INSECURE asks otherwise.
-    options_.use_ssl_credentials = s.endpoint.value.rfind("https://", 0) == 0 && !s.insecure.value;
+    // As the OTLP specification says: the scheme decides (https:// is TLS, http:// plain text);
+    // OTEL_EXPORTER_OTLP_INSECURE only applies to an endpoint without one ("host:port"), which
+    // is TLS unless it is true.
+    const bool https = s.endpoint.value.rfind("https://", 0) == 0;
+    const bool http = s.endpoint.value.rfind("http://", 0) == 0;
+    options_.use_ssl_credentials = https || (!http && !s.insecure.value);
     options_.ssl_credentials_cacert_path = s.certificate.value;
+    tls_.ca_path = s.certificate.value;
+    tls_.client_key_path = s.client_key.value;
+    tls_.client_certificate_path = s.client_certificate.value;
     options_.timeout = std::chrono::milliseconds(s.timeout_ms.value);
     // gRPC metadata keys must be lowercase (HTTP/2); an "Authorization=..." header would
     // otherwise fail every call.
+    // The options' constructor read OTEL_EXPORTER_OTLP_HEADERS from the environment as given
+    // (mixed case, which grpc++ aborts on): only our parsed settings count.
+    options_.metadata.clear();
     for (const auto& header : s.headers.value) {
       std::string key = header.key;
       for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -103,7 +178,8 @@ class GrpcTransport final : public OtlpTransport {
     // Retries are ours (otlp_retry.hpp); this build would ignore these anyway.
     options_.retry_policy_max_attempts = 0;
     target_ = s.endpoint.value + " (grpc)";
-    channel_ = make_channel(options_);
+    quiet_grpc_log();
+    channel_ = make_channel(options_, tls_, channel_error_);
     if (channel_) {
       trace_stub_ = trace_v1::TraceService::NewStub(channel_);
       metrics_stub_ = metrics_v1::MetricsService::NewStub(channel_);
@@ -114,7 +190,8 @@ class GrpcTransport final : public OtlpTransport {
   Attempt send(const Message& request, Millis timeout) noexcept override {
     if (!channel_) {
       return failure(Attempt::Kind::kPermanent, "grpc-channel",
-                     "cannot create a gRPC channel to " + options_.endpoint);
+                     "cannot create a gRPC channel to " + options_.endpoint +
+                         (channel_error_.empty() ? std::string() : ": " + channel_error_));
     }
     try {
       std::unique_ptr<grpc::ClientContext> context =
@@ -131,9 +208,27 @@ class GrpcTransport final : public OtlpTransport {
         std::lock_guard<std::mutex> lock(mutex_);
         in_flight_.erase(context.get());
       }
+      if (options_.use_ssl_credentials && status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        // gRPC reports a failed TLS handshake as UNAVAILABLE, like a receiver that is down.
+        if (std::optional<Attempt> tls =
+                tls_failure("grpc", status.error_message(), /*handshake_failed=*/false,
+                            !tls_.client_certificate_path.empty())) {
+          return *tls;
+        }
+      }
       Attempt attempt =
           classify_grpc_status(status.error_code(), status.error_message(), status.error_details());
       if (attempt.ok()) read_partial_success(signal_, *response, attempt);
+      // With TLS 1.3 a server that refuses a missing client certificate closes the connection
+      // after the client's side of the handshake: gRPC says "Socket closed" (or "tcp handshaker
+      // shutdown"), as for a server that went away. It cannot be told apart, but it can be
+      // hinted at.
+      if (options_.use_ssl_credentials && tls_.client_certificate_path.empty() &&
+          status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+          (status.error_message().find("Socket closed") != std::string::npos ||
+           status.error_message().find("handshaker shutdown") != std::string::npos)) {
+        attempt.message += std::string("; ") + kClientCertificateHint;
+      }
       return attempt;
     } catch (...) {
       return failure(Attempt::Kind::kPermanent, "grpc-internal", "out of memory");
@@ -147,31 +242,67 @@ class GrpcTransport final : public OtlpTransport {
   }
 
  private:
-  // As OtlpGrpcClient::MakeChannel does (TLS with the CA file, gzip, user agent), plus a
-  // reconnect backoff capped at 5 s: gRPC's default grows to 120 s, so a collector restarted
-  // during a long outage would wait minutes for its first data.
-  static std::shared_ptr<grpc::Channel> make_channel(const otlp::OtlpGrpcClientOptions& o) {
+  // The TLS files of OTEL_EXPORTER_OTLP_{CERTIFICATE,CLIENT_KEY,CLIENT_CERTIFICATE}.
+  struct TlsFiles {
+    std::string ca_path;
+    std::string client_key_path;
+    std::string client_certificate_path;
+  };
+
+  // GRPC_ARG_MIN_RECONNECT_BACKOFF_MS is also the time gRPC gives one connection attempt (TCP,
+  // TLS and HTTP/2 handshakes; 20 s by default), and an attempt at a port nobody listens on
+  // only ends then: 2 s lets a TLS handshake to a distant or busy backend finish and still
+  // finds a restarted collector within seconds (100 ms failed TLS handshakes that take longer,
+  // as "tcp handshaker shutdown").
+  // As OtlpGrpcClient::MakeChannel does (TLS with the CA file, gzip, user agent), plus client
+  // certificates (mTLS; Debian's 1.19 is built without ENABLE_OTLP_GRPC_SSL_MTLS_PREVIEW, so
+  // its options cannot carry them) and a reconnect backoff capped at 5 s: gRPC's default grows
+  // to 120 s, so a collector restarted during a long outage would wait minutes for its first
+  // data. On failure returns null with the reason in `error`.
+  static std::shared_ptr<grpc::Channel> make_channel(const otlp::OtlpGrpcClientOptions& o,
+                                                     const TlsFiles& tls, std::string& error) {
     const opentelemetry::ext::http::common::UrlParser url(o.endpoint);
-    if (!url.success_) return nullptr;
+    if (!url.success_ || url.host_.empty()) {
+      error = "not a URL or host:port";
+      return nullptr;
+    }
     grpc::ChannelArguments args;
     args.SetUserAgentPrefix(o.user_agent);
     if (o.compression == "gzip") args.SetCompressionAlgorithm(GRPC_COMPRESS_GZIP);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
     std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
     if (o.use_ssl_credentials) {
       grpc::SslCredentialsOptions ssl;
-      if (!o.ssl_credentials_cacert_path.empty()) {
-        std::ifstream in(o.ssl_credentials_cacert_path);
-        std::stringstream pem;
-        pem << in.rdbuf();
-        ssl.pem_root_certs = pem.str();
+      const std::pair<const std::string*, std::string*> files[] = {
+          {&tls.ca_path, &ssl.pem_root_certs},
+          {&tls.client_key_path, &ssl.pem_private_key},
+          {&tls.client_certificate_path, &ssl.pem_cert_chain}};
+      for (const auto& [path, pem] : files) {
+        if (path->empty()) continue;
+        if (!read_file(*path, *pem)) {
+          error = "cannot read the TLS file '" + *path + "'";
+          return nullptr;
+        }
+      }
+      if (ssl.pem_private_key.empty() != ssl.pem_cert_chain.empty()) {
+        error = "a client key needs a client certificate and the reverse";
+        return nullptr;
       }
       credentials = grpc::SslCredentials(ssl);
     }
     return grpc::CreateCustomChannel(url.host_ + ":" + std::to_string(url.port_), credentials,
                                      args);
+  }
+
+  static bool read_file(const std::string& path, std::string& out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::stringstream content;
+    content << in.rdbuf();
+    out = content.str();
+    return !in.bad();
   }
 
   static Attempt cancelled() {
@@ -198,6 +329,8 @@ class GrpcTransport final : public OtlpTransport {
 
   const Signal signal_;
   otlp::OtlpGrpcExporterOptions options_;
+  TlsFiles tls_;
+  std::string channel_error_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<trace_v1::TraceService::Stub> trace_stub_;
   std::unique_ptr<metrics_v1::MetricsService::Stub> metrics_stub_;
@@ -256,10 +389,20 @@ class HttpOutcome final : public http_client::EventHandler {
     return cv_.wait_for(lock, timeout, [this] { return done_; });
   }
 
-  Attempt result(Signal signal, bool json_request) {
+  // `tls`: the request went over TLS; `client_certificate`: with one (for the hint of a TLS
+  // failure).
+  Attempt result(Signal signal, bool json_request, bool tls, bool client_certificate) {
     std::lock_guard<std::mutex> lock(mutex_);
     using State = http_client::SessionState;
     if (status_ == 0) {
+      if (state_ != State::Cancelled && state_ != State::TimedOut) {
+        // curl reports a certificate it cannot verify as a handshake failure or, with TLS 1.3,
+        // a client certificate the server refused as an error reading the answer.
+        if (std::optional<Attempt> refused = tls_failure(
+                "http", reason_, state_ == State::SSLHandshakeFailed, client_certificate)) {
+          return *refused;
+        }
+      }
       switch (state_) {
         case State::SSLHandshakeFailed:
           return failure(Attempt::Kind::kPermanent, "http-tls",
@@ -277,8 +420,13 @@ class HttpOutcome final : public http_client::EventHandler {
             return failure(Attempt::Kind::kRetryable, "http-timeout",
                            "no answer before the timeout" + suffix(reason_));
           }
-          return failure(Attempt::Kind::kRetryable, "http-connect",
-                         "cannot connect or the connection broke" + suffix(reason_));
+          // With TLS 1.3 a server that refuses a missing client certificate may just close
+          // the connection: that cannot be told from a network error, but it can be hinted at.
+          return failure(
+              Attempt::Kind::kRetryable, "http-connect",
+              "cannot connect or the connection broke" + suffix(reason_) +
+                  (tls && !client_certificate ? std::string("; ") + kClientCertificateHint
+                                              : std::string()));
       }
     }
     const bool json =
@@ -322,6 +470,29 @@ class HttpOutcome final : public http_client::EventHandler {
   std::string content_type_;
 };
 
+// What the curl client holds: it calls and finally destroys this on its own thread, inside
+// opentelemetry-cpp's curl client, which Debian builds without -fsanitize=thread. The hand-over
+// is marked for ThreadSanitizer (sdk/tsan_handoff.hpp; nothing outside TSan builds), and the
+// sender never touches this object after handing it over, so that TSan sees every access.
+class CurlHandler final : public http_client::EventHandler {
+ public:
+  explicit CurlHandler(std::shared_ptr<HttpOutcome> outcome) : outcome_(std::move(outcome)) {}
+  ~CurlHandler() override { sdk::tsan_receive(this); }
+
+  void OnResponse(http_client::Response& response) noexcept override {
+    sdk::tsan_receive(this);
+    outcome_->OnResponse(response);
+  }
+  void OnEvent(http_client::SessionState state,
+               opentelemetry::nostd::string_view reason) noexcept override {
+    sdk::tsan_receive(this);
+    outcome_->OnEvent(state, reason);
+  }
+
+ private:
+  const std::shared_ptr<HttpOutcome> outcome_;
+};
+
 std::string gzip(const std::string& data) {
   std::string out;
   {
@@ -350,6 +521,8 @@ class HttpTransport final : public OtlpTransport {
       : signal_(signal),
         url_(s.endpoint.value),
         json_(s.protocol.value == OtlpProtocol::http_json),
+        tls_(url_.rfind("https://", 0) == 0),
+        client_certificate_(!s.client_certificate.value.empty()),
         gzip_(s.compression.value == "gzip"),
         ssl_(url_, s.insecure.value, s.certificate.value, "", s.client_key.value, "",
              s.client_certificate.value, "", "", "", "", ""),
@@ -387,7 +560,9 @@ class HttpTransport final : public OtlpTransport {
         if (cancelled_) return failure(Attempt::Kind::kPermanent, "shutdown", "shut down");
         in_flight_.insert(session.get());
       }
-      session->SendRequest(outcome);
+      auto handler = std::make_shared<CurlHandler>(outcome);
+      sdk::tsan_publish(handler.get());
+      session->SendRequest(std::move(handler));
       // curl enforces `timeout`; the margin only guards against a lost callback.
       const bool answered = outcome->wait(timeout + Millis(1000));
       {
@@ -399,7 +574,7 @@ class HttpTransport final : public OtlpTransport {
         return failure(Attempt::Kind::kRetryable, "http-timeout", "no answer before the timeout");
       }
       session->FinishSession();
-      return outcome->result(signal_, json_);
+      return outcome->result(signal_, json_, tls_, client_certificate_);
     } catch (const std::exception& e) {
       return failure(Attempt::Kind::kPermanent, "encode",
                      std::string("cannot encode the request: ") + e.what());
@@ -418,6 +593,8 @@ class HttpTransport final : public OtlpTransport {
   const Signal signal_;
   const std::string url_;
   const bool json_;
+  const bool tls_;
+  const bool client_certificate_;
   const bool gzip_;
   const http_client::HttpSslOptions ssl_;
   std::vector<std::pair<std::string, std::string>> headers_;

@@ -1,7 +1,10 @@
 // Receivers for the OTLP exporter tests, on loopback with bounded waits:
 // - ScriptedHttpReceiver: an HTTP/1.1 server on a raw socket that records every request (method,
 //   path, headers, body) and answers from a script (status, headers, body), or never answers;
-// - CollectProcess: a real `lens collect` child process (the binary next to this test binary).
+// - CollectProcess: a real `lens collect` child process (the binary next to this test binary);
+// - TlsFiles: a throwaway CA with a server certificate (127.0.0.1, localhost) and a client
+//   certificate, made with the openssl command in a temporary directory;
+// - CapturedOutput: what the process writes on its stdout and stderr meanwhile.
 #pragma once
 
 #include <fcntl.h>
@@ -16,6 +19,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -238,8 +243,18 @@ class CollectProcess {
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    char* envp[] = {nullptr};
-    const int error = ::posix_spawn(&pid_, cli.c_str(), &actions, nullptr, argv.data(), envp);
+    // A clean environment, but for the sanitizer's options (suppressions for the uninstrumented
+    // libraries under ThreadSanitizer).
+    std::vector<std::string> environment;
+    for (const char* name : {"TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS"}) {
+      if (const char* value = std::getenv(name))
+        environment.push_back(std::string(name) + "=" + value);
+    }
+    std::vector<char*> envp;
+    for (auto& entry : environment) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+    const int error =
+        ::posix_spawn(&pid_, cli.c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     ::close(out_pipe[1]);
     if (error != 0) throw std::runtime_error("cannot start " + cli);
@@ -301,6 +316,121 @@ class CollectProcess {
   pid_t pid_ = -1;
   int stdout_fd_ = -1;
   std::string listening_;
+};
+
+// A CA, a server certificate it signed for 127.0.0.1 and localhost, a client certificate it
+// signed, and a second CA that signed neither; PEM files in a fresh temporary directory (EC P-256
+// keys, valid for a day), removed with the object. ok() false (and why in error()) when the
+// openssl command failed.
+class TlsFiles {
+ public:
+  TlsFiles() {
+    static int next = 0;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("lens-tls-test-" + std::to_string(::getpid()) + "-" + std::to_string(next++));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "server.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                                          "basicConstraints=CA:FALSE\n"
+                                          "keyUsage=digitalSignature,keyEncipherment\n"
+                                          "extendedKeyUsage=serverAuth\n";
+    std::ofstream(dir_ / "client.ext") << "basicConstraints=CA:FALSE\n"
+                                          "keyUsage=digitalSignature,keyEncipherment\n"
+                                          "extendedKeyUsage=clientAuth\n";
+    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    const std::vector<std::string> commands = {
+        "openssl req -x509 " + key + " -keyout ca.key -out ca.pem -days 1 -subj '/CN=lens test CA'",
+        "openssl req -x509 " + key +
+            " -keyout other-ca.key -out other-ca.pem -days 1 -subj '/CN=lens other CA'",
+        "openssl req " + key + " -keyout server.key -out server.csr -subj '/CN=localhost'",
+        "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1"
+        " -extfile server.ext -out server.pem",
+        "openssl req " + key + " -keyout client.key -out client.csr -subj '/CN=lens client'",
+        "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1"
+        " -extfile client.ext -out client.pem",
+    };
+    for (const std::string& command : commands) {
+      const std::string line = "cd '" + dir_.string() + "' && " + command + " >>openssl.log 2>&1";
+      if (std::system(line.c_str()) != 0) {
+        error_ = "'" + command + "' failed: " + read_text(dir_ / "openssl.log");
+        return;
+      }
+    }
+  }
+  ~TlsFiles() { std::filesystem::remove_all(dir_); }
+  TlsFiles(const TlsFiles&) = delete;
+  TlsFiles& operator=(const TlsFiles&) = delete;
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  std::string ca() const { return (dir_ / "ca.pem").string(); }
+  std::string other_ca() const { return (dir_ / "other-ca.pem").string(); }
+  std::string server_certificate() const { return (dir_ / "server.pem").string(); }
+  std::string server_key() const { return (dir_ / "server.key").string(); }
+  std::string client_certificate() const { return (dir_ / "client.pem").string(); }
+  std::string client_key() const { return (dir_ / "client.key").string(); }
+  std::filesystem::path dir() const { return dir_; }
+
+  // The `lens collect` flags serving TLS with the server certificate (mTLS: requiring a
+  // client certificate signed by the CA).
+  std::vector<std::string> collect_flags(bool mutual = false) const {
+    std::vector<std::string> flags{"--tls-cert", server_certificate(), "--tls-key", server_key()};
+    if (mutual) {
+      flags.insert(flags.end(), {"--tls-client-ca", ca()});
+    }
+    return flags;
+  }
+
+ private:
+  std::filesystem::path dir_;
+  std::string error_;
+};
+
+// Sends this process's stdout and stderr (file descriptors 1 and 2: whatever writes them,
+// libraries included) to a file until text() or the destructor puts them back.
+class CapturedOutput {
+ public:
+  CapturedOutput() {
+    static int next = 0;
+    path_ = std::filesystem::temp_directory_path() /
+            ("lens-captured-" + std::to_string(::getpid()) + "-" + std::to_string(next++));
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    saved_out_ = ::dup(1);
+    saved_err_ = ::dup(2);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::close(fd);
+  }
+  ~CapturedOutput() {
+    restore();
+    std::filesystem::remove(path_);
+  }
+  CapturedOutput(const CapturedOutput&) = delete;
+  CapturedOutput& operator=(const CapturedOutput&) = delete;
+
+  // Puts stdout and stderr back and returns what was written meanwhile.
+  std::string text() {
+    restore();
+    return read_text(path_);
+  }
+
+ private:
+  void restore() {
+    if (saved_out_ < 0) return;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    ::dup2(saved_out_, 1);
+    ::dup2(saved_err_, 2);
+    ::close(saved_out_);
+    ::close(saved_err_);
+    saved_out_ = saved_err_ = -1;
+  }
+
+  std::filesystem::path path_;
+  int saved_out_ = -1;
+  int saved_err_ = -1;
 };
 
 }  // namespace lens::test_servers

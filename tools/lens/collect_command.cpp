@@ -9,10 +9,12 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,6 +34,7 @@ constexpr const char* kDefaultOut = "lens-otlp";
 constexpr const char* kCollectUsage =
     "usage: lens collect [--grpc HOST:PORT|off] [--http HOST:PORT|off] [--out DIR]\n"
     "                    [--max-bytes N] [--token T | --token-file PATH]\n"
+    "                    [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
     "\n"
     "Receives OTLP over gRPC and HTTP (protobuf or JSON, gzip or not) and appends each\n"
     "request as one OTLP JSON line to traces.jsonl, metrics.jsonl or logs.jsonl under DIR.\n"
@@ -48,13 +51,16 @@ constexpr const char* kCollectUsage =
     "  --token T         require 'Authorization: Bearer T' on every request (visible to\n"
     "                    other users in ps; prefer --token-file or LENS_COLLECT_TOKEN)\n"
     "  --token-file PATH read the token from PATH (surrounding whitespace ignored)\n"
+    "  --tls-cert FILE   serve both protocols over TLS with this PEM certificate (chain)\n"
+    "  --tls-key FILE    the PEM private key of --tls-cert\n"
+    "  --tls-client-ca FILE  require client certificates signed by this PEM CA (mTLS)\n"
     "  --help            show this help\n"
     "\n"
     "Without --token or --token-file, the token is taken from the environment variable\n"
     "LENS_COLLECT_TOKEN when it is set and not empty.\n"
     "\n"
     "On start it prints one line on stdout:\n"
-    "  lens collect: listening grpc=HOST:PORT http=HOST:PORT out=DIR\n";
+    "  lens collect: listening grpc=HOST:PORT http=HOST:PORT [tls=on|mtls] out=DIR\n";
 
 int fail(const std::string& message) {
   std::cerr << "lens: " << message << "\n";
@@ -101,6 +107,28 @@ std::string trimmed(std::string text) {
   if (first == std::string::npos) return {};
   const auto last = text.find_last_not_of(" \t\r\n");
   return text.substr(first, last - first + 1);
+}
+
+// Reads one of the --tls-* files and checks that it holds the PEM block `label` (e.g.
+// "CERTIFICATE"; "PRIVATE KEY" also matches "EC PRIVATE KEY" and "RSA PRIVATE KEY").
+std::optional<std::string> read_pem(const std::string& flag, const std::string& path,
+                                    const std::string& label, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot read " + flag + " '" + path + "' (" + std::strerror(errno) +
+            "); accepted: a readable PEM file";
+    return std::nullopt;
+  }
+  std::stringstream content;
+  content << in.rdbuf();
+  std::string pem = content.str();
+  if (pem.find("-----BEGIN ") == std::string::npos ||
+      pem.find(label + "-----") == std::string::npos) {
+    error = "invalid file for " + flag + ": '" + path + "' holds no PEM " + label +
+            "; accepted: a PEM file with a '-----BEGIN ... " + label + "-----' block";
+    return std::nullopt;
+  }
+  return pem;
 }
 
 bool is_loopback(const std::string& host) {
@@ -164,7 +192,8 @@ std::size_t terminal_width() {
 }  // namespace
 
 int collect_command(const std::vector<std::string>& args) {
-  const OptionSpec spec{{"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file"},
+  const OptionSpec spec{{"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file",
+                         "--tls-cert", "--tls-key", "--tls-client-ca"},
                         {"--help"}};
   auto parsed = parse_options(args, spec, "collect");
   if (!parsed.ok()) {
@@ -246,6 +275,39 @@ int collect_command(const std::vector<std::string>& args) {
     }
   }
 
+  const auto tls_cert = options.get("--tls-cert");
+  const auto tls_key = options.get("--tls-key");
+  const auto tls_client_ca = options.get("--tls-client-ca");
+  if (tls_cert.has_value() != tls_key.has_value()) {
+    return fail(std::string(tls_cert ? "--tls-cert is given without --tls-key"
+                                     : "--tls-key is given without --tls-cert") +
+                "; accepted: both (a PEM certificate and its private key), or neither");
+  }
+  if (tls_client_ca && !tls_cert) {
+    return fail(
+        "--tls-client-ca is given without --tls-cert and --tls-key; accepted: client "
+        "certificates only over TLS");
+  }
+  if (tls_cert) {
+    TlsServerFiles tls;
+    tls.certificate_path = *tls_cert;
+    tls.key_path = *tls_key;
+    std::string error;
+    const auto certificate = read_pem("--tls-cert", *tls_cert, "CERTIFICATE", error);
+    if (!certificate) return fail(error);
+    const auto key = read_pem("--tls-key", *tls_key, "PRIVATE KEY", error);
+    if (!key) return fail(error);
+    tls.certificate_pem = *certificate;
+    tls.key_pem = *key;
+    if (tls_client_ca) {
+      const auto client_ca = read_pem("--tls-client-ca", *tls_client_ca, "CERTIFICATE", error);
+      if (!client_ca) return fail(error);
+      tls.client_ca_path = *tls_client_ca;
+      tls.client_ca_pem = *client_ca;
+    }
+    receiver_options.tls = std::move(tls);
+  }
+
   // SIGINT and SIGTERM are taken with sigtimedwait below; block them before any thread starts
   // so that every thread inherits the mask and none is interrupted by them.
   sigset_t stop_signals;
@@ -272,6 +334,9 @@ int collect_command(const std::vector<std::string>& args) {
   const std::filesystem::path out_path = std::filesystem::absolute(out, ec);
   std::cout << "lens collect: listening grpc=" << bound(server.grpc_endpoint())
             << " http=" << bound(server.http_endpoint())
+            << (receiver_options.tls
+                    ? (receiver_options.tls->client_ca_pem.empty() ? " tls=on" : " tls=mtls")
+                    : "")
             << " out=" << (ec ? out : out_path.lexically_normal().string()) << std::endl;
   for (const auto& endpoint : {server.grpc_endpoint(), server.http_endpoint()}) {
     if (endpoint && !is_loopback(endpoint->host) && receiver_options.token.empty()) {

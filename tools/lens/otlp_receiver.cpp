@@ -225,6 +225,11 @@ std::string media_type(const std::string& header) {
   return type;
 }
 
+std::string tls_unusable() {
+  return "cannot use the TLS certificate and key (--tls-cert, --tls-key): OpenSSL could not load "
+         "them, or the key is not the certificate's";
+}
+
 // gRPC logs to stderr on its own; keep the tool's stderr to its own lines unless asked.
 void quiet_grpc_log(gpr_log_func_args* /*args*/) {}
 
@@ -413,7 +418,8 @@ class GrpcExportService final
   OtlpReceiver::Impl& impl_;
 };
 
-Status start_grpc(OtlpReceiver::Impl& impl, const Endpoint& endpoint) {
+Status start_grpc(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
+                  const std::optional<TlsServerFiles>& tls) {
   if (std::getenv("GRPC_VERBOSITY") == nullptr) {
     gpr_set_log_function(quiet_grpc_log);
   }
@@ -423,9 +429,18 @@ Status start_grpc(OtlpReceiver::Impl& impl, const Endpoint& endpoint) {
       std::make_unique<GrpcExportService<metrics_v1::MetricsService, Signal::kMetrics>>(impl));
   impl.grpc_services.push_back(
       std::make_unique<GrpcExportService<logs_v1::LogsService, Signal::kLogs>>(impl));
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (tls) {
+    grpc::SslServerCredentialsOptions ssl(
+        tls->client_ca_pem.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                   : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    ssl.pem_root_certs = tls->client_ca_pem;
+    ssl.pem_key_cert_pairs.push_back({tls->key_pem, tls->certificate_pem});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(endpoint.to_string(), grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(endpoint.to_string(), credentials, &port);
   // A second collector on the same port must fail, not silently share the traffic.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(kMaxRequestBytes));
@@ -442,8 +457,21 @@ Status start_grpc(OtlpReceiver::Impl& impl, const Endpoint& endpoint) {
   return {};
 }
 
-Status start_http(OtlpReceiver::Impl& impl, const Endpoint& endpoint) {
-  impl.http_server = std::make_unique<httplib::Server>();
+// An HTTPS server with the certificate and key of `tls` (and its client CA, which makes client
+// certificates required); null when OpenSSL cannot use them (not PEM, or a key that is not the
+// certificate's).
+std::unique_ptr<httplib::Server> make_https_server(const TlsServerFiles& tls) {
+  auto server = std::make_unique<httplib::SSLServer>(
+      tls.certificate_path.c_str(), tls.key_path.c_str(),
+      tls.client_ca_path.empty() ? nullptr : tls.client_ca_path.c_str());
+  if (!server->is_valid()) return nullptr;
+  return server;
+}
+
+Status start_http(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
+                  const std::optional<TlsServerFiles>& tls) {
+  impl.http_server = tls ? make_https_server(*tls) : std::make_unique<httplib::Server>();
+  if (!impl.http_server) return Error(tls_unusable());
   httplib::Server& server = *impl.http_server;
   // Only SO_REUSEADDR: cpp-httplib's default adds SO_REUSEPORT, which would let a second
   // collector bind the same port and take half of the requests.
@@ -452,6 +480,11 @@ Status start_http(OtlpReceiver::Impl& impl, const Endpoint& endpoint) {
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   server.set_payload_max_length(kMaxRequestBytes);
+  // cpp-httplib waits out a connection's keep-alive timeout before a stop completes (the wait
+  // does not look at the stop): an exporter that stays connected between exports would hold
+  // every stop for the default 5 s. Idle connections close after 1 s instead; exporters simply
+  // reconnect for their next export.
+  server.set_keep_alive_timeout(1);
   for (Signal signal : {Signal::kTraces, Signal::kMetrics, Signal::kLogs}) {
     server.Post(std::string("/v1/") + signal_name(signal),
                 [&impl, signal](const httplib::Request& req, httplib::Response& res,
@@ -516,13 +549,17 @@ Result<std::unique_ptr<OtlpReceiver>> OtlpReceiver::start(const ReceiverOptions&
                                                           OtlpSink& sink) {
   std::unique_ptr<OtlpReceiver> receiver(
       new OtlpReceiver(std::make_unique<Impl>(sink, options.token)));
+  // gRPC would only find out at the first handshake: check the pair with OpenSSL first.
+  if (options.tls && !make_https_server(*options.tls)) {
+    return Error(tls_unusable());
+  }
   if (options.grpc) {
-    if (Status status = start_grpc(*receiver->impl_, *options.grpc); !status.ok()) {
+    if (Status status = start_grpc(*receiver->impl_, *options.grpc, options.tls); !status.ok()) {
       return Error(status.message());
     }
   }
   if (options.http) {
-    if (Status status = start_http(*receiver->impl_, *options.http); !status.ok()) {
+    if (Status status = start_http(*receiver->impl_, *options.http, options.tls); !status.ok()) {
       return Error(status.message());
     }
   }

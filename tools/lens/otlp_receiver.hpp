@@ -1,7 +1,8 @@
 // The OTLP servers of `lens collect`: OTLP/gRPC (TraceService, MetricsService, LogsService
 // Export) and OTLP/HTTP (POST /v1/traces, /v1/metrics, /v1/logs; binary protobuf or JSON,
 // optionally gzip). Requests go to an OtlpSink; malformed ones are answered with
-// INVALID_ARGUMENT / HTTP 400 and the servers keep serving.
+// INVALID_ARGUMENT / HTTP 400 and the servers keep serving. Both servers speak plain text, or
+// TLS (optionally requiring client certificates) with the same certificate.
 #pragma once
 
 #include <cstdint>
@@ -26,10 +27,23 @@ struct Endpoint {
 // Parses HOST:PORT ("127.0.0.1:4317", "localhost:0", "[::1]:4318").
 std::optional<Endpoint> parse_endpoint(const std::string& text);
 
+// TLS for both servers: the server's certificate chain and private key (PEM), and optionally
+// the CA that client certificates must be signed by (mTLS: a client without one is refused).
+// The files are given by path (cpp-httplib loads them) and their content (gRPC takes PEM text).
+struct TlsServerFiles {
+  std::string certificate_path;
+  std::string key_path;
+  std::string client_ca_path;  // empty: no client certificates asked for
+  std::string certificate_pem;
+  std::string key_pem;
+  std::string client_ca_pem;
+};
+
 struct ReceiverOptions {
-  std::optional<Endpoint> grpc;  // nullopt: no gRPC server
-  std::optional<Endpoint> http;  // nullopt: no HTTP server
-  std::string token;             // non-empty: "Authorization: Bearer <token>" required
+  std::optional<Endpoint> grpc;       // nullopt: no gRPC server
+  std::optional<Endpoint> http;       // nullopt: no HTTP server
+  std::string token;                  // non-empty: "Authorization: Bearer <token>" required
+  std::optional<TlsServerFiles> tls;  // nullopt: plain text
 };
 
 struct ReceiverStats {
@@ -39,7 +53,8 @@ struct ReceiverStats {
 
 class OtlpReceiver {
  public:
-  // Binds both servers and starts serving; an error names the address that failed.
+  // Binds both servers and starts serving; an error names the address that failed, or says
+  // that the TLS certificate and key cannot be used (not PEM, or not a pair).
   static Result<std::unique_ptr<OtlpReceiver>> start(const ReceiverOptions& options,
                                                      OtlpSink& sink);
   ~OtlpReceiver();  // stops

@@ -1,0 +1,409 @@
+// OTLP export through setup_telemetry(), as a training job uses it (OTEL_* variables injected
+// with SetupOverrides::env and the config): a receiver that never answers (shutdown within its
+// timeout, spans that never wait, undelivered spans counted), a collector killed mid-run (spans
+// still recorded, memory bounded by the queue, drops counted), metrics and logs round trips
+// through `lens collect` over grpc, http/protobuf and http/json (exact values, log-trace
+// correlation), and header secrets that never reach stdout or stderr when exports fail.
+// Loopback only; every wait is bounded.
+#include <gtest/gtest.h>
+#include <opentelemetry/metrics/sync_instruments.h>
+#include <opentelemetry/proto/collector/logs/v1/logs_service.pb.h>
+#include <opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h>
+#include <opentelemetry/proto/collector/trace/v1/trace_service.pb.h>
+#include <opentelemetry/trace/scope.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "export/otlp_json.hpp"
+#include "lens/groups.hpp"
+#include "lens/log.hpp"
+#include "lens/strategies.hpp"
+#include "lens/telemetry.hpp"
+#include "unit/otlp_test_servers.hpp"
+#include "unit/test_support.hpp"
+
+namespace lens {
+namespace {
+
+using namespace std::chrono_literals;
+using test_servers::CapturedOutput;
+using test_servers::CollectProcess;
+using test_servers::ScriptedHttpReceiver;
+using test_servers::ScriptedResponse;
+using test_servers::TlsFiles;
+using test_support::rank_of;
+namespace collector_logs = opentelemetry::proto::collector::logs::v1;
+namespace collector_metrics = opentelemetry::proto::collector::metrics::v1;
+namespace collector_trace = opentelemetry::proto::collector::trace::v1;
+using Clock = std::chrono::steady_clock;
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// The variables of an exporting rank with OTLP export; `extra` adds or replaces.
+Env::Map job_variables(const Env::Map& extra) {
+  Env::Map variables = {{"NEMO_LENS_ENABLED", "true"},
+                        {"NEMO_LENS_RUN_ID", "otlp-setup-test"},
+                        {"NEMO_LENS_EXPORTER", "otlp"},
+                        {"NEMO_LENS_TRACES_ENABLED", "1"},
+                        {"NEMO_LENS_METRICS_ENABLED", "0"},
+                        {"NEMO_LENS_LOGS_ENABLED", "0"},
+                        {"OTEL_SERVICE_NAME", "otlp-setup-test"},
+                        {"OTEL_BSP_SCHEDULE_DELAY", "50"}};
+  for (const auto& [key, value] : extra) variables[key] = value;
+  return variables;
+}
+
+Result<TelemetryHandle> setup(const Env::Map& variables) {
+  SetupOverrides overrides;
+  overrides.env = Env::from(variables);
+  return setup_telemetry(test_support::config_from(variables), rank_of(0, 1), {},
+                         std::move(overrides));
+}
+
+std::string hex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+// Resident set size of this process, in bytes.
+std::uint64_t rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// Waits (bounded) until `done` holds; returns it.
+template <class Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (!done()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t count = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+class OtlpThroughSetup : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    detail::reset_span_groups_for_testing();
+    detail::reset_strategies_for_testing();
+  }
+  void TearDown() override {
+    for (auto& handle : handles_) static_cast<void>(handle.shutdown(2000ms));
+    detail::reset_span_groups_for_testing();
+    detail::reset_strategies_for_testing();
+  }
+  TelemetryHandle keep(Result<TelemetryHandle> result) {
+    EXPECT_TRUE(result.ok()) << result.message();
+    if (!result.ok()) return TelemetryHandle();
+    handles_.push_back(*result);
+    return *result;
+  }
+  std::vector<TelemetryHandle> handles_;
+};
+
+TEST_F(OtlpThroughSetup, AReceiverThatNeverAnswersHoldsNeitherSpansNorShutdown) {
+  for (const char* protocol : {"grpc", "http/protobuf"}) {
+    // Accepts connections and reads, never answers (gRPC never gets its HTTP/2 settings).
+    ScriptedHttpReceiver receiver(/*answer=*/false);
+    constexpr int kSpans = 20000;
+    CapturedOutput output;
+    auto handle = keep(setup(job_variables({{"OTEL_EXPORTER_OTLP_PROTOCOL", protocol},
+                                            {"OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url("")},
+                                            {"OTEL_EXPORTER_OTLP_TIMEOUT", "2000"},
+                                            {"OTEL_BSP_MAX_QUEUE_SIZE", "2048"},
+                                            {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "512"}})));
+    auto tracer = handle.tracer();
+    Clock::duration slowest{0};
+    for (int i = 0; i < kSpans; ++i) {
+      const auto start = Clock::now();
+      auto span = tracer->StartSpan("step");
+      span->SetAttribute("step", i);
+      span->End();
+      slowest = std::max(slowest, Clock::now() - start);
+      // Spread over the first export's wait, so that spans are recorded while it hangs.
+      if (i % 1000 == 999) std::this_thread::sleep_for(10ms);
+    }
+    const auto shutdown_start = Clock::now();
+    const Status status = handle.shutdown(1000ms);
+    const auto shutdown_time = Clock::now() - shutdown_start;
+    const TelemetryStats stats = handle.stats();
+    const std::string text = output.text();
+
+    const auto ms = [](Clock::duration d) {
+      return std::chrono::duration_cast<std::chrono::microseconds>(d).count() / 1000.0;
+    };
+    std::cout << "[ measure  ] " << protocol << ": hanging receiver: shutdown(1000 ms) took "
+              << ms(shutdown_time) << " ms, slowest of " << kSpans << " spans " << ms(slowest)
+              << " ms, " << stats.spans_dropped << " dropped\n";
+    EXPECT_LT(shutdown_time, 2500ms) << protocol;
+    EXPECT_LT(slowest, kSanitized ? 500ms : 100ms) << protocol;
+    // Within the timeout, or not finished in time because the exporter still waits on the
+    // receiver (gRPC fails at once on a connection whose HTTP/2 handshake never completes).
+    if (!status.ok()) {
+      EXPECT_NE(status.message().find("did not finish within 1000 ms for traces"),
+                std::string::npos)
+          << status.message();
+    }
+    EXPECT_EQ(stats.spans_started, static_cast<std::uint64_t>(kSpans)) << protocol;
+    EXPECT_EQ(stats.spans_ended, static_cast<std::uint64_t>(kSpans)) << protocol;
+    EXPECT_EQ(stats.spans_exported, 0u) << protocol;
+    EXPECT_EQ(stats.spans_dropped, static_cast<std::uint64_t>(kSpans)) << protocol;
+    // The export still in flight on shutdown's helper thread ends when the receiver goes.
+  }
+}
+
+TEST_F(OtlpThroughSetup, ACollectorKilledMidRunLeavesMemoryBoundedAndCountsDrops) {
+  auto collector = std::make_unique<CollectProcess>();
+  ASSERT_FALSE(collector->address("grpc").empty()) << collector->err();
+  constexpr int kQueue = 2048;
+  constexpr int kBefore = 1000;
+  constexpr int kAfter = 200000;
+  CapturedOutput output;
+  auto handle = keep(
+      setup(job_variables({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://" + collector->address("grpc")},
+                           {"OTEL_EXPORTER_OTLP_TIMEOUT", kSanitized ? "5000" : "500"},
+                           {"OTEL_BSP_MAX_QUEUE_SIZE", std::to_string(kQueue)},
+                           {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "512"}})));
+  auto tracer = handle.tracer();
+  for (int i = 0; i < kBefore; ++i) tracer->StartSpan("before")->End();
+  const bool delivered = eventually([&] { return handle.stats().spans_exported == kBefore; }, 10s);
+  collector->stop(SIGKILL);
+
+  const std::uint64_t rss_before = rss_bytes();
+  std::uint64_t rss_peak = rss_before;
+  Clock::duration slowest{0};
+  for (int i = 0; i < kAfter; ++i) {
+    const auto start = Clock::now();
+    auto span = tracer->StartSpan("after");
+    span->SetAttribute("step", i);
+    span->SetAttribute("phase", "forward");
+    span->End();
+    slowest = std::max(slowest, Clock::now() - start);
+    if (i % 1000 == 0) rss_peak = std::max(rss_peak, rss_bytes());
+  }
+  rss_peak = std::max(rss_peak, rss_bytes());
+  const Status status = handle.shutdown(3000ms);
+  const TelemetryStats stats = handle.stats();
+  const std::string text = output.text();
+
+  // What the queue can hold (a few KiB per span is generous: a recordable with two attributes
+  // is well under one) plus a constant for allocator slack, gRPC's reconnect attempts and the
+  // batch being sent; without the bound the 200k spans alone would be ~200 MiB.
+  const std::uint64_t bound =
+      static_cast<std::uint64_t>(kQueue) * 4096 + (kSanitized ? 96u : 32u) * 1024 * 1024;
+  const std::uint64_t growth = rss_peak > rss_before ? rss_peak - rss_before : 0;
+  std::cout << "[ measure  ] collector killed: RSS growth over " << kAfter << " spans "
+            << growth / 1024 << " KiB (bound " << bound / 1024 << " KiB), slowest span "
+            << std::chrono::duration_cast<std::chrono::microseconds>(slowest).count() << " us, "
+            << stats.spans_dropped << " dropped\n";
+  EXPECT_TRUE(delivered);
+  EXPECT_TRUE(status.ok()) << status.message();
+  EXPECT_LT(growth, bound);
+  EXPECT_EQ(stats.spans_started, static_cast<std::uint64_t>(kBefore + kAfter));
+  EXPECT_EQ(stats.spans_ended, static_cast<std::uint64_t>(kBefore + kAfter));
+  EXPECT_EQ(stats.spans_exported, static_cast<std::uint64_t>(kBefore));
+  EXPECT_EQ(stats.spans_dropped, static_cast<std::uint64_t>(kAfter));
+  // Most were refused by the full queue while the exporter retried; the queued ones failed.
+  EXPECT_GT(stats.spans_failed, 0u);
+  EXPECT_LT(stats.spans_failed, static_cast<std::uint64_t>(kAfter));
+  EXPECT_GT(stats.exports_failed, 0u);
+  // The failure is written once, however many exports failed.
+  EXPECT_EQ(count_of(text, "gRPC status UNAVAILABLE"), 1u) << text;
+}
+
+TEST_F(OtlpThroughSetup, MetricsAndLogsRoundTripThroughCollectOverEveryProtocol) {
+  for (const char* protocol : {"grpc", "http/protobuf", "http/json"}) {
+    CollectProcess collector;
+    ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
+    const std::string listener = std::string(protocol) == "grpc" ? "grpc" : "http";
+    auto handle = keep(setup(
+        job_variables({{"NEMO_LENS_METRICS_ENABLED", "1"},
+                       {"NEMO_LENS_LOGS_ENABLED", "1"},
+                       {"OTEL_EXPORTER_OTLP_PROTOCOL", protocol},
+                       {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://" + collector.address(listener)},
+                       {"OTEL_METRIC_EXPORT_INTERVAL", "60000"},
+                       {"OTEL_BLRP_SCHEDULE_DELAY", "50"}})));
+    ASSERT_TRUE(handle.is_exporting());
+    auto counter = handle.meter()->CreateUInt64Counter("lens.test.tokens", "tokens seen", "1");
+    counter->Add(5, {{"protocol", protocol}});
+    std::string trace_id;
+    std::string span_id;
+    {
+      auto span = handle.tracer()->StartSpan("step");
+      opentelemetry::trace::Scope scope(span);
+      char trace_hex[32];
+      span->GetContext().trace_id().ToLowerBase16(trace_hex);
+      trace_id.assign(trace_hex, sizeof(trace_hex));
+      char span_hex[16];
+      span->GetContext().span_id().ToLowerBase16(span_hex);
+      span_id.assign(span_hex, sizeof(span_hex));
+      ASSERT_TRUE(setup_logging_bridge(log::Level::info));
+      log::emit(log::Level::warn, "loss spike", {{"step", std::int64_t{7}}});
+      remove_logging_bridge();
+      counter->Add(7, {{"protocol", protocol}});
+      span->End();
+    }
+    const Status status = handle.shutdown(5000ms);
+    EXPECT_TRUE(status.ok()) << protocol << ": " << status.message();
+    const TelemetryStats stats = handle.stats();
+    EXPECT_EQ(stats.exports_failed, 0u) << protocol;
+    EXPECT_EQ(stats.metric_points_failed, 0u) << protocol;
+    EXPECT_EQ(stats.log_records_exported, 1u) << protocol;
+    ASSERT_EQ(collector.stop(), 0) << collector.err();
+
+    // Metrics: the counter's last (cumulative) point is 5 + 7, with its attribute.
+    std::int64_t last_sum = -1;
+    for (const std::string& line : collector.lines("metrics.jsonl")) {
+      collector_metrics::ExportMetricsServiceRequest request;
+      ASSERT_TRUE(otlp_json::decode(line, request).ok()) << line;
+      for (const auto& rm : request.resource_metrics()) {
+        for (const auto& sm : rm.scope_metrics()) {
+          for (const auto& metric : sm.metrics()) {
+            if (metric.name() != "lens.test.tokens") continue;
+            EXPECT_EQ(metric.description(), "tokens seen");
+            EXPECT_EQ(metric.unit(), "1");
+            ASSERT_TRUE(metric.has_sum()) << line;
+            EXPECT_TRUE(metric.sum().is_monotonic());
+            EXPECT_EQ(metric.sum().aggregation_temporality(),
+                      opentelemetry::proto::metrics::v1::AGGREGATION_TEMPORALITY_CUMULATIVE);
+            ASSERT_EQ(metric.sum().data_points_size(), 1) << line;
+            const auto& point = metric.sum().data_points(0);
+            ASSERT_EQ(point.attributes_size(), 1);
+            EXPECT_EQ(point.attributes(0).key(), "protocol");
+            EXPECT_EQ(point.attributes(0).value().string_value(), protocol);
+            last_sum = point.as_int();
+          }
+        }
+      }
+    }
+    EXPECT_EQ(last_sum, 12) << protocol;
+
+    // Logs: one record, its body, severity and attribute, inside the span that was active.
+    const auto log_lines = collector.lines("logs.jsonl");
+    ASSERT_EQ(log_lines.size(), 1u) << protocol;
+    collector_logs::ExportLogsServiceRequest logs;
+    ASSERT_TRUE(otlp_json::decode(log_lines[0], logs).ok()) << log_lines[0];
+    ASSERT_EQ(logs.resource_logs_size(), 1);
+    ASSERT_EQ(logs.resource_logs(0).scope_logs_size(), 1);
+    ASSERT_EQ(logs.resource_logs(0).scope_logs(0).log_records_size(), 1);
+    const auto& record = logs.resource_logs(0).scope_logs(0).log_records(0);
+    EXPECT_EQ(record.body().string_value(), "loss spike");
+    EXPECT_EQ(record.severity_number(), opentelemetry::proto::logs::v1::SEVERITY_NUMBER_WARN);
+    EXPECT_EQ(hex(record.trace_id()), trace_id) << protocol;
+    EXPECT_EQ(hex(record.span_id()), span_id) << protocol;
+    std::int64_t step = -1;
+    for (const auto& attribute : record.attributes()) {
+      if (attribute.key() == "step") step = attribute.value().int_value();
+    }
+    EXPECT_EQ(step, 7) << log_lines[0];
+    EXPECT_NE(log_lines[0].find("\"traceId\":\"" + trace_id + "\""), std::string::npos);
+
+    // Traces: the span the log record points at.
+    bool found = false;
+    for (const std::string& line : collector.lines("traces.jsonl")) {
+      collector_trace::ExportTraceServiceRequest request;
+      ASSERT_TRUE(otlp_json::decode(line, request).ok()) << line;
+      for (const auto& rs : request.resource_spans()) {
+        for (const auto& ss : rs.scope_spans()) {
+          for (const auto& span : ss.spans()) {
+            if (span.name() == "step" && hex(span.trace_id()) == trace_id &&
+                hex(span.span_id()) == span_id) {
+              found = true;
+            }
+          }
+        }
+      }
+    }
+    EXPECT_TRUE(found) << protocol;
+  }
+}
+
+TEST_F(OtlpThroughSetup, HeaderSecretsNeverReachTheOutputWhenExportsFail) {
+  const std::string kSecret = "s3cr3t-PLANTED-9f1c";
+  TlsFiles tls;
+  ASSERT_TRUE(tls.ok()) << tls.error();
+  ScriptedHttpReceiver refusing;
+  // google.rpc.Status {code: 16, message: "bad key"}: the server's message is shown, not ours.
+  for (int i = 0; i < 8; ++i) {
+    refusing.push({401, {}, std::string("\x08\x10\x12\x07", 4) + "bad key"});
+  }
+  CollectProcess with_token({"--token", "the-right-token"});
+  CollectProcess with_tls(tls.collect_flags());
+  ASSERT_FALSE(with_token.listening().empty()) << with_token.err();
+  ASSERT_FALSE(with_tls.listening().empty()) << with_tls.err();
+  struct Case {
+    const char* protocol;
+    std::string endpoint;
+    const char* expected;  // in the failure line
+  };
+  const std::vector<Case> cases = {
+      {"http/protobuf", refusing.url(""), "HTTP 401 (bad key)"},
+      {"grpc", "http://" + with_token.address("grpc"), "UNAUTHENTICATED"},
+      {"http/json", "http://" + with_token.address("http"), "HTTP 401"},
+      {"http/json", "http://127.0.0.1:" + std::to_string(test_servers::free_port()),
+       "cannot connect"},
+      {"grpc", "https://" + with_tls.address("grpc"), "certificate verification failed"},
+      {"http/protobuf", "https://" + with_tls.address("http"), "certificate verification failed"},
+  };
+  for (const Case& c : cases) {
+    CapturedOutput output;
+    auto handle = keep(
+        setup(job_variables({{"NEMO_LENS_METRICS_ENABLED", "1"},
+                             {"NEMO_LENS_LOGS_ENABLED", "1"},
+                             {"OTEL_EXPORTER_OTLP_PROTOCOL", c.protocol},
+                             {"OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint},
+                             {"OTEL_EXPORTER_OTLP_TIMEOUT", kSanitized ? "3000" : "500"},
+                             {"OTEL_EXPORTER_OTLP_HEADERS",
+                              "x-api-key=" + kSecret + ",Authorization=Bearer%20" + kSecret}})));
+    handle.meter()->CreateUInt64Counter("lens.test.secret")->Add(1);
+    ASSERT_TRUE(setup_logging_bridge(log::Level::info));
+    for (int i = 0; i < 10; ++i) {
+      auto span = handle.tracer()->StartSpan("step");
+      log::emit(log::Level::warn, "record");
+      span->End();
+    }
+    remove_logging_bridge();
+    const Status status = handle.shutdown(3000ms);
+    const TelemetryStats stats = handle.stats();
+    const std::string text = output.text();
+    EXPECT_TRUE(status.ok()) << status.message();
+    EXPECT_GE(stats.exports_failed, 3u) << c.protocol << " " << c.endpoint;
+    EXPECT_NE(text.find("lens: traces export to " + c.endpoint), std::string::npos) << text;
+    EXPECT_NE(text.find(c.expected), std::string::npos) << text;
+    EXPECT_EQ(text.find(kSecret), std::string::npos) << text;
+    EXPECT_EQ(text.find("s3cr3t"), std::string::npos) << text;
+  }
+  EXPECT_EQ(with_token.stop(), 0);
+  EXPECT_EQ(with_tls.stop(), 0);
+}
+
+}  // namespace
+}  // namespace lens
