@@ -221,6 +221,23 @@ bool check_header_names_and_values(
   return true;
 }
 
+// True for "host:port" (a name, IPv4 address or [IPv6] address, and a port 1-65535), nothing else.
+bool is_host_port(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
+  const std::string_view host = text.substr(0, colon);
+  const std::string_view port = text.substr(colon + 1);
+  if (host.find_first_of("/?# \t") != std::string_view::npos) return false;
+  if (host.find(':') != std::string_view::npos && (host.front() != '[' || host.back() != ']')) {
+    return false;  // an IPv6 address needs its brackets
+  }
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) {
+    return false;
+  }
+  const int number = std::stoi(std::string(port));
+  return number >= 1 && number <= 65535;
+}
+
 // True for an http:// or https:// URL with a host.
 bool is_http_url(std::string_view url) {
   std::string_view rest;
@@ -286,10 +303,13 @@ void parse_signal(Parser& parser, Signal signal, OtlpSignalSettings& out) {
   } else {
     out.endpoint = {http ? "http://localhost:4318/" + path : "http://localhost:4317", "default"};
   }
-  if (out.endpoint.source != "default" && !is_http_url(out.endpoint.value)) {
+  // gRPC also takes "host:port" without a scheme (OTEL_EXPORTER_OTLP_INSECURE then decides TLS).
+  if (out.endpoint.source != "default" && !is_http_url(out.endpoint.value) &&
+      (http || !is_host_port(out.endpoint.value))) {
     parser.problem("Invalid URL for " + out.endpoint.source.substr(4) + ": " +
                    quoted(out.endpoint.value) + "; accepted: an http:// or https:// URL such as " +
-                   (http ? "http://localhost:4318" : "http://localhost:4317"));
+                   (http ? std::string("http://localhost:4318")
+                         : std::string("http://localhost:4317, or HOST:PORT for gRPC")));
   }
 
   if (auto [value, name] = pick("HEADERS"); value) {

@@ -211,12 +211,28 @@ TEST(OtelSettingsOtlp, HeadersGrpcWouldRejectAreErrorsThatHideTheValue) {
   EXPECT_EQ(message.find("secret-7f3a"), std::string::npos);
 }
 
-TEST(OtelSettingsOtlp, UrlWithoutSchemeIsAnError) {
-  EXPECT_EQ(problem({{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "localhost:4317"}}),
-            "Invalid URL for OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'localhost:4317'; accepted: an "
-            "http:// or https:// URL such as http://localhost:4317");
+TEST(OtelSettingsOtlp, UrlWithoutSchemeIsAnErrorOverHttp) {
+  EXPECT_EQ(problem({{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "localhost:4318"},
+                     {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"}}),
+            "Invalid URL for OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'localhost:4318'; accepted: an "
+            "http:// or https:// URL such as http://localhost:4318");
+  EXPECT_EQ(problem({{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "collector/v1"}}),
+            "Invalid URL for OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'collector/v1'; accepted: an "
+            "http:// or https:// URL such as http://localhost:4317, or HOST:PORT for gRPC");
   EXPECT_EQ(problem({{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://"}}).substr(0, 57),
             "Invalid URL for OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'htt");
+}
+
+// The OTLP specification's form for gRPC: no scheme, OTEL_EXPORTER_OTLP_INSECURE decides TLS.
+TEST(OtelSettingsOtlp, GrpcTakesHostAndPortWithoutAScheme) {
+  const OtelSettings s = parse({{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "collector.internal:4317"},
+                                {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "[::1]:4317"}});
+  ASSERT_TRUE(s.problems.empty()) << s.problems.front().message();
+  EXPECT_EQ(s.traces.endpoint.value, "collector.internal:4317");
+  EXPECT_EQ(s.metrics.endpoint.value, "[::1]:4317");
+  for (const char* bad : {"::1:4317", "host:0", "host:65536", "host:", ":4317"}) {
+    EXPECT_FALSE(parse({{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", bad}}).problems.empty()) << bad;
+  }
 }
 
 TEST(OtelSettingsOtlp, HeadersArePercentDecodedAndSignalHeadersReplaceGeneral) {
