@@ -26,7 +26,7 @@ for sanitizer in ${LENS_TEST_SANITIZERS:-asan}; do
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
         run_suite build-asan -DLENS_SANITIZE_ADDRESS=ON -DLENS_BUILD_BENCHMARKS=OFF ;;
     tsan)
-      TSAN_OPTIONS=halt_on_error=1 \
+      TSAN_OPTIONS="halt_on_error=1 suppressions=${root}/tests/tsan.supp" \
         run_suite build-tsan -DLENS_SANITIZE_THREAD=ON -DLENS_BUILD_BENCHMARKS=OFF ;;
     none) ;;
     *)
