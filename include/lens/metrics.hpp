@@ -7,24 +7,40 @@
 //   bucket boundaries, renames, other aggregations), built from the SDK's own view types.
 // - instruments_for(): the per-meter instrument cache of SPEC Part 2 §J.1 — instruments are
 //   created once per meter and process, and the cache does not keep the meter alive.
+// - BoundCounter<T> / BoundHistogram<T> (and Counter<T> / Histogram<T>, which bind attribute
+//   sets): a recording front for a fixed attribute set that costs a few nanoseconds. Each
+//   recording thread accumulates into its own slot; the SDK sees the sums at collection only
+//   (docs/metrics.md, "Bound instruments").
 //
 // Counters, up-down counters, histograms and observable instruments are opentelemetry-cpp's:
 // create them on TelemetryHandle::meter(). Thread-safety: every function and Gauge::record
 // may be called from any thread.
 #pragma once
 
+#include <opentelemetry/common/attribute_value.h>
 #include <opentelemetry/metrics/async_instruments.h>
 #include <opentelemetry/metrics/meter.h>
+#include <opentelemetry/nostd/function_ref.h>
 #include <opentelemetry/nostd/shared_ptr.h>
+#include <opentelemetry/nostd/string_view.h>
+#include <opentelemetry/sdk/metrics/export/metric_producer.h>
+#include <opentelemetry/sdk/metrics/metric_reader.h>
 #include <opentelemetry/sdk/metrics/view/instrument_selector.h>
 #include <opentelemetry/sdk/metrics/view/meter_selector.h>
 #include <opentelemetry/sdk/metrics/view/view.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "lens/attributes.hpp"
@@ -117,5 +133,283 @@ std::shared_ptr<Instruments> instruments_for(opentelemetry::metrics::Meter& mete
 // Forgets every cached instrument (setup and shutdown call it: a new provider may reuse the
 // address of a destroyed meter).
 void clear_instrument_cache() noexcept;
+
+// ---------------------------------------------------------------------------------------------
+// Bound instruments.
+//
+// A bound instrument records for one attribute set fixed at creation. add()/record() write to a
+// slot of the calling thread (no lock shared with other threads, no allocation after a thread's
+// first recording); slots belong to the instrument and keep their values after the thread exits.
+// Nothing reaches the SDK on the recording thread:
+// - counters are read by an observable counter's callback at each collection (exported as the
+//   instrument kind ObservableCounter: the same monotonic Sum on the wire, temporality from the
+//   reader like any observable counter);
+// - histograms are drained at each collection of a lens reader (the periodic reader of setup,
+//   ManualMetricReader, or any reader collected through collect_with_bound_instruments()) and
+//   added to the collected data as explicit-bucket histogram points of kind Histogram: exact
+//   counts, sum, min and max, cumulative (start: the instrument's creation) or delta (since the
+//   reader's previous collection) as the reader asks for histograms.
+// Made on a no-op meter (telemetry off, non-exporting rank, forked child) or with a name the SDK
+// rejects, an instrument records nothing and add()/record() return after one null test.
+// Copies share the instrument. Thread-safety: add()/record() from any number of threads;
+// creation and bind() from any thread.
+
+// Attribute list of the recording calls that look the attribute set up (like the SDK's).
+using AttributeList = std::initializer_list<
+    std::pair<opentelemetry::nostd::string_view, opentelemetry::common::AttributeValue>>;
+
+namespace detail {
+
+// The calling thread's slots, indexed by series id (ids are never reused, so an entry of a
+// destroyed instrument is never looked at again). Trivial, so access needs no TLS wrapper.
+struct ThreadSlots {
+  void** slots = nullptr;
+  std::size_t size = 0;
+};
+inline thread_local ThreadSlots thread_slots;
+
+// One attribute set of an instrument.
+struct SeriesBase {
+  std::size_t id = 0;
+};
+
+inline void* cached_slot(const SeriesBase& series) noexcept {
+  const ThreadSlots& table = thread_slots;
+  return series.id < table.size ? table.slots[series.id] : nullptr;
+}
+
+template <class T>
+struct alignas(64) CounterSlot {
+  std::atomic<T> value{};
+};
+
+// A thread's own slot has one writer: a plain load and store, no read-modify-write.
+template <class T>
+inline void add_to_own_slot(void* slot, T value) noexcept {
+  std::atomic<T>& v = static_cast<CounterSlot<T>*>(slot)->value;
+  v.store(v.load(std::memory_order_relaxed) + value, std::memory_order_relaxed);
+}
+
+// First recording of a thread into a series (or a recording without a slot of its own).
+void counter_add_slow(SeriesBase& series, std::uint64_t value) noexcept;
+void counter_add_slow(SeriesBase& series, double value) noexcept;
+
+template <class T>
+using HistogramSum = std::conditional_t<std::is_same_v<T, double>, double, std::int64_t>;
+
+// Guarded by `busy` against the collector, which drains it; uncontended on the recording path.
+template <class T>
+struct alignas(64) HistogramSlot {
+  std::atomic<bool> busy{false};
+  std::uint64_t count = 0;
+  HistogramSum<T> sum{};
+  T min{};
+  T max{};
+  std::uint64_t* buckets = nullptr;  // boundaries + 1 counters, on cache lines of their own
+};
+
+struct HistogramSeriesBase : SeriesBase {
+  const double* bounds = nullptr;
+  std::size_t bound_count = 0;
+};
+
+// A value equal to a boundary falls in the bucket that boundary closes (as in the SDK).
+inline std::size_t bucket_of(const HistogramSeriesBase& series, double value) noexcept {
+  return static_cast<std::size_t>(
+      std::lower_bound(series.bounds, series.bounds + series.bound_count, value) - series.bounds);
+}
+
+template <class T>
+inline void histogram_put(HistogramSlot<T>& slot, T value, std::size_t bucket) noexcept {
+  while (slot.busy.exchange(true, std::memory_order_acquire)) {
+    while (slot.busy.load(std::memory_order_relaxed)) {
+    }
+  }
+  if (slot.count == 0) {
+    slot.min = value;
+    slot.max = value;
+  } else {
+    slot.min = std::min(slot.min, value);
+    slot.max = std::max(slot.max, value);
+  }
+  ++slot.count;
+  slot.sum += static_cast<HistogramSum<T>>(value);
+  ++slot.buckets[bucket];
+  slot.busy.store(false, std::memory_order_release);
+}
+
+void histogram_record_slow(HistogramSeriesBase& series, std::uint64_t value) noexcept;
+void histogram_record_slow(HistogramSeriesBase& series, double value) noexcept;
+
+template <class T>
+struct CounterCore;
+template <class T>
+struct HistogramCore;
+
+// The SDK rejects negative, NaN and infinite histogram values and negative counter increments.
+template <class T>
+inline bool acceptable(T value) noexcept {
+  if constexpr (std::is_floating_point_v<T>) {
+    return value >= 0 && value <= std::numeric_limits<T>::max();
+  } else {
+    return true;
+  }
+}
+
+}  // namespace detail
+
+// A monotonic counter for one fixed attribute set (T: std::uint64_t or double).
+template <class T>
+class BoundCounter {
+ public:
+  BoundCounter() = default;  // records nothing
+
+  void add(T value) noexcept {
+    if (series_ == nullptr || !detail::acceptable(value)) return;
+    if (void* slot = detail::cached_slot(*series_)) {
+      detail::add_to_own_slot(slot, value);
+    } else {
+      detail::counter_add_slow(*series_, value);
+    }
+  }
+
+  // False when this instrument records nothing (no-op meter, rejected name).
+  explicit operator bool() const noexcept { return series_ != nullptr; }
+
+ private:
+  template <class U>
+  friend class Counter;
+  std::shared_ptr<detail::CounterCore<T>> core_;
+  detail::SeriesBase* series_ = nullptr;
+};
+
+// An explicit-bucket histogram for one fixed attribute set (T: std::uint64_t or double).
+template <class T>
+class BoundHistogram {
+ public:
+  BoundHistogram() = default;  // records nothing
+
+  void record(T value) noexcept {
+    if (series_ == nullptr || !detail::acceptable(value)) return;
+    if (void* slot = detail::cached_slot(*series_)) {
+      detail::histogram_put(*static_cast<detail::HistogramSlot<T>*>(slot), value,
+                            detail::bucket_of(*series_, static_cast<double>(value)));
+    } else {
+      detail::histogram_record_slow(*series_, value);
+    }
+  }
+
+  explicit operator bool() const noexcept { return series_ != nullptr; }
+
+ private:
+  template <class U>
+  friend class Histogram;
+  std::shared_ptr<detail::HistogramCore<T>> core_;
+  detail::HistogramSeriesBase* series_ = nullptr;
+};
+
+// A counter whose attribute sets are bound on demand. bind() returns the handle to keep for a
+// set recorded often; add(value, {{"k", v}, ...}) finds the set through a small per-thread cache
+// (no allocation once a thread has seen the set). At most 1998 attribute sets: later sets are
+// recorded in one series with the attribute otel.metric.overflow=true.
+template <class T>
+class Counter {
+ public:
+  Counter() = default;  // records nothing
+  BoundCounter<T> bind(const Attributes& attributes) const;
+  void add(T value, AttributeList attributes) noexcept;
+  explicit operator bool() const noexcept { return core_ != nullptr; }
+
+ private:
+  template <class U>
+  friend Counter<U> make_counter(opentelemetry::metrics::Meter&, std::string_view, std::string_view,
+                                 std::string_view);
+  std::shared_ptr<detail::CounterCore<T>> core_;
+};
+
+// A histogram whose attribute sets are bound on demand (as Counter<T>).
+template <class T>
+class Histogram {
+ public:
+  Histogram() = default;  // records nothing
+  BoundHistogram<T> bind(const Attributes& attributes) const;
+  void record(T value, AttributeList attributes) noexcept;
+  explicit operator bool() const noexcept { return core_ != nullptr; }
+
+ private:
+  template <class U>
+  friend Histogram<U> make_histogram(opentelemetry::metrics::Meter&, std::string_view,
+                                     std::string_view, std::string_view, std::vector<double>);
+  std::shared_ptr<detail::HistogramCore<T>> core_;
+};
+
+// T: std::uint64_t or double. Creating two lens instruments of one name on one meter gives two
+// instruments whose attribute sets must differ (bind the sets of one instrument instead).
+template <class T>
+Counter<T> make_counter(opentelemetry::metrics::Meter& meter, std::string_view name,
+                        std::string_view description = "", std::string_view unit = "");
+
+// `boundaries`: strictly increasing upper bucket boundaries (default: the specification's).
+// Views of the meter provider do not apply to these histograms.
+template <class T>
+Histogram<T> make_histogram(opentelemetry::metrics::Meter& meter, std::string_view name,
+                            std::string_view description = "", std::string_view unit = "",
+                            std::vector<double> boundaries = default_histogram_boundaries());
+
+inline BoundCounter<std::uint64_t> create_bound_uint64_counter(opentelemetry::metrics::Meter& meter,
+                                                               std::string_view name,
+                                                               const Attributes& attributes = {},
+                                                               std::string_view description = "",
+                                                               std::string_view unit = "") {
+  return make_counter<std::uint64_t>(meter, name, description, unit).bind(attributes);
+}
+inline BoundCounter<double> create_bound_double_counter(opentelemetry::metrics::Meter& meter,
+                                                        std::string_view name,
+                                                        const Attributes& attributes = {},
+                                                        std::string_view description = "",
+                                                        std::string_view unit = "") {
+  return make_counter<double>(meter, name, description, unit).bind(attributes);
+}
+inline BoundHistogram<double> create_bound_double_histogram(
+    opentelemetry::metrics::Meter& meter, std::string_view name, const Attributes& attributes = {},
+    std::string_view description = "", std::string_view unit = "",
+    std::vector<double> boundaries = default_histogram_boundaries()) {
+  return make_histogram<double>(meter, name, description, unit, std::move(boundaries))
+      .bind(attributes);
+}
+inline BoundHistogram<std::uint64_t> create_bound_uint64_histogram(
+    opentelemetry::metrics::Meter& meter, std::string_view name, const Attributes& attributes = {},
+    std::string_view description = "", std::string_view unit = "",
+    std::vector<double> boundaries = default_histogram_boundaries()) {
+  return make_histogram<std::uint64_t>(meter, name, description, unit, std::move(boundaries))
+      .bind(attributes);
+}
+
+extern template class Counter<std::uint64_t>;
+extern template class Counter<double>;
+extern template class Histogram<std::uint64_t>;
+extern template class Histogram<double>;
+extern template Counter<std::uint64_t> make_counter<std::uint64_t>(opentelemetry::metrics::Meter&,
+                                                                   std::string_view,
+                                                                   std::string_view,
+                                                                   std::string_view);
+extern template Counter<double> make_counter<double>(opentelemetry::metrics::Meter&,
+                                                     std::string_view, std::string_view,
+                                                     std::string_view);
+extern template Histogram<std::uint64_t> make_histogram<std::uint64_t>(
+    opentelemetry::metrics::Meter&, std::string_view, std::string_view, std::string_view,
+    std::vector<double>);
+extern template Histogram<double> make_histogram<double>(opentelemetry::metrics::Meter&,
+                                                         std::string_view, std::string_view,
+                                                         std::string_view, std::vector<double>);
+
+// MetricReader::Collect with the bound histograms of the reader's meters added (lens's readers
+// collect this way). A custom reader that wants them collects through this function and calls
+// forget_bound_reader() before it is destroyed (delta state is kept per reader address).
+bool collect_with_bound_instruments(
+    opentelemetry::sdk::metrics::MetricReader& reader,
+    opentelemetry::nostd::function_ref<bool(opentelemetry::sdk::metrics::ResourceMetrics&)>
+        callback) noexcept;
+void forget_bound_reader(const opentelemetry::sdk::metrics::MetricReader& reader) noexcept;
 
 }  // namespace lens::metrics

@@ -4,6 +4,7 @@
 #include <opentelemetry/sdk/instrumentationscope/instrumentation_scope.h>
 
 #include "export/metric_temporality.hpp"
+#include "lens/metrics.hpp"
 #include "metrics/overflow_attribute.hpp"
 
 namespace lens::testing {
@@ -13,10 +14,12 @@ namespace sdkmetrics = opentelemetry::sdk::metrics;
 ManualMetricReader::ManualMetricReader(TemporalityPreference temporality)
     : temporality_(temporality) {}
 
+ManualMetricReader::~ManualMetricReader() { metrics::forget_bound_reader(*this); }
+
 std::vector<sdkmetrics::MetricData> ManualMetricReader::collect() {
   std::vector<sdkmetrics::MetricData> out;
   scopes_.clear();
-  Collect([&](sdkmetrics::ResourceMetrics& data) {
+  metrics::collect_with_bound_instruments(*this, [&](sdkmetrics::ResourceMetrics& data) {
     for (auto& scope : data.scope_metric_data_) {
       for (auto& metric : scope.metric_data_) {
         scopes_.push_back(scope.scope_ != nullptr ? scope.scope_->GetName() : std::string());

@@ -5,6 +5,8 @@
 
 #include <utility>
 
+#include "lens/metrics.hpp"
+
 namespace lens::metrics {
 
 namespace sdkmetrics = opentelemetry::sdk::metrics;
@@ -26,7 +28,10 @@ PeriodicMetricReader::PeriodicMetricReader(std::unique_ptr<sdkmetrics::PushMetri
                                            std::chrono::milliseconds interval)
     : exporter_(std::move(exporter)), interval_(interval) {}
 
-PeriodicMetricReader::~PeriodicMetricReader() { stop_thread(); }
+PeriodicMetricReader::~PeriodicMetricReader() {
+  stop_thread();
+  forget_bound_reader(*this);
+}
 
 sdkmetrics::AggregationTemporality PeriodicMetricReader::GetAggregationTemporality(
     sdkmetrics::InstrumentType type) const noexcept {
@@ -64,12 +69,14 @@ void PeriodicMetricReader::stop_thread() noexcept {
 bool PeriodicMetricReader::collect_and_export() noexcept {
   std::lock_guard<std::mutex> lock(export_mutex_);
   bool exported = true;
-  const bool collected = Collect([&](sdkmetrics::ResourceMetrics& data) {
-    // Nothing measured yet (or nothing since the last delta): no empty request on the wire.
-    if (!has_points(data)) return true;
-    exported = exporter_->Export(data) == opentelemetry::sdk::common::ExportResult::kSuccess;
-    return exported;
-  });
+  // Through lens: the bound histograms join the SDK's data (see lens/metrics.hpp).
+  const bool collected =
+      collect_with_bound_instruments(*this, [&](sdkmetrics::ResourceMetrics& data) {
+        // Nothing measured yet (or nothing since the last delta): no empty request on the wire.
+        if (!has_points(data)) return true;
+        exported = exporter_->Export(data) == opentelemetry::sdk::common::ExportResult::kSuccess;
+        return exported;
+      });
   return collected && exported;
 }
 

@@ -1,7 +1,8 @@
 // Test support for users of lens: a metric reader that collects only when asked, to pass in
 // SetupOverrides::metric_readers (it then replaces the periodic reader, SPEC Part 2 §G.3).
 // opentelemetry-cpp 1.19 ships only the periodic reader. Collections return the SDK's metric
-// data with the overflow series named as the specification names it (otel.metric.overflow).
+// data with the overflow series named as the specification names it (otel.metric.overflow),
+// and lens's bound histograms (lens/metrics.hpp) included.
 // Thread-safety: collect() may be called from any thread; collections are serialized by the SDK.
 #pragma once
 
@@ -19,6 +20,9 @@ class ManualMetricReader final : public opentelemetry::sdk::metrics::MetricReade
  public:
   explicit ManualMetricReader(
       TemporalityPreference temporality = TemporalityPreference::cumulative);
+  ~ManualMetricReader() override;
+  ManualMetricReader(const ManualMetricReader&) = delete;
+  ManualMetricReader& operator=(const ManualMetricReader&) = delete;
 
   // Collects now: every metric of every meter, in the SDK's order (empty once shut down).
   std::vector<opentelemetry::sdk::metrics::MetricData> collect();

@@ -1,0 +1,94 @@
+// Attribute conversions, hashing and comparison for bound instruments (see bound_attributes.hpp).
+#include "metrics/bound_attributes.hpp"
+
+#include <string_view>
+#include <type_traits>
+#include <variant>
+
+namespace lens::metrics::detail {
+namespace nostd = opentelemetry::nostd;
+using ApiValue = opentelemetry::common::AttributeValue;
+
+AttributeValue to_lens(const ApiValue& value) {
+  return nostd::visit(
+      [](const auto& v) -> AttributeValue {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, bool>) {
+          return v;
+        } else if constexpr (std::is_same_v<V, std::int32_t> || std::is_same_v<V, std::int64_t> ||
+                             std::is_same_v<V, std::uint32_t> || std::is_same_v<V, std::uint64_t>) {
+          return static_cast<std::int64_t>(v);
+        } else if constexpr (std::is_same_v<V, double>) {
+          return v;
+        } else if constexpr (std::is_same_v<V, const char*>) {
+          return std::string(v);
+        } else if constexpr (std::is_same_v<V, nostd::string_view>) {
+          return std::string(v.data(), v.size());
+        } else if constexpr (std::is_same_v<V, nostd::span<const bool>>) {
+          return std::vector<bool>(v.begin(), v.end());
+        } else if constexpr (std::is_same_v<V, nostd::span<const double>>) {
+          return std::vector<double>(v.begin(), v.end());
+        } else if constexpr (std::is_same_v<V, nostd::span<const nostd::string_view>>) {
+          std::vector<std::string> out;
+          for (const auto& s : v) out.emplace_back(s.data(), s.size());
+          return out;
+        } else {
+          // Integer arrays of every width.
+          std::vector<std::int64_t> out;
+          for (const auto& x : v) out.push_back(static_cast<std::int64_t>(x));
+          return out;
+        }
+      },
+      value);
+}
+
+ApiAttributes api_attributes(const Attributes& attributes) {
+  ApiAttributes out;
+  out.key_values.reserve(attributes.size());
+  for (const auto& [key, value] : attributes) {
+    const nostd::string_view k(key.data(), key.size());
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::string>) {
+            out.key_values.emplace_back(k, nostd::string_view(v.data(), v.size()));
+          } else if constexpr (std::is_same_v<V, std::vector<std::int64_t>>) {
+            out.key_values.emplace_back(k, nostd::span<const std::int64_t>(v.data(), v.size()));
+          } else if constexpr (std::is_same_v<V, std::vector<double>>) {
+            out.key_values.emplace_back(k, nostd::span<const double>(v.data(), v.size()));
+          } else if constexpr (std::is_same_v<V, std::vector<bool>>) {
+            auto copy = std::make_unique<bool[]>(v.size());
+            for (std::size_t i = 0; i < v.size(); ++i) copy[i] = v[i];
+            out.key_values.emplace_back(k, nostd::span<const bool>(copy.get(), v.size()));
+            out.bools.push_back(std::move(copy));
+          } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+            std::vector<nostd::string_view> views;
+            for (const auto& s : v) views.emplace_back(s.data(), s.size());
+            out.strings.push_back(std::move(views));
+            const auto& stored = out.strings.back();
+            out.key_values.emplace_back(
+                k, nostd::span<const nostd::string_view>(stored.data(), stored.size()));
+          } else {
+            out.key_values.emplace_back(k, v);
+          }
+        },
+        value);
+  }
+  return out;
+}
+
+opentelemetry::sdk::metrics::PointAttributes point_attributes(const ApiAttributes& attributes) {
+  opentelemetry::sdk::metrics::PointAttributes out;
+  for (const auto& [key, value] : attributes.key_values) out.SetAttribute(key, value);
+  return out;
+}
+
+Attributes to_attributes(AttributeList list) {
+  Attributes out;
+  for (const auto& [key, value] : list) {
+    out.insert_or_assign(std::string(key.data(), key.size()), to_lens(value));
+  }
+  return out;
+}
+
+}  // namespace lens::metrics::detail
