@@ -314,10 +314,10 @@ const ErrorCase kErrorCases[] = {
      "MEGATRON_OTEL_EXPORT_STRATEGY='sampled'; MEGATRON_OTEL_EXPORT_STRATEGY is an alias of "
      "MEGATRON_OTEL_RANK_STRATEGY, set only one of them"},
     {"EndpointWithoutScheme",
-     {{"OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4317"}},
+     {{"OTEL_EXPORTER_OTLP_ENDPOINT", "collector/otlp"}},
      {},
-     "lens: Invalid URL for OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317'; accepted: an http:// "
-     "or https:// URL such as http://localhost:4317"},
+     "lens: Invalid URL for OTEL_EXPORTER_OTLP_ENDPOINT: 'collector/otlp'; accepted: an http:// "
+     "or https:// URL such as http://localhost:4317, or HOST:PORT for gRPC"},
     {"HeaderWithoutEqualsHidesTheValue",
      {{"OTEL_EXPORTER_OTLP_HEADERS", "Bearer planted-secret"}},
      {},

@@ -159,7 +159,6 @@ TEST_F(RunCommand, FourRanksGiveAReportAndAPerfettoTrace) {
   const std::string out = run.out();
   EXPECT_NE(out.find("[rank 0]  iteration        8/       8"), std::string::npos) << out;
   EXPECT_NE(out.find("[rank 0] training done: 8 iterations"), std::string::npos) << out;
-  EXPECT_NE(out.find("stragglers: none"), std::string::npos) << out;
   EXPECT_NE(out.find("lens run: done; report: " + (dir_ / "run" / "report.html").string()),
             std::string::npos)
       << out;
@@ -213,9 +212,26 @@ TEST_F(RunCommand, FourRanksGiveAReportAndAPerfettoTrace) {
   EXPECT_EQ(log.find(":ERROR:CONSOLE"), std::string::npos) << log;
 }
 
+// Ranks that share CI's two cores with each other and the collector get unequal shares: without
+// any injected delay one can lag by 10-30% in its compute phase, which the report rightly calls a
+// straggler. So this run allows 50%; the injected delay below is far beyond any threshold.
+TEST_F(RunCommand, ARunWithoutASlowRankFlagsNone) {
+  std::vector<std::string> args = {"--nproc-per-node",      "2", "--threshold", "0.5", "--out",
+                                   (dir_ / "run").string(), "--"};
+  for (const std::string& arg :
+       {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"), std::string("16"),
+        std::string("--eval-iters"), std::string("0")}) {
+    args.push_back(arg);
+  }
+  LensRun run(dir_, args);
+  ASSERT_EQ(run.wait(), 0) << run.out() << run.err();
+  EXPECT_NE(run.out().find("\nstragglers: none (threshold 50%)\n"), std::string::npos) << run.out();
+  EXPECT_EQ(run.out().find("straggler: rank"), std::string::npos) << run.out();
+}
+
 TEST_F(RunCommand, AnInjectedSlowRankIsNamedAsTheStraggler) {
   std::vector<std::string> args = {"--nproc-per-node", "4", "--out", (dir_ / "run").string(), "--"};
-  for (const std::string& arg : trainer({"--slow-rank", "2", "--slow-ms", "60"})) {
+  for (const std::string& arg : trainer({"--slow-rank", "2", "--slow-ms", "200"})) {
     args.push_back(arg);
   }
   LensRun run(dir_, args);
@@ -292,6 +308,9 @@ TEST_F(RunCommand, BadInvocationsAreUsageErrors) {
       {{}, "lens run: no program given; accepted: lens run [options] -- PROGRAM ARGS...\n"},
       {{"--nproc-per-node", "0", "--", "true"},
        "lens run: invalid value for --nproc-per-node: '0'; accepted: an integer >= 1\n"},
+      {{"--threshold", "-1", "--", "true"},
+       "lens run: invalid value for --threshold: '-1'; accepted: a fraction 0 < X <= 10 (0.10 = "
+       "10%)\n"},
       {{"--grpc", "nowhere", "--", "true"},
        "lens run: invalid value for --grpc: 'nowhere'; accepted: HOST:PORT such as "
        "127.0.0.1:4317 (port 0 picks a free port)\n"},

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -43,7 +44,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kGrace{10};
 
 constexpr const char* kRunUsage =
-    "usage: lens run [--nproc-per-node N] [--out DIR] [--keep-collector]\n"
+    "usage: lens run [--nproc-per-node N] [--out DIR] [--keep-collector] [--threshold X]\n"
     "                [--grpc HOST:PORT] [--http HOST:PORT] -- PROGRAM [ARGS...]\n"
     "\n"
     "Runs N ranks of PROGRAM on this machine with an OTLP collector in this process, then\n"
@@ -55,6 +56,7 @@ constexpr const char* kRunUsage =
     "                      ./lens-runs/RUN_ID)\n"
     "  --keep-collector    after the ranks end, keep receiving until SIGINT/SIGTERM, then\n"
     "                      write the report\n"
+    "  --threshold X       the report's straggler threshold (default 0.10, see lens report)\n"
     "  --grpc HOST:PORT    the collector's OTLP/gRPC address (default 127.0.0.1:0, a free port)\n"
     "  --http HOST:PORT    the collector's OTLP/HTTP address (default 127.0.0.1:0; 'off')\n"
     "  --help              show this help\n"
@@ -243,6 +245,7 @@ struct RunOptions {
   bool keep_collector = false;
   std::optional<Endpoint> grpc;
   std::optional<Endpoint> http;
+  std::optional<std::string> threshold;  // handed to lens report, which checks it
   std::vector<std::string> program;
 };
 
@@ -261,7 +264,7 @@ Result<RunOptions> parse_run_options(const std::vector<std::string>& args, bool&
     }
   }
   OptionSpec spec;
-  spec.with_value = {"--nproc-per-node", "--out", "--grpc", "--http"};
+  spec.with_value = {"--nproc-per-node", "--out", "--grpc", "--http", "--threshold"};
   spec.flags = {"--keep-collector", "--help"};
   Result<ParsedOptions> parsed = parse_options(before, spec, "run");
   if (!parsed.ok()) return parsed.error();
@@ -283,6 +286,15 @@ Result<RunOptions> parse_run_options(const std::vector<std::string>& args, bool&
     options.ranks = *n;
   }
   if (auto value = parsed->get("--out")) options.out = *value;
+  if (auto value = parsed->get("--threshold")) {
+    char* end = nullptr;
+    const double threshold = std::strtod(value->c_str(), &end);
+    if (value->empty() || *end != '\0' || !(threshold > 0.0 && threshold <= 10.0)) {
+      return Error("invalid value for --threshold: '" + *value +
+                   "'; accepted: a fraction 0 < X <= 10 (0.10 = 10%)");
+    }
+    options.threshold = *value;
+  }
   options.keep_collector = parsed->has("--keep-collector");
   options.grpc = Endpoint{"127.0.0.1", 0};
   options.http = Endpoint{"127.0.0.1", 0};
@@ -446,7 +458,9 @@ int run_command(const std::vector<std::string>& args) {
   } else if (stop_signal != 0) {
     status = 128 + stop_signal;
   }
-  const int report_status = report_command({options.out.string()});
+  std::vector<std::string> report_args = {options.out.string()};
+  if (options.threshold) report_args.insert(report_args.end(), {"--threshold", *options.threshold});
+  const int report_status = report_command(report_args);
   if (report_status != 0) {
     std::cerr << "lens run: no report was written (lens report exited with " << report_status
               << ")\n";
