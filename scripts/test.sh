@@ -24,6 +24,7 @@ for sanitizer in ${LENS_TEST_SANITIZERS:-asan}; do
   case "${sanitizer}" in
     asan)
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        LSAN_OPTIONS="suppressions=${root}/tests/lsan.supp" \
         run_suite build-asan -DLENS_SANITIZE_ADDRESS=ON -DLENS_BUILD_BENCHMARKS=OFF ;;
     tsan)
       TSAN_OPTIONS="halt_on_error=1 suppressions=${root}/tests/tsan.supp" \

@@ -49,6 +49,13 @@ constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;
 #endif
+// AddressSanitizer keeps freed memory in its quarantine (256 MiB by default) and pads every
+// allocation, so RSS follows the volume allocated, not what is live: no RSS bound there.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRssIsMeaningful = false;
+#else
+constexpr bool kRssIsMeaningful = true;
+#endif
 
 // The variables of an exporting rank with OTLP export; `extra` adds or replaces.
 Env::Map job_variables(const Env::Map& extra) {
@@ -226,7 +233,9 @@ TEST_F(OtlpThroughSetup, ACollectorKilledMidRunLeavesMemoryBoundedAndCountsDrops
             << stats.spans_dropped << " dropped\n";
   EXPECT_TRUE(delivered);
   EXPECT_TRUE(status.ok()) << status.message();
-  EXPECT_LT(growth, bound);
+  if (kRssIsMeaningful) {
+    EXPECT_LT(growth, bound);
+  }
   EXPECT_EQ(stats.spans_started, static_cast<std::uint64_t>(kBefore + kAfter));
   EXPECT_EQ(stats.spans_ended, static_cast<std::uint64_t>(kBefore + kAfter));
   EXPECT_EQ(stats.spans_exported, static_cast<std::uint64_t>(kBefore));
