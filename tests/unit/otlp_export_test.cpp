@@ -35,6 +35,7 @@
 #include "lens/env.hpp"
 #include "lens/otel_settings.hpp"
 #include "metrics/periodic_metric_reader.hpp"
+#include "unit/otlp_exporter_support.hpp"
 #include "unit/otlp_test_servers.hpp"
 
 namespace lens::exporters {
@@ -52,24 +53,9 @@ namespace proto_trace = opentelemetry::proto::trace::v1;
 namespace collector_trace = opentelemetry::proto::collector::trace::v1;
 using opentelemetry::sdk::common::ExportResult;
 
-// A fast retry policy keeps the tests short; production uses RetryPolicy{}.
-const RetryPolicy kFastRetry{20ms, 100ms, 2.0};
-
-OtlpSignalSettings settings_from(const Env::Map& variables, Signal signal = Signal::traces) {
-  const OtelSettings settings = OtelSettings::from_env(Env::from(variables));
-  EXPECT_TRUE(settings.problems.empty())
-      << (settings.problems.empty() ? "" : settings.problems.front().message());
-  return settings.signal(signal);
-}
-
-// A report whose lines the test reads.
-struct Captured {
-  std::vector<std::string> lines;
-  std::shared_ptr<ExportReport> report;
-  explicit Captured(Signal signal = Signal::traces)
-      : report(std::make_shared<ExportReport>(
-            signal, [this](std::string_view line) { lines.emplace_back(line); })) {}
-};
+using test_support::Captured;
+using test_support::kFastRetry;
+using test_support::settings_from;
 
 // Spans with every field OTLP carries, in two resources and three scopes.
 class SpanBatch {

@@ -20,6 +20,7 @@
 #include "export/otlp_json.hpp"
 #include "lens/env.hpp"
 #include "lens/otel_settings.hpp"
+#include "unit/otlp_exporter_support.hpp"
 #include "unit/otlp_test_servers.hpp"
 
 namespace lens::exporters {
@@ -33,22 +34,9 @@ namespace trace_api = opentelemetry::trace;
 namespace collector_trace = opentelemetry::proto::collector::trace::v1;
 using opentelemetry::sdk::common::ExportResult;
 
-const RetryPolicy kFastRetry{20ms, 100ms, 2.0};
-
-OtlpSignalSettings settings_from(const Env::Map& variables, Signal signal = Signal::traces) {
-  const OtelSettings settings = OtelSettings::from_env(Env::from(variables));
-  EXPECT_TRUE(settings.problems.empty())
-      << (settings.problems.empty() ? "" : settings.problems.front().message());
-  return settings.signal(signal);
-}
-
-struct Captured {
-  std::vector<std::string> lines;
-  std::shared_ptr<ExportReport> report;
-  Captured()
-      : report(std::make_shared<ExportReport>(
-            Signal::traces, [this](std::string_view line) { lines.emplace_back(line); })) {}
-};
+using test_support::Captured;
+using test_support::kFastRetry;
+using test_support::settings_from;
 
 // Exports one span named `name` (trace id 0x01.., span id 0x..07) and returns the result.
 ExportResult export_span(sdktrace::SpanExporter& exporter, const std::string& name) {
