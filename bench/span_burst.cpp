@@ -1,10 +1,13 @@
 // lens_span_burst: produces a burst of spans as fast as one thread can, through the pipeline
-// setup_telemetry() builds (exporter=none), and reports what the batch processor lost and the
-// process's peak resident memory. One configuration per process, so that peak RSS is its own.
+// setup_telemetry() builds (exporter=none), and reports what was lost and the process's peak
+// resident memory. One configuration per process, so that peak RSS is its own.
 //
-//   lens_span_burst [--spans N] [--queue-size N] [--batch-size N] [--export-ns-per-span N]
+//   lens_span_burst [--path native|opentelemetry] [--spans N] [--buffer-mb N]
+//                   [--queue-size N] [--batch-size N] [--export-ns-per-span N]
 //
-// OTEL_BSP_* variables from the environment apply as usual; the flags override them. Without
+// --buffer-mb bounds the native path's span buffer (NEMO_LENS_SPAN_BUFFER_MB), --queue-size the
+// opentelemetry path's batch queue (OTEL_BSP_MAX_QUEUE_SIZE). OTEL_BSP_* variables from the
+// environment apply as usual; the flags override them. Without
 // --export-ns-per-span the exporter is exporter=none (free); with it, an exporter that spends
 // that long per span (busy, like serialising and sending), to see what a real backend's
 // export cost does to a burst.
@@ -75,17 +78,24 @@ int main(int argc, char** argv) {
   long queue_size = 0;
   long batch_size = 0;
   long export_ns = 0;
+  long buffer_mb = 0;
+  std::string path = "native";
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
+    if (flag == "--path" && i + 1 < argc) {
+      path = argv[++i];
+      continue;
+    }
     long* target = flag == "--spans"                ? &spans
                    : flag == "--queue-size"         ? &queue_size
                    : flag == "--batch-size"         ? &batch_size
                    : flag == "--export-ns-per-span" ? &export_ns
+                   : flag == "--buffer-mb"          ? &buffer_mb
                                                     : nullptr;
     if (target == nullptr || i + 1 >= argc) {
       std::fprintf(stderr,
-                   "usage: lens_span_burst [--spans N] [--queue-size N] [--batch-size N] "
-                   "[--export-ns-per-span N]\n");
+                   "usage: lens_span_burst [--path native|opentelemetry] [--spans N] "
+                   "[--buffer-mb N] [--queue-size N] [--batch-size N] [--export-ns-per-span N]\n");
       return 2;
     }
     if (!parse_count(flag, argv[++i], *target)) return 2;
@@ -93,6 +103,8 @@ int main(int argc, char** argv) {
 
   lens::Config config = lens::bench::exporting_none_config("burst");
   config.otel = lens::OtelSettings::from_env(lens::Env::process());
+  config.span_path = path;
+  if (buffer_mb > 0) config.span_buffer_mb = buffer_mb;
   if (queue_size > 0) config.otel.bsp.max_queue_size.value = queue_size;
   if (batch_size > 0) config.otel.bsp.max_export_batch_size.value = batch_size;
   if (config.otel.bsp.max_export_batch_size.value > config.otel.bsp.max_queue_size.value) {
@@ -120,10 +132,12 @@ int main(int argc, char** argv) {
 
   using std::chrono::duration;
   std::printf(
-      "spans=%ld queue_size=%lld batch_size=%lld export_ns_per_span=%ld produced_in_ms=%.1f "
+      "path=%s spans=%ld buffer_mb=%lld queue_size=%lld batch_size=%lld export_ns_per_span=%ld "
+      "produced_in_ms=%.1f "
       "drained_in_ms=%.1f "
       "ended=%llu exported=%llu lost=%llu peak_rss_kib=%ld rss_growth_kib=%ld shutdown=%s\n",
-      spans, static_cast<long long>(config.otel.bsp.max_queue_size.value),
+      path.c_str(), spans, static_cast<long long>(config.span_buffer_mb),
+      static_cast<long long>(config.otel.bsp.max_queue_size.value),
       static_cast<long long>(config.otel.bsp.max_export_batch_size.value), export_ns,
       duration<double, std::milli>(produced - start).count(),
       duration<double, std::milli>(done - produced).count(),

@@ -43,6 +43,11 @@
 #include "lens/attributes.hpp"
 #include "lens/groups.hpp"
 
+namespace lens::native {
+class ThreadSpans;
+struct Frame;
+}  // namespace lens::native
+
 namespace lens {
 
 using SpanPtr = opentelemetry::nostd::shared_ptr<opentelemetry::trace::Span>;
@@ -192,13 +197,15 @@ struct SpanStart {
 };
 
 // The started part of a scoped span, shared by ManagedSpan and ScopedSpan (out of line).
-// Construction: active tracer, StartSpan(name) with the current context as parent, attributes set
-// after start (samplers do not see them, like the seed), the span made current. Destruction: an
-// exception propagating out of the scope (std::uncaught_exceptions() grew since construction)
-// that record_exception() did not already describe is recorded as type "unknown", message
-// "unknown", status ERROR "unknown exception" — the in-flight exception object is not reachable
-// from a destructor (std::current_exception() is null until a handler is entered). Then the
-// previous context is restored and the span ended.
+// While setup_telemetry's native span path is active (the default), the span is a frame of the
+// calling thread's native span stack (see docs/design/native-spans.md); otherwise it is an
+// opentelemetry-cpp span of the active tracer. Either way: the current context is the parent,
+// attributes are set after start (samplers do not see them, like the seed), and the span is the
+// current span until destruction. Destruction: an exception propagating out of the scope
+// (std::uncaught_exceptions() grew since construction) that record_exception() did not already
+// describe is recorded as type "unknown", message "unknown", status ERROR "unknown exception" —
+// the in-flight exception object is not reachable from a destructor (std::current_exception()
+// is null until a handler is entered). Then the previous context is restored and the span ended.
 class SpanState {
  public:
   SpanState(std::string_view name, AttributeList attributes, bool record_exception_events) noexcept;
@@ -208,14 +215,20 @@ class SpanState {
   SpanState(const SpanState&) = delete;
   SpanState& operator=(const SpanState&) = delete;
 
-  opentelemetry::trace::Span* span() const noexcept { return span_.get(); }
+  // Never null: a non-recording span when nothing is recorded.
+  opentelemetry::trace::Span* span() const noexcept;
   void record_exception(const std::exception& e) noexcept;
   void set_attribute(std::string_view key, const AttributeArg& value) noexcept;
   void add_event(std::string_view name, AttributeList attributes) noexcept;
 
  private:
-  SpanPtr span_;
+  // opentelemetry-cpp path (empty on the native path: nothing to build or destroy there).
+  std::optional<SpanPtr> span_;
   opentelemetry::nostd::unique_ptr<opentelemetry::context::Token> token_;
+  // Native path (native_ true; thread and frame null when nothing is recorded).
+  native::ThreadSpans* native_thread_ = nullptr;
+  native::Frame* native_frame_ = nullptr;
+  bool native_ = false;
   int uncaught_at_start_ = 0;
   bool record_exception_events_ = true;
   bool exception_recorded_ = false;

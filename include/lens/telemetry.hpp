@@ -107,6 +107,11 @@ class TelemetryHandle {
   const Attributes& resource() const noexcept;
   TelemetryStats stats() const noexcept;
 
+  // Hands everything finished so far (spans, metric points, log records) to the exporters and
+  // waits for them, all within `timeout`. Returns an error naming the signals that did not
+  // finish in time; never throws. Nothing to do when not exporting or after shutdown.
+  Status force_flush(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) noexcept;
+
   // Ends still-open spans (marked nemo.span.truncated), then flushes and shuts down traces,
   // metrics and logs, all within `timeout`, whatever the backend does. Idempotent: later calls
   // (from any copy of the handle) do nothing and return success. Returns an error naming what

@@ -207,6 +207,17 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
   read_string(reader, "SPAN_GROUPS", "span_groups", config.span_groups, config);
   read_string(reader, "EXPORTER", "exporter", config.exporter, config);
   read_string(reader, "FILE_PATH", "file_path", config.file_path, config);
+  read_string(reader, "SPAN_PATH", "span_path", config.span_path, config);
+  if (const Found found = reader.read("SPAN_BUFFER_MB")) {
+    if (auto parsed = detail::parse_int64(found.value)) {
+      config.span_buffer_mb = *parsed;
+      config.sources["span_buffer_mb"] = "env:" + found.variable;
+    } else {
+      config.problems.emplace_back("Invalid integer for " + found.variable + ": " +
+                                   detail::quoted(found.value) +
+                                   "; accepted: a whole number of MiB from 1 to 65536 such as 64");
+    }
+  }
   read_string(reader, "RUN_ID", "run_id", config.run_id, config);
   read_string(reader, "USER_ID", "user_id", config.user_id, config);
 
@@ -266,6 +277,8 @@ const std::vector<std::string>& config_field_names() {
                                                  "span_groups",
                                                  "exporter",
                                                  "file_path",
+                                                 "span_path",
+                                                 "span_buffer_mb",
                                                  "run_id",
                                                  "user_id",
                                                  "wandb_entity",

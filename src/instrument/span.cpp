@@ -9,6 +9,7 @@
 #include <opentelemetry/nostd/function_ref.h>
 #include <opentelemetry/nostd/span.h>
 #include <opentelemetry/trace/context.h>
+#include <opentelemetry/trace/default_span.h>
 #include <opentelemetry/trace/span_context_kv_iterable.h>
 #include <opentelemetry/trace/span_metadata.h>
 #include <opentelemetry/trace/span_startoptions.h>
@@ -22,6 +23,7 @@
 #include "core/next_trace_id.hpp"
 #include "lens/detail/active_tracer.hpp"
 #include "lens/propagation.hpp"
+#include "native/thread_spans.hpp"
 
 namespace lens {
 namespace {
@@ -188,16 +190,31 @@ namespace detail {
 
 SpanState::SpanState(std::string_view name, AttributeList attributes,
                      bool record_exception_events) noexcept
-    : uncaught_at_start_(std::uncaught_exceptions()),
-      record_exception_events_(record_exception_events) {
-  span_ = active_tracer()->StartSpan(otel::nostd::string_view(name.data(), name.size()));
-  safe_set_span_attributes(span_.get(), attributes);
+    : record_exception_events_(record_exception_events) {
+  if (native::active()) {
+    native_ = true;
+    const native::Started started = native::begin_span(name, attributes, record_exception_events);
+    native_thread_ = started.thread;
+    native_frame_ = started.frame;
+    return;
+  }
+  uncaught_at_start_ = std::uncaught_exceptions();
+  span_.emplace(active_tracer()->StartSpan(otel::nostd::string_view(name.data(), name.size())));
+  safe_set_span_attributes(span_->get(), attributes);
   auto context = otel::context::RuntimeContext::GetCurrent();
-  token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, span_));
+  token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, *span_));
 }
 
 SpanState::SpanState(std::string_view name, AttributeList attributes, const NewTrace& root) noexcept
-    : uncaught_at_start_(std::uncaught_exceptions()), record_exception_events_(true) {
+    : record_exception_events_(true) {
+  if (native::active()) {
+    native_ = true;
+    const native::Started started = native::begin_root_span(name, attributes, root);
+    native_thread_ = started.thread;
+    native_frame_ = started.frame;
+    return;
+  }
+  uncaught_at_start_ = std::uncaught_exceptions();
   const detail::TracerPtr tracer = active_tracer();
   const otel::nostd::string_view span_name(name.data(), name.size());
   otel::trace::StartSpanOptions options;
@@ -206,61 +223,90 @@ SpanState::SpanState(std::string_view name, AttributeList attributes, const NewT
   core::request_next_trace_id(root.trace_id);
   if (root.link.IsValid()) {
     using NoAttributes = std::initializer_list<std::pair<otel::nostd::string_view, OtelValue>>;
-    span_ = tracer->StartSpan(span_name, NoAttributes{}, {{root.link, NoAttributes{}}}, options);
+    span_.emplace(
+        tracer->StartSpan(span_name, NoAttributes{}, {{root.link, NoAttributes{}}}, options));
   } else {
-    span_ = tracer->StartSpan(span_name, options);
+    span_.emplace(tracer->StartSpan(span_name, options));
   }
   core::clear_next_trace_id();  // a tracer with another id generator left it untaken
-  safe_set_span_attributes(span_.get(), attributes);
+  safe_set_span_attributes(span_->get(), attributes);
   auto context = otel::context::RuntimeContext::GetCurrent();
-  token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, span_));
+  token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, *span_));
 }
 
 SpanState::~SpanState() {
+  if (native_) {
+    native::end_span({native_thread_, native_frame_});
+    return;
+  }
   if (std::uncaught_exceptions() > uncaught_at_start_ && !exception_recorded_) {
     if (record_exception_events_) {
-      span_->AddEvent("exception",
+      (*span_)->AddEvent("exception",
                       {{"exception.type",
                         OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))},
                        {"exception.message",
                         OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))}});
     }
-    span_->SetStatus(otel::trace::StatusCode::kError,
+    (*span_)->SetStatus(otel::trace::StatusCode::kError,
                      otel::nostd::string_view(kUnknownException.data(), kUnknownException.size()));
   }
   token_.reset();  // restores the previous context (Token's destructor detaches)
-  span_->End();
+  (*span_)->End();
+}
+
+otel::trace::Span* SpanState::span() const noexcept {
+  if (!native_) return span_->get();
+  if (otel::trace::Span* view = native::view({native_thread_, native_frame_})) return view;
+  static auto* const nothing = new SpanPtr(new otel::trace::DefaultSpan(otel::trace::SpanContext::GetInvalid()));
+  return nothing->get();
 }
 
 void SpanState::record_exception(const std::exception& e) noexcept {
   exception_recorded_ = true;
   const char* what = e.what();
-  if (record_exception_events_ && span_->IsRecording()) {
+  if (native_) {
+    std::string type;
+    try {
+      type = type_name(e);
+    } catch (...) {  // allocation failure while demangling: status and message only
+    }
+    native::record_exception({native_thread_, native_frame_}, type, what);
+    return;
+  }
+  if (record_exception_events_ && (*span_)->IsRecording()) {
     try {
       const std::string type = type_name(e);
-      span_->AddEvent("exception",
+      (*span_)->AddEvent("exception",
                       {{"exception.type", OtelValue(otel::nostd::string_view(type))},
                        {"exception.message", OtelValue(otel::nostd::string_view(what))}});
     } catch (...) {  // allocation failure while demangling: status only
     }
   }
-  span_->SetStatus(otel::trace::StatusCode::kError, otel::nostd::string_view(what));
+  (*span_)->SetStatus(otel::trace::StatusCode::kError, otel::nostd::string_view(what));
 }
 
 void SpanState::set_attribute(std::string_view key, const AttributeArg& value) noexcept {
-  safe_set_span_attributes(span_.get(), {{key, value}});
+  if (native_) {
+    native::set_attribute({native_thread_, native_frame_}, key, value);
+    return;
+  }
+  safe_set_span_attributes(span_->get(), {{key, value}});
 }
 
 void SpanState::add_event(std::string_view name, AttributeList attributes) noexcept {
-  if (!span_->IsRecording()) {
+  if (native_) {
+    native::add_event({native_thread_, native_frame_}, name, attributes);
+    return;
+  }
+  if (!(*span_)->IsRecording()) {
     return;
   }
   const otel::nostd::string_view event_name(name.data(), name.size());
   if (attributes.size() == 0) {
-    span_->AddEvent(event_name);
+    (*span_)->AddEvent(event_name);
     return;
   }
-  span_->AddEvent(event_name, SafeAttributeView(attributes, default_redact_keys()));
+  (*span_)->AddEvent(event_name, SafeAttributeView(attributes, default_redact_keys()));
 }
 
 }  // namespace detail

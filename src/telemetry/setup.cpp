@@ -34,6 +34,8 @@
 #include "lens/validate.hpp"
 #include "lens/version.hpp"
 #include "logs/active_logger.hpp"
+#include "native/span_pipeline.hpp"
+#include "native/thread_spans.hpp"
 #include "sdk/diagnostics.hpp"
 #include "telemetry/logger_provider.hpp"
 #include "telemetry/meter_provider.hpp"
@@ -53,6 +55,8 @@ struct TelemetryHandle::State {
   pid_t pid = ::getpid();
   std::string run_id;
   Attributes resource;
+  // Declared before the provider: the provider's handoff processor feeds it.
+  std::shared_ptr<native::SpanPipeline> span_pipeline;
   std::shared_ptr<opentelemetry::sdk::trace::TracerProvider> tracer_provider;
   nostd::shared_ptr<trace_api::Tracer> tracer;
   std::shared_ptr<sdk::SpanCounts> counts;
@@ -112,6 +116,7 @@ nostd::shared_ptr<logs_api::Logger> noop_logger() {
 
 // Puts every process-wide switch back to "telemetry off" (no lock taken).
 void reset_globals() noexcept {
+  native::deactivate();
   detail::set_active_tracer(detail::TracerPtr());
   logs::clear_active_logger();
   set_enabled_span_groups({});
@@ -144,6 +149,7 @@ void after_fork_in_child() noexcept {
   leaked_tracers->push_back(trace_api::Provider::GetTracerProvider());
   leaked_meters->push_back(metrics_api::Provider::GetMeterProvider());
   leaked_loggers->push_back(logs_api::Provider::GetLoggerProvider());
+  native::reset_after_fork();
   reset_globals();
   l.mutex.unlock();
 }
@@ -193,35 +199,53 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
     return std::max(microseconds(0),
                     duration_cast<microseconds>(deadline - std::chrono::steady_clock::now()));
   };
+  // A job returns false when it knows it did not finish (the native pipeline's export thread
+  // was still busy at the deadline); a job still running at the deadline did not finish either.
   struct Job {
     const char* signal;
-    std::function<void()> run;
+    std::function<bool()> run;
   };
   std::vector<Job> jobs;
   if (state->tracer_provider != nullptr) {
     // Shutdown first ends still-open spans (the closer precedes the batch processor), then
-    // the batch processor drains its queue into the exporter.
-    jobs.push_back(
-        {"traces", [state, remaining] { state->tracer_provider->Shutdown(remaining()); }});
+    // the batch processor drains its queue into the exporter; on the native path the pipeline
+    // then exports what is finished and, truncated, what is still open. The caller's own open
+    // spans keep their events (only its thread may read them).
+    const native::ThreadSpans* caller = native::calling_thread_spans();
+    jobs.push_back({"traces", [state, remaining, caller] {
+                      state->tracer_provider->Shutdown(remaining());
+                      return state->span_pipeline == nullptr ||
+                             state->span_pipeline->shutdown(remaining(), caller);
+                    }});
   }
   if (state->meter_provider != nullptr) {
     // The readers' shutdown exports one last time (metrics::PeriodicMetricReader,
     // ManualMetricReader has nothing to push).
-    jobs.push_back(
-        {"metrics", [state, remaining] { state->meter_provider->Shutdown(remaining()); }});
+    jobs.push_back({"metrics", [state, remaining] {
+                      state->meter_provider->Shutdown(remaining());
+                      return true;
+                    }});
   }
   if (state->logger_provider != nullptr) {
-    jobs.push_back({"logs", [state, remaining] { state->logger_provider->Shutdown(remaining()); }});
+    jobs.push_back({"logs", [state, remaining] {
+                      state->logger_provider->Shutdown(remaining());
+                      return true;
+                    }});
   }
-  std::vector<std::shared_ptr<std::atomic<bool>>> finished;
+  struct Outcome {
+    std::atomic<bool> finished{false};
+    std::atomic<bool> ok{false};
+  };
+  std::vector<std::shared_ptr<Outcome>> outcomes;
   std::vector<std::thread> workers;
   for (Job& job : jobs) {
-    auto flag = std::make_shared<std::atomic<bool>>(false);
-    finished.push_back(flag);
-    workers.emplace_back([run = std::move(job.run), flag, done] {
-      run();
+    auto outcome = std::make_shared<Outcome>();
+    outcomes.push_back(outcome);
+    workers.emplace_back([run = std::move(job.run), outcome, done] {
+      const bool ok = run();
       std::lock_guard<std::mutex> lock(done->mutex);
-      flag->store(true);
+      outcome->ok.store(ok);
+      outcome->finished.store(true);
       ++done->finished;
       done->cv.notify_all();
     });
@@ -233,10 +257,13 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
   }
   std::string late;
   for (std::size_t i = 0; i < workers.size(); ++i) {
-    if (finished[i]->load()) {
+    const bool finished = outcomes[i]->finished.load();
+    if (finished) {
       workers[i].join();
     } else {
       workers[i].detach();
+    }
+    if (!finished || !outcomes[i]->ok.load()) {
       late += late.empty() ? "" : ", ";
       late += jobs[i].signal;
     }
@@ -250,17 +277,26 @@ TelemetryStats stats_of(const State& state) noexcept {
     stats.spans_started = state.counts->started.load(std::memory_order_relaxed);
     stats.spans_ended = state.counts->ended.load(std::memory_order_relaxed);
   }
+  native::SpanPipelineCounts native_counts;
+  if (state.span_pipeline != nullptr) {
+    native_counts = state.span_pipeline->counts();
+    stats.spans_started += native_counts.started;
+    stats.spans_ended += native_counts.ended;
+  }
   if (state.exported) {
     stats.spans_exported = state.exported();
   }
   if (state.failed) {
     stats.spans_failed = state.failed();
-    stats.spans_dropped = stats.spans_failed;
+    stats.spans_dropped = stats.spans_failed + native_counts.lost_unended +
+                          native_counts.lost_queue_full;
   }
   const bool shut_down = state.shut_down.load();
-  // Once shut down, every ended span was either exported or lost (failed or queue full).
+  // Once shut down, every ended span was either exported or lost (failed or queue full); the
+  // native spans lost before they could end into a buffer come on top.
   if (shut_down && stats.spans_ended > stats.spans_exported) {
-    stats.spans_dropped = stats.spans_ended - stats.spans_exported;
+    stats.spans_dropped =
+        stats.spans_ended - stats.spans_exported + native_counts.lost_unended;
   }
   for (const auto& report : {state.trace_report, state.metric_report, state.log_report}) {
     if (!report) continue;
@@ -320,6 +356,40 @@ const std::string& TelemetryHandle::run_id() const noexcept { return state_->run
 const Attributes& TelemetryHandle::resource() const noexcept { return state_->resource; }
 
 TelemetryStats TelemetryHandle::stats() const noexcept { return stats_of(*state_); }
+
+Status TelemetryHandle::force_flush(std::chrono::milliseconds timeout) noexcept {
+  const std::shared_ptr<State> state = state_;
+  if (!state->exporting || state->pid != ::getpid() || state->shut_down.load()) {
+    return {};
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto remaining = [deadline] {
+    return std::max(std::chrono::microseconds(0),
+                    std::chrono::duration_cast<std::chrono::microseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+  };
+  std::string late;
+  auto note = [&late](bool ok, const char* signal) {
+    if (ok) return;
+    late += late.empty() ? "" : ", ";
+    late += signal;
+  };
+  // The provider's closer forwards to the native pipeline's flush on the native path.
+  if (state->tracer_provider != nullptr) {
+    note(state->tracer_provider->ForceFlush(remaining()), "traces");
+  }
+  if (state->meter_provider != nullptr) {
+    note(state->meter_provider->ForceFlush(remaining()), "metrics");
+  }
+  if (state->logger_provider != nullptr) {
+    note(state->logger_provider->ForceFlush(remaining()), "logs");
+  }
+  if (!late.empty()) {
+    return Error("Telemetry flush did not finish within " + std::to_string(timeout.count()) +
+                 " ms for " + late);
+  }
+  return {};
+}
 
 Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
   const std::shared_ptr<State> state = state_;
@@ -451,6 +521,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
         return Error(built.message());
       }
       state->tracer_provider = built->provider;
+      state->span_pipeline = built->pipeline;
       state->counts = built->counts;
       state->exported = built->exported;
       state->failed = built->failed;
@@ -499,6 +570,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
       trace_api::Provider::SetTracerProvider(
           nostd::shared_ptr<trace_api::TracerProvider>(state->tracer_provider));
       detail::set_active_tracer(state->tracer);
+      if (state->span_pipeline != nullptr) state->span_pipeline->activate();
     }
     if (state->meter_provider != nullptr) {
       metrics_api::Provider::SetMeterProvider(

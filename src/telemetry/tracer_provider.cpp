@@ -1,6 +1,6 @@
 // Assembly of an exporting rank's tracer provider (see tracer_provider.hpp). The chain, in
-// order: open-span closer (which also counts spans) -> batch processor -> limits -> export
-// counting -> exporter.
+// order: open-span closer (which also counts spans) -> native handoff processor (native path)
+// or batch processor (opentelemetry path) -> limits -> export counting -> exporter.
 // The closer comes before the batch processor so that the spans it ends at shutdown still
 // flow into the live batch processor (SPEC Part 2 §E.5).
 #include "telemetry/tracer_provider.hpp"
@@ -9,6 +9,7 @@
 #include <opentelemetry/sdk/trace/batch_span_processor_options.h>
 
 #include "lens/sampling.hpp"
+#include "native/span_pipeline.hpp"
 #include "sdk/counting_exporter.hpp"
 #include "sdk/id_generator.hpp"
 #include "sdk/limiting_exporter.hpp"
@@ -19,6 +20,20 @@
 namespace lens::telemetry {
 
 namespace sdktrace = opentelemetry::sdk::trace;
+
+namespace {
+
+std::unique_ptr<sdktrace::SpanProcessor> make_batch_processor(
+    const Config& config, std::unique_ptr<sdktrace::SpanExporter> exporter) {
+  sdktrace::BatchSpanProcessorOptions batch;
+  batch.max_queue_size = static_cast<std::size_t>(config.otel.bsp.max_queue_size.value);
+  batch.max_export_batch_size =
+      static_cast<std::size_t>(config.otel.bsp.max_export_batch_size.value);
+  batch.schedule_delay_millis = std::chrono::milliseconds(config.otel.bsp.schedule_delay_ms.value);
+  return std::make_unique<sdktrace::BatchSpanProcessor>(std::move(exporter), batch);
+}
+
+}  // namespace
 
 Result<BuiltTracerProvider> build_tracer_provider(
     const Config& config, const RankInfo& rank, const Attributes& resource,
@@ -33,21 +48,27 @@ Result<BuiltTracerProvider> build_tracer_provider(
   auto limited = std::make_unique<sdk::LimitingExporter>(std::move(counting),
                                                          sdk::SpanLimits::from(config.otel.limits));
 
-  sdktrace::BatchSpanProcessorOptions batch;
-  batch.max_queue_size = static_cast<std::size_t>(config.otel.bsp.max_queue_size.value);
-  batch.max_export_batch_size =
-      static_cast<std::size_t>(config.otel.bsp.max_export_batch_size.value);
-  batch.schedule_delay_millis = std::chrono::milliseconds(config.otel.bsp.schedule_delay_ms.value);
-  auto batch_processor = std::make_unique<sdktrace::BatchSpanProcessor>(std::move(limited), batch);
-
   BuiltTracerProvider built;
   built.counts = std::make_shared<sdk::SpanCounts>();
+  std::unique_ptr<sdktrace::SpanProcessor> next;
+  if (config.span_path == "native") {
+    native::SpanPipelineOptions options;
+    options.max_export_batch_size =
+        static_cast<std::size_t>(config.otel.bsp.max_export_batch_size.value);
+    options.schedule_delay = std::chrono::milliseconds(config.otel.bsp.schedule_delay_ms.value);
+    options.max_queue_size = static_cast<std::size_t>(config.otel.bsp.max_queue_size.value);
+    options.buffer_bytes = static_cast<std::size_t>(config.span_buffer_mb) << 20;
+    built.pipeline = std::make_shared<native::SpanPipeline>(options, std::move(limited), *sampler,
+                                                            to_otel_resource(resource));
+    next = built.pipeline->make_handoff_processor();
+  } else {
+    next = make_batch_processor(config, std::move(limited));
+  }
   // One processor only: every extra processor costs the SDK a recordable per span.
   std::vector<std::unique_ptr<sdktrace::SpanProcessor>> processors;
-  processors.push_back(std::make_unique<sdk::OpenSpanCloser>(std::move(batch_processor),
+  processors.push_back(std::make_unique<sdk::OpenSpanCloser>(std::move(next),
                                                              /*restore_random_flag=*/true,
                                                              built.counts));
-
   built.provider = std::make_shared<sdktrace::TracerProvider>(
       std::move(processors), to_otel_resource(resource),
       std::make_unique<sdk::SamplerAdapter>(*sampler),

@@ -1,7 +1,8 @@
-// Builds an exporting rank's opentelemetry-cpp tracer provider from the lens config: resource,
-// seed-independent ids, the configured sampler, span limits, and the processor chain
-// (open-span closer counting spans, batch processor with the OTEL_BSP_* options) in front of
-// the exporter. Nothing is installed globally here. Thread-safety: stateless.
+// Builds an exporting rank's span pipeline from the lens config: the opentelemetry-cpp tracer
+// provider (resource, seed-independent ids, the configured sampler, the open-span closer) and,
+// for the native span path, the native SpanPipeline that owns the exporter chain (span limits,
+// export counting, exporter); for the opentelemetry path, a batch processor with the OTEL_BSP_*
+// options owns it. Nothing is installed globally here. Thread-safety: stateless.
 #pragma once
 
 #include <opentelemetry/sdk/trace/exporter.h>
@@ -19,12 +20,18 @@
 namespace lens::sdk {
 class CountingExporter;
 }
+namespace lens::native {
+class SpanPipeline;
+}
 
 namespace lens::telemetry {
 
 struct BuiltTracerProvider {
   std::shared_ptr<opentelemetry::sdk::trace::TracerProvider> provider;
-  std::shared_ptr<sdk::SpanCounts> counts;
+  std::shared_ptr<sdk::SpanCounts> counts;  // spans made through the provider's tracers
+  // The native span path (config.span_path "native"), null otherwise. The provider's spans
+  // reach its export thread through a handoff processor.
+  std::shared_ptr<native::SpanPipeline> pipeline;
   // Reads spans exported and failed; owned by the provider's exporter chain.
   std::function<std::uint64_t()> exported;
   std::function<std::uint64_t()> failed;

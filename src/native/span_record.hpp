@@ -1,0 +1,109 @@
+// The data of one native span: the open-span Frame the recording thread fills in place, the
+// fixed-layout record it copies into its ring when the span ends, and the rare parts kept on the
+// heap (SpanExtras: events, links, status text, attributes that did not fit). Names and
+// attributes are stored inline as bytes (see attribute_codec.hpp), so a typical span allocates
+// nothing. Thread-safety: a Frame is written only by its owner thread; other threads read it only
+// through Frame::seq (a sequence lock, for the snapshot of still-open spans at shutdown).
+#pragma once
+
+#include <opentelemetry/nostd/shared_ptr.h>
+#include <opentelemetry/trace/span_context.h>
+#include <opentelemetry/trace/trace_state.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace opentelemetry::trace {
+class Span;
+}
+
+namespace lens::native {
+
+// W3C trace flags as exported: sampled (0x01) and random trace id (0x02, level 2).
+inline constexpr std::uint8_t kFlagSampled = 0x01;
+inline constexpr std::uint8_t kFlagRandom = 0x02;
+
+enum class StatusCode : std::uint8_t { kUnset = 0, kOk = 1, kError = 2 };
+
+// What a span rarely has; allocated on first need, owned by the frame, then by the record.
+struct SpanExtras {
+  struct Event {
+    std::string name;
+    std::uint64_t ticks = 0;
+    std::int64_t unix_ns = 0;  // an explicit timestamp; 0: use `ticks`
+    std::string attributes;  // attribute_codec encoding
+  };
+  std::string attributes;  // attributes that did not fit in the frame's payload
+  std::vector<Event> events;
+  std::vector<opentelemetry::trace::SpanContext> links;
+  std::string status_description;
+  std::string name;         // set when the name did not fit or was changed (UpdateName)
+  std::string trace_state;  // W3C tracestate header of the span context, when not empty
+};
+
+// Inline room for the name and the attributes of a frame: a name of 20 characters and four
+// small attributes use about a third of it.
+inline constexpr std::size_t kPayloadBytes = 232;
+
+struct Identity {
+  std::array<std::uint8_t, 16> trace_id{};
+  std::uint64_t span_id = 0;  // big-endian value of the 8 id bytes
+  std::uint64_t parent_span_id = 0;
+  std::uint8_t flags = 0;  // kFlagSampled | kFlagRandom as exported
+};
+
+// The plain part of an open span: what the snapshot of open spans copies.
+struct FrameData {
+  Identity id;
+  bool recording = false;  // the sampler kept it (record_only or record_and_sample)
+  bool parent_remote = false;
+  StatusCode status = StatusCode::kUnset;
+  bool exception_recorded = false;
+  bool record_exception_events = true;
+  bool has_name_override = false;  // the name is extras->name
+  bool has_trace_state = false;    // Frame::trace_state is set
+  bool has_view = false;           // Frame::view is set
+  int uncaught_at_start = 0;
+  std::int64_t context_depth = 0;  // the thread's opentelemetry attach depth at push
+  std::uint64_t start_ticks = 0;
+  std::uint16_t name_size = 0;
+  std::uint16_t used = 0;             // payload bytes used (name, then attributes)
+  std::uint16_t attribute_count = 0;  // attributes in the payload
+  SpanExtras* extras = nullptr;
+  char payload[kPayloadBytes];
+};
+
+// One open span of a thread. Reused: frames live in the thread's frame blocks.
+struct Frame {
+  std::atomic<std::uint32_t> seq{0};  // odd while the owner writes `data`
+  FrameData data;
+  // The trace state children inherit (null when empty).
+  opentelemetry::nostd::shared_ptr<opentelemetry::trace::TraceState> trace_state;
+  // The opentelemetry view of this span, made on first request (span(), GetCurrent()).
+  opentelemetry::nostd::shared_ptr<opentelemetry::trace::Span> view;
+};
+
+// A finished span in a ring: this header, then `payload_size` payload bytes, padded to 8.
+struct RecordHeader {
+  std::uint32_t size = 0;  // header + payload + padding
+  std::uint16_t name_size = 0;
+  std::uint16_t payload_size = 0;
+  std::uint16_t attribute_count = 0;
+  StatusCode status = StatusCode::kUnset;
+  bool has_name_override = false;
+  bool truncated = false;  // ended by shutdown (nemo.span.truncated)
+  Identity id;
+  std::uint64_t start_ticks = 0;
+  std::uint64_t end_ticks = 0;
+  SpanExtras* extras = nullptr;  // owned by the record
+};
+
+inline constexpr std::size_t record_size(std::size_t payload) noexcept {
+  return (sizeof(RecordHeader) + payload + 7) & ~std::size_t{7};
+}
+
+}  // namespace lens::native

@@ -1,0 +1,792 @@
+// The native span hot path and per-thread state (see thread_spans.hpp).
+#include "native/thread_spans.hpp"
+
+#include <opentelemetry/trace/context.h>
+#include <opentelemetry/trace/span_id.h>
+#include <opentelemetry/trace/trace_id.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "native/attribute_codec.hpp"
+#include "native/context_storage.hpp"
+#include "native/span_view.hpp"
+#include "native/tick_clock.hpp"
+#include "sdk/fork_generation.hpp"
+#include "sdk/tsan_handoff.hpp"
+
+#if defined(LENS_TSAN_ENABLED)
+extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);  // NOLINT
+extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);    // NOLINT
+#endif
+
+namespace lens::native {
+
+std::atomic<std::uint64_t> g_active_generation{0};
+
+namespace {
+
+// Whether lens's context storage is installed (see resolve_parent); set by activate().
+std::atomic<bool> g_storage_installed{false};
+
+namespace otel = opentelemetry;
+
+// What the hot path reads on every span: one pointer and the attach depth. Initial-exec: a
+// plain %fs-relative load instead of a __tls_get_addr call (8 + 8 bytes of static TLS).
+struct FastState {
+  ThreadSpans* spans = nullptr;
+  std::int64_t context_depth = 0;
+};
+thread_local FastState t_fast __attribute__((tls_model("initial-exec")));
+
+// Keeps what a forked child inherited alive forever: destroying it would take locks that a
+// thread of the parent may have held at fork time. A lock-free list, reachable (no leak report).
+struct Leaked {
+  std::shared_ptr<ThreadSpans> spans;
+  Leaked* next;
+};
+std::atomic<Leaked*> g_leaked{nullptr};
+
+void leak(std::shared_ptr<ThreadSpans> spans) noexcept {
+  auto* node = new (std::nothrow) Leaked{std::move(spans), nullptr};
+  if (node == nullptr) return;
+  node->next = g_leaked.load(std::memory_order_relaxed);
+  while (!g_leaked.compare_exchange_weak(node->next, node, std::memory_order_release,
+                                         std::memory_order_relaxed)) {
+  }
+}
+
+// Lets go of a thread's state: no more writes; the export thread drains it and forgets it.
+void forget(std::shared_ptr<ThreadSpans>& spans) noexcept {
+  if (spans == nullptr) return;
+  spans->exited.store(true, std::memory_order_release);
+  if (spans->fork_generation() != sdk::fork_generation()) {
+    leak(std::move(spans));
+  }
+  spans.reset();
+}
+
+// Owns the calling thread's states: the current one and older ones with spans still open.
+struct ThreadOwner {
+  std::shared_ptr<ThreadSpans> current;
+  std::vector<std::shared_ptr<ThreadSpans>> retired;
+
+  ~ThreadOwner() {
+    t_fast.spans = nullptr;
+    forget(current);
+    for (auto& spans : retired) forget(spans);
+  }
+
+  std::shared_ptr<ThreadSpans> find(const ThreadSpans* spans) const noexcept {
+    if (current.get() == spans) return current;
+    for (const auto& r : retired) {
+      if (r.get() == spans) return r;
+    }
+    return nullptr;
+  }
+};
+thread_local ThreadOwner t_owner;
+
+// The registry new threads join. Replaced (the old one kept reachable) in a forked child.
+struct ActiveRegistry {
+  std::mutex mutex;
+  std::shared_ptr<SpanRegistry> registry;
+  ActiveRegistry* previous = nullptr;
+};
+std::atomic<ActiveRegistry*> g_registry{new ActiveRegistry()};
+
+ThreadSpans* attach_thread(std::uint64_t generation) noexcept {
+  try {
+    ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
+    std::shared_ptr<SpanRegistry> registry;
+    {
+      std::lock_guard<std::mutex> lock(holder->mutex);
+      registry = holder->registry;
+    }
+    if (registry == nullptr || registry->generation() != generation) return nullptr;
+    std::shared_ptr<ThreadSpans> spans = registry->add_thread();
+    if (spans == nullptr) return nullptr;
+    ThreadOwner& owner = t_owner;
+    if (owner.current != nullptr) {
+      if (owner.current->depth() > 0) {
+        owner.retired.push_back(std::move(owner.current));
+      } else {
+        forget(owner.current);
+      }
+    }
+    for (auto& r : owner.retired) {
+      if (r->depth() == 0) forget(r);
+    }
+    std::erase(owner.retired, nullptr);
+    owner.current = std::move(spans);
+    t_fast.spans = owner.current.get();
+    return t_fast.spans;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+inline ThreadSpans* current_thread() noexcept {
+  const std::uint64_t generation = g_active_generation.load(std::memory_order_acquire);
+  ThreadSpans* spans = t_fast.spans;
+  if (spans != nullptr && spans->generation() == generation) [[likely]] {
+    return spans;
+  }
+  if (generation == 0) return nullptr;
+  return attach_thread(generation);
+}
+
+// Brackets the owner's writes to a frame for snapshot_open's sequence lock.
+class FrameWrite {
+ public:
+  explicit FrameWrite(Frame& frame) noexcept : frame_(frame) {
+    const std::uint32_t s = frame.seq.load(std::memory_order_relaxed);
+    frame.seq.store(s + 1, std::memory_order_relaxed);
+    // Release fence: a reader that sees a later write also sees the odd count (seqlock writer).
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  ~FrameWrite() {
+    frame_.seq.store(frame_.seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  FrameWrite(const FrameWrite&) = delete;
+  FrameWrite& operator=(const FrameWrite&) = delete;
+
+ private:
+  Frame& frame_;
+};
+
+// The seed's redaction keys (lens::default_redact_keys()), compared without building strings.
+bool is_default_redact_key(std::string_view key) noexcept {
+  switch (key.size()) {
+    case 3:
+      return key == "key";
+    case 4:
+      return key == "text";
+    case 5:
+      return key == "token";
+    case 6:
+      return key == "prompt" || key == "secret";
+    case 8:
+      return key == "password";
+    case 10:
+      return key == "input_text";
+    case 11:
+      return key == "output_text";
+    default:
+      return false;
+  }
+}
+
+AttributeArg redacted(std::string_view key, const AttributeArg& value) noexcept {
+  if (value.is_string() && is_default_redact_key(key)) return AttributeArg(kRedacted);
+  return value;
+}
+
+SpanExtras* extras_of(FrameData& data) noexcept {
+  if (data.extras == nullptr) data.extras = new (std::nothrow) SpanExtras();
+  return data.extras;
+}
+
+// Appends an attribute to the payload, or to the extras when the payload is full.
+void put_attribute(FrameData& data, std::string_view key, const AttributeArg& value) noexcept {
+  if (value.is_null()) return;
+  const AttributeArg safe = redacted(key, value);
+  const std::size_t written =
+      encode_attribute(data.payload + data.used, kPayloadBytes - data.used, key, safe);
+  if (written != 0) {
+    data.used = static_cast<std::uint16_t>(data.used + written);
+    ++data.attribute_count;
+    return;
+  }
+  if (SpanExtras* extras = extras_of(data)) {
+    try {
+      append_attribute(extras->attributes, key, safe);
+    } catch (...) {  // out of memory: the attribute is dropped
+    }
+  }
+}
+
+std::uint64_t span_id_value(const otel::trace::SpanId& id) noexcept {
+  std::uint64_t value = 0;
+  for (std::uint8_t byte : id.Id()) value = (value << 8) | byte;
+  return value;
+}
+
+otel::trace::SpanId span_id_of(std::uint64_t value) noexcept {
+  std::uint8_t bytes[8];
+  for (int i = 7; i >= 0; --i, value >>= 8) bytes[i] = static_cast<std::uint8_t>(value);
+  return otel::trace::SpanId(bytes);
+}
+
+struct Parent {
+  bool valid = false;
+  bool remote = false;
+  Identity id;  // the parent's trace id, span id and flags
+  // The trace state children inherit: the parent frame's, or `owned_state` (null: none).
+  const otel::nostd::shared_ptr<otel::trace::TraceState>* trace_state = nullptr;
+};
+
+// A parent from an attached opentelemetry context, with the trace state it carries.
+struct ContextParent {
+  Parent parent;
+  otel::nostd::shared_ptr<otel::trace::TraceState> state;
+};
+
+Parent parent_from_frame(const Frame& frame) noexcept {
+  Parent parent;
+  parent.valid = true;
+  parent.id = frame.data.id;
+  if (frame.data.has_trace_state) parent.trace_state = &frame.trace_state;
+  return parent;
+}
+
+void parent_from_context(const otel::context::Context& context, ContextParent& out) noexcept {
+  Parent& parent = out.parent;
+  const auto span = otel::trace::GetSpan(context);
+  const otel::trace::SpanContext sc = span->GetContext();
+  if (!sc.IsValid()) return;
+  parent.valid = true;
+  parent.remote = sc.IsRemote();
+  std::memcpy(parent.id.trace_id.data(), sc.trace_id().Id().data(), 16);
+  parent.id.span_id = span_id_value(sc.span_id());
+  parent.id.flags = sc.trace_flags().flags();
+  if (const auto* native = dynamic_cast<const NativeSpanView*>(span.get())) {
+    parent.id.flags = native->exported_flags();  // keeps the random-trace-id flag
+  }
+  const auto state = sc.trace_state();
+  if (state != nullptr && !state->Empty()) {
+    out.state = state;
+    parent.trace_state = &out.state;
+  }
+}
+
+// The parent of a span starting now on this thread: the innermost native span unless something
+// was attached to the opentelemetry context after it started (a ContextScope, a third-party span).
+// Out of line: rare, and keeps the hot path free of context objects.
+[[gnu::noinline]] Parent parent_from_attached(ContextParent& holder, bool installed) noexcept {
+  parent_from_context(installed ? attached_context() : otel::context::RuntimeContext::GetCurrent(),
+                      holder);
+  return holder.parent;
+}
+
+Parent resolve_parent(const ThreadSpans& spans, ContextParent& holder) noexcept {
+  const Frame* top = spans.top();
+  const std::int64_t depth = t_fast.context_depth;
+  if (top != nullptr && top->data.context_depth == depth) return parent_from_frame(*top);
+  if (depth > 0) return parent_from_attached(holder, true);
+  if (top != nullptr) return parent_from_frame(*top);
+  if (!g_storage_installed.load(std::memory_order_relaxed)) {
+    return parent_from_attached(holder, false);
+  }
+  return {};
+}
+
+Started start(ThreadSpans& spans, std::string_view name, AttributeList attributes,
+              bool record_exception_events, const Parent& parent,
+              const std::array<std::uint8_t, 16>* root_trace_id,
+              const otel::trace::SpanContext* link) noexcept {
+  Frame* frame = spans.prepare_push();
+  if (frame == nullptr) {
+    spans.dropped.increment();
+    return {};
+  }
+  Identity id;
+  if (parent.valid) {
+    id.trace_id = parent.id.trace_id;
+    id.parent_span_id = parent.id.span_id;
+  } else if (root_trace_id != nullptr) {
+    id.trace_id = *root_trace_id;
+  } else {
+    spans.random.next_trace_id(id.trace_id.data());
+  }
+  id.span_id = spans.random.next_nonzero();
+
+  SamplingParams params;
+  params.trace_id = id.trace_id;
+  params.has_parent = parent.valid;
+  params.parent_sampled = (parent.id.flags & kFlagSampled) != 0;
+  params.parent_remote = parent.remote;
+  params.name = name;
+  const SamplingDecision decision = spans.sampler().should_sample(params);
+  // A root's trace id is random (kFlagRandom); a child inherits the flag from its parent.
+  const std::uint8_t random = parent.valid ? (parent.id.flags & kFlagRandom) : kFlagRandom;
+  id.flags = static_cast<std::uint8_t>(
+      random | (decision == SamplingDecision::record_and_sample ? kFlagSampled : 0));
+
+  {
+    FrameWrite write(*frame);
+    FrameData& data = frame->data;
+    data.id = id;
+    data.recording = decision != SamplingDecision::drop;
+    data.parent_remote = parent.remote;
+    data.status = StatusCode::kUnset;
+    data.exception_recorded = false;
+    data.record_exception_events = record_exception_events;
+    data.has_name_override = false;
+    data.uncaught_at_start = std::uncaught_exceptions();
+    data.context_depth = t_fast.context_depth;
+    data.used = 0;
+    data.name_size = 0;
+    data.attribute_count = 0;
+    data.extras = nullptr;
+    if (data.recording) {
+      if (name.size() <= kPayloadBytes) {
+        std::memcpy(data.payload, name.data(), name.size());
+        data.name_size = static_cast<std::uint16_t>(name.size());
+        data.used = data.name_size;
+      } else if (SpanExtras* extras = extras_of(data)) {
+        try {
+          extras->name.assign(name);
+          data.has_name_override = true;
+        } catch (...) {
+        }
+      }
+      // Offsets kept in locals and stored once: narrow stores read back at once stall.
+      std::size_t used = data.used;
+      std::uint16_t count = 0;
+      for (const auto& [key, value] : attributes) {
+        if (value.is_null()) continue;
+        const AttributeArg safe = redacted(key, value);
+        const std::size_t written =
+            encode_attribute(data.payload + used, kPayloadBytes - used, key, safe);
+        if (written != 0) {
+          used += written;
+          ++count;
+        } else if (SpanExtras* extras = extras_of(data)) {
+          try {
+            append_attribute(extras->attributes, key, safe);
+          } catch (...) {  // out of memory: the attribute is dropped
+          }
+        }
+      }
+      data.used = static_cast<std::uint16_t>(used);
+      data.attribute_count = count;
+      if (link != nullptr && link->IsValid()) {
+        if (SpanExtras* extras = extras_of(data)) {
+          try {
+            extras->links.push_back(*link);
+          } catch (...) {
+          }
+        }
+      }
+    }
+    if (parent.trace_state != nullptr) {
+      frame->trace_state = *parent.trace_state;
+      data.has_trace_state = true;
+    } else if (data.has_trace_state) {
+      frame->trace_state = nullptr;
+      data.has_trace_state = false;
+    }
+    data.has_view = false;
+    data.start_ticks = read_ticks();
+  }
+  spans.publish_push();
+  if (frame->data.recording) spans.started.increment();
+  return {&spans, frame};
+}
+
+}  // namespace
+
+// ---- ThreadSpans --------------------------------------------------------------------------
+
+ThreadSpans::ThreadSpans(std::uint64_t generation, std::shared_ptr<const Sampler> sampler,
+                         std::shared_ptr<ChunkPool> pool) noexcept
+    : generation_(generation),
+      fork_generation_(sdk::fork_generation()),
+      sampler_(std::move(sampler)),
+      ring_(std::move(pool)) {}
+
+ThreadSpans::~ThreadSpans() {
+  ring_.discard_rest([](const unsigned char* bytes) {
+    RecordHeader header;
+    std::memcpy(&header, bytes, sizeof(header));
+    delete header.extras;
+  });
+  for (auto& slot : blocks_) {
+    FrameBlock* block = slot.load(std::memory_order_relaxed);
+    if (block == nullptr) continue;
+    for (Frame& frame : block->frames) delete frame.data.extras;
+    delete block;
+  }
+}
+
+Frame* ThreadSpans::prepare_push() noexcept {
+  const std::uint32_t index = depth_local_;
+  const std::uint32_t block = index / kFramesPerBlock;
+  if (block >= kMaxBlocks) return nullptr;
+  if (blocks_[block].load(std::memory_order_relaxed) == nullptr) {
+    auto* fresh = new (std::nothrow) FrameBlock();
+    if (fresh == nullptr) return nullptr;
+    // Release: snapshot_open reads the block's frames through this pointer.
+    blocks_[block].store(fresh, std::memory_order_release);
+  }
+  return frame_at(index);
+}
+
+void ThreadSpans::publish_push() noexcept {
+  ++depth_local_;
+  depth_.store(depth_local_, std::memory_order_release);
+}
+
+void ThreadSpans::pop() noexcept {
+  --depth_local_;
+  depth_.store(depth_local_, std::memory_order_release);
+}
+
+bool ThreadSpans::write_record(Frame& frame, std::uint64_t end_ticks) noexcept {
+  FrameData& data = frame.data;
+  const std::size_t size = record_size(data.used);
+  unsigned char* out = ring_.reserve(size);
+  if (out == nullptr) {
+    delete data.extras;
+    data.extras = nullptr;
+    return false;
+  }
+  // Straight into the ring (no copy on the stack); the next record's lines are fetched for
+  // writing now, so that their transfer from the export thread's core overlaps with the span.
+  ring_.prefetch_next(size);
+  auto* header = new (out) RecordHeader;
+  header->size = static_cast<std::uint32_t>(size);
+  header->name_size = data.name_size;
+  header->payload_size = data.used;
+  header->attribute_count = data.attribute_count;
+  header->status = data.status;
+  header->has_name_override = data.has_name_override;
+  header->truncated = false;
+  header->id = data.id;
+  header->start_ticks = data.start_ticks;
+  header->end_ticks = end_ticks;
+  header->extras = data.extras;
+  std::memcpy(out + sizeof(RecordHeader), data.payload, data.used);
+  // The extras travel with the record; the export thread deletes them.
+  sdk::tsan_publish(data.extras);
+  data.extras = nullptr;
+  ring_.commit(size);
+  return true;
+}
+
+void ThreadSpans::snapshot_open(std::vector<OpenSpan>& out, bool with_extras) const {
+  const std::uint32_t depth = depth_.load(std::memory_order_acquire);
+  for (std::uint32_t i = 0; i < depth; ++i) {
+    const FrameBlock* block = blocks_[i / kFramesPerBlock].load(std::memory_order_acquire);
+    if (block == nullptr) break;
+    const Frame& frame = block->frames[i % kFramesPerBlock];
+    for (int attempt = 0; attempt < 10000; ++attempt) {
+      const std::uint32_t before = frame.seq.load(std::memory_order_acquire);
+      if ((before & 1U) != 0) continue;
+      OpenSpan copy;
+      // A sequence-lock read: the copy may be torn, in which case `seq` changed and it is
+      // thrown away. Under TSan the racy reads are declared (the owner's writes are plain).
+#if defined(LENS_TSAN_ENABLED)
+      AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+#endif
+      std::memcpy(static_cast<void*>(&copy.data), &frame.data, sizeof(FrameData));
+#if defined(LENS_TSAN_ENABLED)
+      AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+#endif
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (frame.seq.load(std::memory_order_relaxed) != before) continue;
+      if (copy.data.recording) {
+        if (with_extras && copy.data.extras != nullptr) copy.extras = *copy.data.extras;
+        copy.data.extras = nullptr;
+        out.push_back(std::move(copy));
+      }
+      break;
+    }
+  }
+}
+
+// ---- SpanRegistry -------------------------------------------------------------------------
+
+std::shared_ptr<ThreadSpans> SpanRegistry::add_thread() {
+  auto spans = std::make_shared<ThreadSpans>(generation_, sampler_, pool_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (closed_) return nullptr;
+  threads_.push_back(spans);
+  return spans;
+}
+
+std::vector<std::shared_ptr<ThreadSpans>> SpanRegistry::threads() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return threads_;
+}
+
+void SpanRegistry::remove(const std::shared_ptr<ThreadSpans>& thread) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = std::find(threads_.begin(), threads_.end(), thread);
+  if (it == threads_.end()) return;
+  const SpanTotals t = thread->totals();
+  removed_.started += t.started;
+  removed_.ended += t.ended;
+  removed_.dropped += t.dropped;
+  threads_.erase(it);
+}
+
+void SpanRegistry::close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  closed_ = true;
+  for (const auto& thread : threads_) thread->closed.store(true, std::memory_order_relaxed);
+}
+
+SpanTotals SpanRegistry::totals() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SpanTotals sum = removed_;
+  for (const auto& thread : threads_) {
+    const SpanTotals t = thread->totals();
+    sum.started += t.started;
+    sum.ended += t.ended;
+    sum.dropped += t.dropped;
+  }
+  return sum;
+}
+
+// ---- Activation ---------------------------------------------------------------------------
+
+void activate(std::shared_ptr<SpanRegistry> registry) noexcept {
+  install_context_storage();
+  g_storage_installed.store(context_storage_installed(), std::memory_order_relaxed);
+  const std::uint64_t generation = registry->generation();
+  ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
+  {
+    std::lock_guard<std::mutex> lock(holder->mutex);
+    holder->registry = std::move(registry);
+  }
+  g_active_generation.store(generation, std::memory_order_release);
+}
+
+void deactivate() noexcept {
+  g_active_generation.store(0, std::memory_order_release);
+  ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
+  std::shared_ptr<SpanRegistry> old;
+  {
+    std::lock_guard<std::mutex> lock(holder->mutex);
+    old = std::move(holder->registry);
+  }
+}
+
+void reset_after_fork() noexcept {
+  g_active_generation.store(0, std::memory_order_relaxed);
+  auto* fresh = new (std::nothrow) ActiveRegistry();
+  if (fresh == nullptr) return;
+  fresh->previous = g_registry.load(std::memory_order_relaxed);
+  g_registry.store(fresh, std::memory_order_release);
+}
+
+// ---- Hot path -----------------------------------------------------------------------------
+
+Started begin_span(std::string_view name, AttributeList attributes,
+                   bool record_exception_events) noexcept {
+  ThreadSpans* spans = current_thread();
+  if (spans == nullptr) return {};
+  ContextParent holder;
+  const Parent parent = resolve_parent(*spans, holder);
+  return start(*spans, name, attributes, record_exception_events, parent, nullptr, nullptr);
+}
+
+Started begin_root_span(std::string_view name, AttributeList attributes,
+                        const NewTrace& root) noexcept {
+  ThreadSpans* spans = current_thread();
+  if (spans == nullptr) return {};
+  const bool given = std::any_of(root.trace_id.begin(), root.trace_id.end(),
+                                 [](std::uint8_t b) { return b != 0; });
+  return start(*spans, name, attributes, true, Parent{}, given ? &root.trace_id : nullptr,
+               &root.link);
+}
+
+void end_span(const Started& span) noexcept {
+  ThreadSpans* spans = span.thread;
+  if (spans == nullptr) return;
+  const std::uint64_t end_ticks = read_ticks();
+  Frame& frame = *span.frame;
+  FrameData& data = frame.data;
+  if (std::uncaught_exceptions() > data.uncaught_at_start && !data.exception_recorded) {
+    if (data.record_exception_events) {
+      add_event(span, "exception", {{"exception.type", "unknown"}, {"exception.message", "unknown"}});
+    }
+    set_status(span, StatusCode::kError, "unknown exception");
+  }
+  if (data.has_view) {
+    static_cast<NativeSpanView*>(frame.view.get())->detach();
+    frame.view = nullptr;
+    data.has_view = false;
+  }
+  // A forked child never writes into what it inherited (the pool's lock may be held).
+  const bool inherited = spans->fork_generation() != sdk::fork_generation();
+  if (data.recording && !inherited && !spans->closed.load(std::memory_order_relaxed)) {
+    if (data.has_trace_state) {
+      if (SpanExtras* extras = extras_of(data)) {
+        try {
+          extras->trace_state = frame.trace_state->ToHeader();
+        } catch (...) {
+        }
+      }
+    }
+    if (spans->write_record(frame, end_ticks)) {
+      spans->ended.increment();
+    } else {
+      spans->dropped.increment();
+    }
+  } else if (data.extras != nullptr && !inherited) {
+    delete data.extras;
+  }
+  data.extras = nullptr;
+  spans->pop();
+}
+
+void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept {
+  if (span.thread == nullptr || !span.frame->data.recording) return;
+  FrameWrite write(*span.frame);
+  put_attribute(span.frame->data, key, value);
+}
+
+void set_attribute(const Started& span, std::string_view key,
+                   const otel::common::AttributeValue& value) noexcept {
+  if (span.thread == nullptr || !span.frame->data.recording) return;
+  FrameWrite write(*span.frame);
+  if (SpanExtras* extras = extras_of(span.frame->data)) {
+    try {
+      append_attribute(extras->attributes, key, value);
+    } catch (...) {
+    }
+  }
+}
+
+void add_event(const Started& span, std::string_view name, AttributeList attributes) noexcept {
+  if (span.thread == nullptr || !span.frame->data.recording) return;
+  const std::uint64_t ticks = read_ticks();
+  FrameWrite write(*span.frame);
+  SpanExtras* extras = extras_of(span.frame->data);
+  if (extras == nullptr) return;
+  try {
+    SpanExtras::Event event;
+    event.name.assign(name);
+    event.ticks = ticks;
+    for (const auto& [key, value] : attributes) {
+      append_attribute(event.attributes, key, redacted(key, value));
+    }
+    extras->events.push_back(std::move(event));
+  } catch (...) {
+  }
+}
+
+void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
+               std::int64_t unix_ns, const otel::common::KeyValueIterable& attributes) noexcept {
+  if (span.thread == nullptr || !span.frame->data.recording) return;
+  FrameWrite write(*span.frame);
+  SpanExtras* extras = extras_of(span.frame->data);
+  if (extras == nullptr) return;
+  try {
+    SpanExtras::Event event;
+    event.name.assign(name);
+    event.ticks = ticks;
+    event.unix_ns = unix_ns;
+    attributes.ForEachKeyValue(
+        [&event](otel::nostd::string_view key, otel::common::AttributeValue value) {
+          append_attribute(event.attributes, std::string_view(key.data(), key.size()), value);
+          return true;
+        });
+    extras->events.push_back(std::move(event));
+  } catch (...) {
+  }
+}
+
+void add_link(const Started& span, const otel::trace::SpanContext& context) noexcept {
+  if (span.thread == nullptr || !span.frame->data.recording || !context.IsValid()) return;
+  FrameWrite write(*span.frame);
+  if (SpanExtras* extras = extras_of(span.frame->data)) {
+    try {
+      extras->links.push_back(context);
+    } catch (...) {
+    }
+  }
+}
+
+void set_status(const Started& span, StatusCode code, std::string_view description) noexcept {
+  if (span.thread == nullptr || !span.frame->data.recording) return;
+  FrameWrite write(*span.frame);
+  FrameData& data = span.frame->data;
+  data.status = code;
+  // A description only goes with ERROR (as opentelemetry's SetStatus).
+  if (code == StatusCode::kError && !description.empty()) {
+    if (SpanExtras* extras = extras_of(data)) {
+      try {
+        extras->status_description.assign(description);
+      } catch (...) {
+      }
+    }
+  } else if (data.extras != nullptr) {
+    data.extras->status_description.clear();
+  }
+}
+
+void update_name(const Started& span, std::string_view name) noexcept {
+  if (span.thread == nullptr || !span.frame->data.recording) return;
+  FrameWrite write(*span.frame);
+  if (SpanExtras* extras = extras_of(span.frame->data)) {
+    try {
+      extras->name.assign(name);
+      span.frame->data.has_name_override = true;
+    } catch (...) {
+    }
+  }
+}
+
+void record_exception(const Started& span, std::string_view type, std::string_view what) noexcept {
+  if (span.thread == nullptr) return;
+  span.frame->data.exception_recorded = true;
+  if (span.frame->data.record_exception_events) {
+    add_event(span, "exception", {{"exception.type", type}, {"exception.message", what}});
+  }
+  set_status(span, StatusCode::kError, what);
+}
+
+otel::trace::SpanContext span_context(const Frame& frame) noexcept {
+  const FrameData& data = frame.data;
+  const otel::trace::TraceId trace_id(
+      otel::nostd::span<const std::uint8_t, 16>(data.id.trace_id.data(), 16));
+  const otel::trace::TraceFlags flags(static_cast<std::uint8_t>(data.id.flags & kFlagSampled));
+  if (data.has_trace_state) {
+    return otel::trace::SpanContext(trace_id, span_id_of(data.id.span_id), flags, false,
+                                    frame.trace_state);
+  }
+  return otel::trace::SpanContext(trace_id, span_id_of(data.id.span_id), flags, false);
+}
+
+otel::trace::Span* view(const Started& span) noexcept {
+  if (span.thread == nullptr) return nullptr;
+  Frame& frame = *span.frame;
+  if (!frame.data.has_view) {
+    std::shared_ptr<ThreadSpans> owner = t_owner.find(span.thread);
+    if (owner == nullptr) return nullptr;
+    try {
+      frame.view = otel::nostd::shared_ptr<otel::trace::Span>(
+          new NativeSpanView(std::move(owner), span.frame, span_context(frame), frame.data.id.flags,
+                             frame.data.recording));
+    } catch (...) {
+      return nullptr;
+    }
+    FrameWrite write(frame);
+    frame.data.has_view = true;
+  }
+  return frame.view.get();
+}
+
+const ThreadSpans* calling_thread_spans() noexcept { return t_fast.spans; }
+
+void set_context_depth(std::int64_t depth) noexcept { t_fast.context_depth = depth; }
+
+otel::context::Context overlay_current_span(const otel::context::Context& attached) noexcept {
+  ThreadSpans* spans = t_fast.spans;
+  if (spans == nullptr) return attached;
+  Frame* top = spans->top();
+  if (top == nullptr || top->data.context_depth != t_fast.context_depth) return attached;
+  otel::trace::Span* span = view(Started{spans, top});
+  if (span == nullptr) return attached;
+  otel::context::Context context = attached;
+  return otel::trace::SetSpan(context, top->view);
+}
+
+}  // namespace lens::native

@@ -1,0 +1,200 @@
+// Per-thread state of the native span path and the hot path itself: each recording thread owns a
+// ThreadSpans (its stack of open span frames, its ring of finished records, its counters)
+// registered with the active pipeline's SpanRegistry. Starting a span pushes a frame (ids, the
+// sampler's decision, the name and attributes copied inline, a tick count); ending it copies the
+// record into the ring and pops. No lock, no allocation, no atomic read-modify-write.
+// Thread-safety: the span functions act on the calling thread's own state; ThreadSpans' consumer
+// side (drain, snapshot_open) is for the export thread and the shutdown caller.
+#pragma once
+
+#include <opentelemetry/context/context.h>
+#include <opentelemetry/trace/span.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "lens/sampling.hpp"
+#include "lens/span.hpp"
+#include "native/chunk_ring.hpp"
+#include "native/span_record.hpp"
+#include "sdk/random_source.hpp"
+
+namespace lens::native {
+
+// A counter written by one thread and read by others: relaxed load + store, no RMW.
+class OwnerCounter {
+ public:
+  void increment() noexcept { value_.store(value_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  std::uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> value_{0};
+};
+
+struct SpanTotals {
+  std::uint64_t started = 0;  // recording spans started
+  std::uint64_t ended = 0;    // recording spans ended and written to a ring
+  std::uint64_t dropped = 0;  // recording spans lost: ring full, frame stack too deep
+};
+
+class ThreadSpans {
+ public:
+  static constexpr std::uint32_t kFramesPerBlock = 32;
+  static constexpr std::uint32_t kMaxBlocks = 64;  // 2048 nested spans per thread
+
+  ThreadSpans(std::uint64_t generation, std::shared_ptr<const Sampler> sampler,
+              std::shared_ptr<ChunkPool> pool) noexcept;
+  ~ThreadSpans();
+  ThreadSpans(const ThreadSpans&) = delete;
+  ThreadSpans& operator=(const ThreadSpans&) = delete;
+
+  std::uint64_t generation() const noexcept { return generation_; }
+  std::uint64_t fork_generation() const noexcept { return fork_generation_; }
+  const Sampler& sampler() const noexcept { return *sampler_; }
+
+  // Owner thread.
+  std::uint32_t depth() const noexcept { return depth_local_; }
+  Frame* frame_at(std::uint32_t index) const noexcept {
+    return &blocks_[index / kFramesPerBlock].load(std::memory_order_relaxed)
+                ->frames[index % kFramesPerBlock];
+  }
+  Frame* top() const noexcept { return depth_local_ == 0 ? nullptr : frame_at(depth_local_ - 1); }
+  Frame* prepare_push() noexcept;  // the next frame, or nullptr when too deep
+  void publish_push() noexcept;    // after the frame was filled
+  void pop() noexcept;
+  // Writes the finished record of `frame` into the ring; false when the ring is full (the
+  // frame's extras are then deleted).
+  bool write_record(Frame& frame, std::uint64_t end_ticks) noexcept;
+
+  // Ids of this thread's spans (owner thread only; a forked child never uses an inherited one).
+  sdk::RandomSource random;
+  OwnerCounter started;
+  OwnerCounter ended;
+  OwnerCounter dropped;
+  SpanTotals totals() const noexcept { return {started.get(), ended.get(), dropped.get()}; }
+
+  // Set by shutdown: spans ending afterwards are not written nor counted (the snapshot took them).
+  std::atomic<bool> closed{false};
+  // Set when the thread exits; the export thread drains the ring once more, then forgets it.
+  std::atomic<bool> exited{false};
+
+  // Export thread: every record committed so far, in order (see ChunkRing::drain).
+  template <class Visit>
+  std::size_t drain(Visit&& visit, std::size_t limit) {
+    return ring_.drain(std::forward<Visit>(visit), limit);
+  }
+
+  // Any thread: copies of the spans open right now (recording ones only), with their inline
+  // name and attributes; `with_extras` only from the owner thread (events, links, status text).
+  struct OpenSpan {
+    FrameData data;
+    SpanExtras extras;
+  };
+  void snapshot_open(std::vector<OpenSpan>& out, bool with_extras) const;
+
+ private:
+  struct FrameBlock {
+    Frame frames[kFramesPerBlock];
+  };
+
+  const std::uint64_t generation_;
+  const std::uint64_t fork_generation_;
+  std::shared_ptr<const Sampler> sampler_;
+  ChunkRing ring_;
+  std::array<std::atomic<FrameBlock*>, kMaxBlocks> blocks_{};
+  std::uint32_t depth_local_ = 0;
+  std::atomic<std::uint32_t> depth_{0};  // published copy for snapshot_open
+};
+
+// The threads recording into one pipeline. Thread-safety: mutex-guarded.
+class SpanRegistry {
+ public:
+  SpanRegistry(std::uint64_t generation, std::shared_ptr<const Sampler> sampler,
+               std::shared_ptr<ChunkPool> pool)
+      : generation_(generation), sampler_(std::move(sampler)), pool_(std::move(pool)) {}
+
+  std::uint64_t generation() const noexcept { return generation_; }
+  const std::shared_ptr<ChunkPool>& pool() const noexcept { return pool_; }
+
+  // A new ThreadSpans for the calling thread, registered; nullptr once closed.
+  std::shared_ptr<ThreadSpans> add_thread();
+  std::vector<std::shared_ptr<ThreadSpans>> threads() const;
+  // Forgets an exited thread, keeping its counts.
+  void remove(const std::shared_ptr<ThreadSpans>& thread);
+  // Marks every thread closed; add_thread fails from now on.
+  void close();
+  SpanTotals totals() const;
+
+ private:
+  const std::uint64_t generation_;
+  std::shared_ptr<const Sampler> sampler_;
+  std::shared_ptr<ChunkPool> pool_;
+  mutable std::mutex mutex_;
+  bool closed_ = false;
+  std::vector<std::shared_ptr<ThreadSpans>> threads_;
+  SpanTotals removed_;
+};
+
+// ---- Activation (process-wide) -------------------------------------------------------------
+
+// Non-zero while a native pipeline takes spans; read on every span start.
+extern std::atomic<std::uint64_t> g_active_generation;
+
+inline bool active() noexcept { return g_active_generation.load(std::memory_order_acquire) != 0; }
+// Makes `registry` the target of native spans (installs the context storage on first use).
+void activate(std::shared_ptr<SpanRegistry> registry) noexcept;
+// No native spans from now on (spans already open still end into their ring).
+void deactivate() noexcept;
+// In a forked child: forgets everything inherited without touching its locks.
+void reset_after_fork() noexcept;
+
+// ---- The hot path, used by lens::detail::SpanState ----------------------------------------
+
+struct Started {
+  ThreadSpans* thread = nullptr;  // null: nothing to end (too deep, or out of memory)
+  Frame* frame = nullptr;
+};
+
+// A span on the calling thread as a child of its current context (native or opentelemetry).
+// Only while active().
+Started begin_span(std::string_view name, AttributeList attributes,
+                   bool record_exception_events) noexcept;
+// The root of a new trace (lens::NewTrace).
+Started begin_root_span(std::string_view name, AttributeList attributes,
+                        const NewTrace& root) noexcept;
+void end_span(const Started& span) noexcept;
+void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept;
+void set_attribute(const Started& span, std::string_view key,
+                   const opentelemetry::common::AttributeValue& value) noexcept;
+void add_event(const Started& span, std::string_view name, AttributeList attributes) noexcept;
+// At `ticks`, or at `unix_ns` when that is not 0 (an explicit timestamp).
+void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
+               std::int64_t unix_ns, const opentelemetry::common::KeyValueIterable& attributes) noexcept;
+void add_link(const Started& span, const opentelemetry::trace::SpanContext& context) noexcept;
+void set_status(const Started& span, StatusCode code, std::string_view description) noexcept;
+void update_name(const Started& span, std::string_view name) noexcept;
+// The exception event (when the frame records them) and status ERROR with `what`.
+void record_exception(const Started& span, std::string_view type, std::string_view what) noexcept;
+// The span context a child or a propagator sees (flags: sampled only, as opentelemetry-cpp).
+opentelemetry::trace::SpanContext span_context(const Frame& frame) noexcept;
+// The opentelemetry view of the span (made on first call, owned by the frame).
+opentelemetry::trace::Span* view(const Started& span) noexcept;
+
+// The calling thread's current state (null before its first native span).
+const ThreadSpans* calling_thread_spans() noexcept;
+
+// ---- Context interplay (see context_storage.hpp) ---------------------------------------------
+
+// The calling thread's opentelemetry attach depth changed (the storage's stack size).
+void set_context_depth(std::int64_t depth) noexcept;
+// `attached` plus the innermost native span when that is newer than the last attach.
+opentelemetry::context::Context overlay_current_span(
+    const opentelemetry::context::Context& attached) noexcept;
+
+}  // namespace lens::native

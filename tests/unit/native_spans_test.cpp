@@ -1,0 +1,667 @@
+// The native span path (config.span_path "native", the default) end to end through
+// setup_telemetry and an in-memory exporter: what a span record carries once converted to the
+// exporter's recordable, nesting and interplay with opentelemetry-cpp's context, samplers,
+// several producer threads, threads that exit, a full buffer, shutdown with spans still open
+// on this and other threads (truncated, exactly once), fork, and the opentelemetry path kept
+// selectable.
+#include <gtest/gtest.h>
+#include <opentelemetry/context/runtime_context.h>
+#include <opentelemetry/exporters/memory/in_memory_span_exporter.h>
+#include <opentelemetry/nostd/variant.h>
+#include <opentelemetry/sdk/trace/span_data.h>
+#include <opentelemetry/trace/context.h>
+#include <opentelemetry/trace/scope.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lens/groups.hpp"
+#include "lens/propagation.hpp"
+#include "lens/span.hpp"
+#include "lens/telemetry.hpp"
+#include "native/thread_spans.hpp"
+#include "unit/test_support.hpp"
+
+namespace lens {
+namespace {
+
+namespace otel = opentelemetry;
+namespace sdktrace = opentelemetry::sdk::trace;
+using otel::exporter::memory::InMemorySpanData;
+using otel::exporter::memory::InMemorySpanExporter;
+using SpanDataPtr = std::unique_ptr<sdktrace::SpanData>;
+using namespace std::chrono_literals;
+
+std::string hex(const otel::trace::SpanId& id) {
+  char buf[16];
+  id.ToLowerBase16(buf);
+  return std::string(buf, sizeof(buf));
+}
+std::string hex(const otel::trace::TraceId& id) {
+  char buf[32];
+  id.ToLowerBase16(buf);
+  return std::string(buf, sizeof(buf));
+}
+
+template <class T>
+T attr(const sdktrace::SpanData& span, const std::string& key) {
+  const auto& attributes = span.GetAttributes();
+  auto it = attributes.find(key);
+  if (it == attributes.end()) {
+    ADD_FAILURE() << "no attribute " << key << " on " << span.GetName();
+    return T{};
+  }
+  return otel::nostd::get<T>(it->second);
+}
+
+bool has_attr(const sdktrace::SpanData& span, const std::string& key) {
+  return span.GetAttributes().count(key) != 0;
+}
+
+const sdktrace::SpanData* find(const std::vector<SpanDataPtr>& spans, std::string_view name) {
+  for (const auto& span : spans) {
+    if (std::string_view(span->GetName().data(), span->GetName().size()) == name) {
+      return span.get();
+    }
+  }
+  return nullptr;
+}
+
+// An exporting rank with the in-memory exporter; every test shuts it down.
+class NativeSpans : public ::testing::Test {
+ protected:
+  void SetUp() override { detail::reset_span_groups_for_testing(); }
+  void TearDown() override {
+    if (handle_) static_cast<void>(handle_->shutdown(2000ms));
+    detail::reset_span_groups_for_testing();
+  }
+
+  void start(const Env::Map& variables = {}, std::string span_path = "native") {
+    Env::Map env = variables;
+    env.emplace("NEMO_LENS_ENABLED", "1");
+    env.emplace("NEMO_LENS_RANK_STRATEGY", "all_ranks");
+    env.emplace("NEMO_LENS_RUN_ID", "native-test");
+    env.emplace("NEMO_LENS_EXPORTER", "none");
+    env.emplace("NEMO_LENS_METRICS_ENABLED", "0");
+    env.emplace("NEMO_LENS_SPAN_GROUPS", "all");
+    env.emplace("NEMO_LENS_SPAN_PATH", span_path);
+    Config config = test_support::config_from(env);
+    auto exporter = std::make_unique<InMemorySpanExporter>(1000000);
+    data_ = exporter->GetData();
+    SetupOverrides overrides;
+    overrides.span_exporter = std::move(exporter);
+    overrides.env = Env::from(env);
+    auto made = setup_telemetry(config, test_support::rank_of(0, 1), {}, std::move(overrides));
+    ASSERT_TRUE(made.ok()) << made.message();
+    handle_ = *made;
+  }
+
+  std::vector<SpanDataPtr> flushed() {
+    const Status flushed = handle_->force_flush(5000ms);
+    EXPECT_TRUE(flushed.ok()) << flushed.message();
+    return data_->GetSpans();
+  }
+  std::vector<SpanDataPtr> after_shutdown() {
+    const Status done = handle_->shutdown(5000ms);
+    EXPECT_TRUE(done.ok()) << done.message();
+    return data_->GetSpans();
+  }
+
+  std::optional<TelemetryHandle> handle_;
+  std::shared_ptr<InMemorySpanData> data_;
+};
+
+TEST_F(NativeSpans, ARecordedSpanCarriesNameAttributesIdsTimesResourceAndScope) {
+  start();
+  otel::trace::SpanContext seen = otel::trace::SpanContext::GetInvalid();
+  const auto before = std::chrono::system_clock::now();
+  {
+    LENS_SPAN_NAMED(step, "step", "megatron.train_step", {"iteration", 7}, {"phase", "forward"},
+                    {"lr", 0.5}, {"ok", true}, {"skipped", nullptr});
+    seen = step.span()->GetContext();
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto after = std::chrono::system_clock::now();
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 1U);
+  const sdktrace::SpanData& span = *spans[0];
+  EXPECT_EQ(span.GetName(), "megatron.train_step");
+  EXPECT_EQ(attr<std::int64_t>(span, "iteration"), 7);
+  EXPECT_EQ(attr<std::string>(span, "phase"), "forward");
+  EXPECT_EQ(attr<double>(span, "lr"), 0.5);
+  EXPECT_EQ(attr<bool>(span, "ok"), true);
+  EXPECT_FALSE(has_attr(span, "skipped"));
+  EXPECT_EQ(span.GetAttributes().size(), 4U);
+  EXPECT_EQ(hex(span.GetSpanId()), hex(seen.span_id()));
+  EXPECT_EQ(hex(span.GetTraceId()), hex(seen.trace_id()));
+  EXPECT_FALSE(span.GetParentSpanId().IsValid());
+  // Sampled, and (a root drawn by lens's random generator) the W3C random-trace-id flag.
+  EXPECT_EQ(span.GetFlags().flags(), 0x03);
+  EXPECT_EQ(seen.trace_flags().flags(), 0x01);
+  EXPECT_EQ(span.GetSpanKind(), otel::trace::SpanKind::kInternal);
+  EXPECT_EQ(span.GetStatus(), otel::trace::StatusCode::kUnset);
+  const auto start = span.GetStartTime();
+  EXPECT_GE(std::chrono::system_clock::time_point(start), before - 5ms);
+  EXPECT_LE(std::chrono::system_clock::time_point(start) + span.GetDuration(), after + 5ms);
+  EXPECT_GE(span.GetDuration(), 19ms);
+  EXPECT_LT(span.GetDuration(), 2000ms);
+  EXPECT_EQ(span.GetInstrumentationScope().GetName(), "nemo.lens");
+  const auto& resource = span.GetResource().GetAttributes();
+  ASSERT_EQ(resource.count("nemo.run.id"), 1U);
+  EXPECT_EQ(otel::nostd::get<std::string>(resource.at("nemo.run.id")), "native-test");
+}
+
+TEST_F(NativeSpans, NestedSpansShareTheTraceAndPointToTheirParents) {
+  start();
+  {
+    LENS_SPAN("step", "outer");
+    {
+      LENS_SPAN("step", "middle");
+      { LENS_SPAN("step", "inner"); }
+    }
+    { LENS_SPAN("step", "sibling"); }
+  }
+  { LENS_SPAN("step", "next-root"); }
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 5U);
+  // Exported in the order they ended.
+  EXPECT_EQ(spans[0]->GetName(), "inner");
+  EXPECT_EQ(spans[1]->GetName(), "middle");
+  EXPECT_EQ(spans[2]->GetName(), "sibling");
+  EXPECT_EQ(spans[3]->GetName(), "outer");
+  EXPECT_EQ(spans[4]->GetName(), "next-root");
+  EXPECT_EQ(spans[0]->GetParentSpanId(), spans[1]->GetSpanId());
+  EXPECT_EQ(spans[1]->GetParentSpanId(), spans[3]->GetSpanId());
+  EXPECT_EQ(spans[2]->GetParentSpanId(), spans[3]->GetSpanId());
+  EXPECT_FALSE(spans[3]->GetParentSpanId().IsValid());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(spans[i]->GetTraceId(), spans[3]->GetTraceId());
+  EXPECT_NE(spans[4]->GetTraceId(), spans[3]->GetTraceId());
+  EXPECT_EQ(spans[0]->GetFlags().flags(), 0x03);  // children inherit the random flag
+}
+
+TEST_F(NativeSpans, StringsUnderRedactedKeysAreRedactedAndLongDataSpillsWithoutLoss) {
+  start();
+  const std::string long_name(300, 'n');
+  const std::string long_value(500, 'v');
+  {
+    ManagedSpan span("step", long_name,
+                     {{"password", "hunter2"}, {"token", "abc"}, {"key", 5}, {"model", "gpt"}});
+    for (int i = 0; i < 40; ++i) span.set_attribute("a" + std::to_string(i), i);
+    span.set_attribute("big", long_value);
+    span.set_attribute("ints", std::vector<std::int64_t>{1, 2, 3});
+    span.set_attribute("names", std::vector<std::string>{"x", "y"});
+    span.set_attribute("flags", std::vector<bool>{true, false});
+    span.set_attribute("doubles", std::vector<double>{0.25, 0.5});
+  }
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 1U);
+  const sdktrace::SpanData& span = *spans[0];
+  EXPECT_EQ(span.GetName(), long_name);
+  EXPECT_EQ(attr<std::string>(span, "password"), "[REDACTED]");
+  EXPECT_EQ(attr<std::string>(span, "token"), "[REDACTED]");
+  EXPECT_EQ(attr<std::int64_t>(span, "key"), 5);  // only strings are redacted
+  EXPECT_EQ(attr<std::string>(span, "model"), "gpt");
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(attr<std::int64_t>(span, "a" + std::to_string(i)), i);
+  EXPECT_EQ(attr<std::string>(span, "big"), long_value);
+  EXPECT_EQ(attr<std::vector<std::int64_t>>(span, "ints"), (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(attr<std::vector<std::string>>(span, "names"), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(attr<std::vector<bool>>(span, "flags"), (std::vector<bool>{true, false}));
+  EXPECT_EQ(attr<std::vector<double>>(span, "doubles"), (std::vector<double>{0.25, 0.5}));
+  EXPECT_EQ(span.GetAttributes().size(), 49U);
+}
+
+TEST_F(NativeSpans, ExceptionsEventsAndStatusReachTheRecord) {
+  start();
+  try {
+    LENS_SPAN_NAMED(guard, "step", "fails");
+    guard.add_event("checkpoint", {{"step", 3}, {"secret", "s3"}});
+    try {
+      throw std::runtime_error("disk full");
+    } catch (const std::exception& e) {
+      guard.record_exception(e);
+      throw;
+    }
+  } catch (const std::exception&) {
+  }
+  try {
+    LENS_SPAN("step", "unknown");
+    throw 42;
+  } catch (int) {
+  }
+  {
+    ScopedSpan quiet("quiet", {}, /*record_exception=*/false);
+    quiet.record_exception(std::logic_error("bad"));
+  }
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 3U);
+  const auto* fails = find(spans, "fails");
+  ASSERT_NE(fails, nullptr);
+  EXPECT_EQ(fails->GetStatus(), otel::trace::StatusCode::kError);
+  EXPECT_EQ(fails->GetDescription(), "disk full");
+  const auto& events = fails->GetEvents();
+  ASSERT_EQ(events.size(), 2U);
+  EXPECT_EQ(events[0].GetName(), "checkpoint");
+  EXPECT_EQ(otel::nostd::get<std::int64_t>(events[0].GetAttributes().at("step")), 3);
+  EXPECT_EQ(otel::nostd::get<std::string>(events[0].GetAttributes().at("secret")), "[REDACTED]");
+  EXPECT_EQ(events[1].GetName(), "exception");
+  EXPECT_EQ(otel::nostd::get<std::string>(events[1].GetAttributes().at("exception.type")),
+            "std::runtime_error");
+  EXPECT_EQ(otel::nostd::get<std::string>(events[1].GetAttributes().at("exception.message")),
+            "disk full");
+  EXPECT_GE(events[1].GetTimestamp().time_since_epoch(), fails->GetStartTime().time_since_epoch());
+
+  const auto* unknown = find(spans, "unknown");
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_EQ(unknown->GetStatus(), otel::trace::StatusCode::kError);
+  EXPECT_EQ(unknown->GetDescription(), "unknown exception");
+  ASSERT_EQ(unknown->GetEvents().size(), 1U);
+  EXPECT_EQ(otel::nostd::get<std::string>(
+                unknown->GetEvents()[0].GetAttributes().at("exception.type")),
+            "unknown");
+
+  const auto* quiet = find(spans, "quiet");
+  ASSERT_NE(quiet, nullptr);
+  EXPECT_EQ(quiet->GetStatus(), otel::trace::StatusCode::kError);
+  EXPECT_EQ(quiet->GetDescription(), "bad");
+  EXPECT_TRUE(quiet->GetEvents().empty());
+}
+
+TEST_F(NativeSpans, TheSpanViewForwardsOnItsThreadWhileOpenAndIsInertAfter) {
+  start();
+  otel::trace::Span* view = nullptr;
+  {
+    LENS_SPAN_NAMED(guard, "step", "viewed");
+    view = guard.span();
+    ASSERT_NE(view, nullptr);
+    EXPECT_TRUE(view->IsRecording());
+    view->SetAttribute("via.view", 11);
+    view->AddEvent("view.event");
+    view->UpdateName("renamed");
+    view->SetStatus(otel::trace::StatusCode::kOk);
+    std::thread other([view] {
+      EXPECT_FALSE(view->IsRecording());
+      view->SetAttribute("from.other.thread", 1);
+    });
+    other.join();
+  }
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 1U);
+  EXPECT_EQ(spans[0]->GetName(), "renamed");
+  EXPECT_EQ(attr<std::int64_t>(*spans[0], "via.view"), 11);
+  EXPECT_FALSE(has_attr(*spans[0], "from.other.thread"));
+  ASSERT_EQ(spans[0]->GetEvents().size(), 1U);
+  EXPECT_EQ(spans[0]->GetEvents()[0].GetName(), "view.event");
+  EXPECT_EQ(spans[0]->GetStatus(), otel::trace::StatusCode::kOk);
+}
+
+TEST_F(NativeSpans, OpenTelemetrySeesTheNativeSpanAsCurrentAndNestsBothWays) {
+  start();
+  std::string native_id;
+  {
+    LENS_SPAN_NAMED(outer, "step", "native-outer");
+    native_id = hex(outer.span()->GetContext().span_id());
+    const auto current = otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent());
+    EXPECT_EQ(hex(current->GetContext().span_id()), native_id);
+    // Third-party opentelemetry-cpp code nests under the native span ...
+    auto tracer = handle_->tracer();
+    auto third = tracer->StartSpan("third-party");
+    {
+      otel::trace::Scope scope(third);
+      // ... and a native span started while the third-party span is current nests under it.
+      LENS_SPAN("step", "native-inner");
+    }
+    third->End();
+    { LENS_SPAN("step", "native-after"); }
+  }
+  EXPECT_FALSE(otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent())
+                   ->GetContext()
+                   .IsValid());
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 4U);
+  const auto* outer = find(spans, "native-outer");
+  const auto* third = find(spans, "third-party");
+  const auto* inner = find(spans, "native-inner");
+  const auto* after = find(spans, "native-after");
+  ASSERT_TRUE(outer && third && inner && after);
+  EXPECT_EQ(hex(third->GetParentSpanId()), native_id);
+  EXPECT_EQ(inner->GetParentSpanId(), third->GetSpanId());
+  EXPECT_EQ(after->GetParentSpanId(), outer->GetSpanId());
+  EXPECT_EQ(third->GetTraceId(), outer->GetTraceId());
+  EXPECT_EQ(inner->GetTraceId(), outer->GetTraceId());
+  // Ended order across both paths.
+  EXPECT_EQ(spans[0]->GetName(), "native-inner");
+  EXPECT_EQ(spans[1]->GetName(), "third-party");
+  EXPECT_EQ(spans[3]->GetName(), "native-outer");
+}
+
+TEST_F(NativeSpans, ContextHandOffAndPropagationCarryTheNativeSpan) {
+  start();
+  Carrier carrier;
+  std::string outer_id;
+  {
+    LENS_SPAN_NAMED(job, "job", "outer");
+    outer_id = hex(job.span()->GetContext().span_id());
+    inject_context(carrier);
+    auto task = wrap_with_context([] { LENS_SPAN("step", "pooled"); });
+    std::thread worker(task);
+    worker.join();
+    const auto captured = capture_context();
+    std::thread scoped([&captured] {
+      ContextScope scope(captured);
+      LENS_SPAN("step", "scoped");
+    });
+    scoped.join();
+  }
+  {
+    // A remote parent: extracted and attached on a thread with no native span open.
+    ContextScope remote(extract_context(carrier, otel::context::Context{}));
+    LENS_SPAN("step", "remote-child");
+  }
+  ASSERT_EQ(carrier.count("traceparent"), 1U);
+  EXPECT_EQ(carrier["traceparent"].substr(36, 16), outer_id);
+  EXPECT_EQ(carrier["traceparent"].substr(53), "01");
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 4U);
+  const auto* outer = find(spans, "outer");
+  ASSERT_NE(outer, nullptr);
+  for (const char* child : {"pooled", "scoped", "remote-child"}) {
+    const auto* span = find(spans, child);
+    ASSERT_NE(span, nullptr) << child;
+    EXPECT_EQ(span->GetParentSpanId(), outer->GetSpanId()) << child;
+    EXPECT_EQ(span->GetTraceId(), outer->GetTraceId()) << child;
+  }
+}
+
+TEST_F(NativeSpans, TheSamplerDecidesAndDroppedSpansStillPropagateTheirContext) {
+  start({{"OTEL_TRACES_SAMPLER", "traceidratio"}, {"OTEL_TRACES_SAMPLER_ARG", "0.5"}});
+  int kept_roots = 0;
+  Carrier dropped_carrier;
+  for (int i = 0; i < 400; ++i) {
+    LENS_SPAN_NAMED(root, "step", "root");
+    { LENS_SPAN("step", "child"); }
+    if (!root.span()->GetContext().IsSampled()) {
+      if (dropped_carrier.empty()) inject_context(dropped_carrier);
+    } else {
+      ++kept_roots;
+    }
+  }
+  const auto spans = flushed();
+  // traceidratio (not parent-based) decides each span on the shared trace id: the child of a
+  // kept root is kept, the child of a dropped root is dropped.
+  EXPECT_EQ(spans.size(), static_cast<std::size_t>(2 * kept_roots));
+  EXPECT_GT(kept_roots, 120);
+  EXPECT_LT(kept_roots, 280);
+  ASSERT_FALSE(dropped_carrier.empty());
+  EXPECT_EQ(dropped_carrier["traceparent"].substr(53), "00");
+  const TelemetryStats stats = handle_->stats();
+  EXPECT_EQ(stats.spans_started, spans.size());
+}
+
+TEST_F(NativeSpans, SeveralProducerThreadsLoseAndDuplicateNothing) {
+  start();
+  constexpr int kThreads = 4;
+  constexpr int kSpansPerThread = 20000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t] {
+      for (int i = 0; i < kSpansPerThread; ++i) {
+        LENS_SPAN("step", "work", {"thread", t}, {"i", i});
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), static_cast<std::size_t>(kThreads * kSpansPerThread));
+  std::set<std::string> ids;
+  std::map<std::int64_t, std::int64_t> next_i;
+  for (const auto& span : spans) {
+    ids.insert(hex(span->GetSpanId()));
+    // Within a thread, spans arrive in the order they ended.
+    const auto t = attr<std::int64_t>(*span, "thread");
+    EXPECT_EQ(attr<std::int64_t>(*span, "i"), next_i[t]++);
+  }
+  EXPECT_EQ(ids.size(), spans.size());
+  const TelemetryStats stats = handle_->stats();
+  EXPECT_EQ(stats.spans_started, spans.size());
+  EXPECT_EQ(stats.spans_ended, spans.size());
+  EXPECT_EQ(stats.spans_exported, spans.size());
+  EXPECT_EQ(stats.spans_dropped, 0U);
+}
+
+TEST_F(NativeSpans, AThreadThatExitsRightAfterItsSpansHandsThemOver) {
+  start();
+  for (int round = 0; round < 20; ++round) {
+    std::thread([round] {
+      for (int i = 0; i < 50; ++i) {
+        LENS_SPAN("step", "short-lived", {"round", round});
+      }
+    }).join();
+  }
+  EXPECT_EQ(flushed().size(), 1000U);
+}
+
+// An exporter that blocks every Export until released: the buffer fills up.
+class BlockingExporter final : public sdktrace::SpanExporter {
+ public:
+  struct Gate {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool open = false;
+    std::atomic<std::uint64_t> exported{0};
+  };
+  explicit BlockingExporter(std::shared_ptr<Gate> gate) : gate_(std::move(gate)) {}
+  std::unique_ptr<sdktrace::Recordable> MakeRecordable() noexcept override {
+    return std::make_unique<sdktrace::SpanData>();
+  }
+  otel::sdk::common::ExportResult Export(
+      const otel::nostd::span<std::unique_ptr<sdktrace::Recordable>>& spans) noexcept override {
+    std::unique_lock<std::mutex> lock(gate_->mutex);
+    gate_->cv.wait(lock, [this] { return gate_->open; });
+    gate_->exported += spans.size();
+    return otel::sdk::common::ExportResult::kSuccess;
+  }
+  bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
+  bool Shutdown(std::chrono::microseconds) noexcept override { return true; }
+
+ private:
+  std::shared_ptr<Gate> gate_;
+};
+
+TEST(NativeSpansBuffer, AFullBufferDropsAndCountsAndNeverBlocksTheProducer) {
+  detail::reset_span_groups_for_testing();
+  const Env::Map env = {{"NEMO_LENS_ENABLED", "1"},        {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
+                        {"NEMO_LENS_RUN_ID", "buffer"},    {"NEMO_LENS_EXPORTER", "none"},
+                        {"NEMO_LENS_METRICS_ENABLED", "0"}, {"NEMO_LENS_SPAN_GROUPS", "all"},
+                        {"NEMO_LENS_SPAN_BUFFER_MB", "1"},  {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "16"}};
+  Config config = test_support::config_from(env);
+  auto gate = std::make_shared<BlockingExporter::Gate>();
+  SetupOverrides overrides;
+  overrides.span_exporter = std::make_unique<BlockingExporter>(gate);
+  overrides.env = Env::from(env);
+  auto made = setup_telemetry(config, test_support::rank_of(0, 1), {}, std::move(overrides));
+  ASSERT_TRUE(made.ok()) << made.message();
+  TelemetryHandle handle = *made;
+  constexpr std::uint64_t kProduced = 100000;  // ~13 MiB of records against a 1 MiB buffer
+  const auto began = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < kProduced; ++i) {
+    LENS_SPAN("step", "burst", {"i", static_cast<std::int64_t>(i)});
+  }
+  const auto produce_time = std::chrono::steady_clock::now() - began;
+  EXPECT_LT(produce_time, 10s);  // a guard against blocking, not a benchmark
+  const TelemetryStats during = handle.stats();
+  EXPECT_EQ(during.spans_started, kProduced);
+  EXPECT_GT(during.spans_dropped, kProduced / 2);
+  {
+    std::lock_guard<std::mutex> lock(gate->mutex);
+    gate->open = true;
+  }
+  gate->cv.notify_all();
+  ASSERT_TRUE(handle.shutdown(5000ms).ok());
+  const TelemetryStats after = handle.stats();
+  EXPECT_EQ(after.spans_exported, gate->exported.load());
+  EXPECT_EQ(after.spans_exported + after.spans_dropped, kProduced);
+  EXPECT_EQ(after.spans_dropped, during.spans_dropped);
+  detail::reset_span_groups_for_testing();
+}
+
+TEST_F(NativeSpans, ShutdownExportsSpansStillOpenHereAndOnOtherThreadsOnceAsTruncated) {
+  start();
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool opened = false;
+  bool release = false;
+  std::thread worker([&] {
+    LENS_SPAN_NAMED(held, "step", "worker-open", {"where", "worker"});
+    { LENS_SPAN("step", "worker-done"); }
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      opened = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+    }
+  });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return opened; });
+  }
+  std::vector<SpanDataPtr> spans;
+  {
+    LENS_SPAN_NAMED(outer, "step", "main-open");
+    outer.add_event("before-shutdown");
+    LENS_SPAN("step", "main-inner-open");
+    spans = after_shutdown();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    release = true;
+  }
+  cv.notify_all();
+  worker.join();
+  ASSERT_EQ(spans.size(), 4U);
+  EXPECT_EQ(spans[0]->GetName(), "worker-done");
+  EXPECT_FALSE(has_attr(*spans[0], "nemo.span.truncated"));
+  // Truncated: newest started first.
+  EXPECT_EQ(spans[1]->GetName(), "main-inner-open");
+  EXPECT_EQ(spans[2]->GetName(), "main-open");
+  EXPECT_EQ(spans[3]->GetName(), "worker-open");
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_TRUE(attr<bool>(*spans[i], "nemo.span.truncated")) << spans[i]->GetName();
+    const auto& events = spans[i]->GetEvents();
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back().GetName(), "nemo.span.truncated");
+    EXPECT_EQ(otel::nostd::get<std::string>(
+                  events.back().GetAttributes().at("nemo.span.truncated.reason")),
+              "still open at telemetry shutdown");
+  }
+  EXPECT_EQ(spans[1]->GetParentSpanId(), spans[2]->GetSpanId());
+  EXPECT_EQ(attr<std::string>(*spans[3], "where"), "worker");
+  // This thread's open span keeps its events; another thread's inline data only.
+  ASSERT_EQ(spans[2]->GetEvents().size(), 2U);
+  EXPECT_EQ(spans[2]->GetEvents()[0].GetName(), "before-shutdown");
+  // The spans that ended after shutdown were not exported a second time.
+  EXPECT_EQ(data_->GetSpans().size(), 0U);
+  const TelemetryStats stats = handle_->stats();
+  EXPECT_EQ(stats.spans_started, 4U);
+  EXPECT_EQ(stats.spans_ended, 4U);
+  EXPECT_EQ(stats.spans_exported, 4U);
+  EXPECT_EQ(stats.spans_dropped, 0U);
+  handle_.reset();
+}
+
+TEST_F(NativeSpans, NewTraceRootsTakeTheGivenTraceIdAndLink) {
+  start();
+  NewTrace root;
+  for (std::size_t i = 0; i < 16; ++i) root.trace_id[i] = static_cast<std::uint8_t>(i + 1);
+  std::string link_span;
+  {
+    LENS_SPAN_NAMED(run, "job", "run");
+    root.link = run.span()->GetContext();
+    link_span = hex(root.link.span_id());
+    ManagedSpan step(span_group_handle("step"), "step", {}, root);
+    { LENS_SPAN("step", "inside"); }
+  }
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 3U);
+  const auto* step = find(spans, "step");
+  const auto* inside = find(spans, "inside");
+  ASSERT_TRUE(step && inside);
+  EXPECT_EQ(hex(step->GetTraceId()), "0102030405060708090a0b0c0d0e0f10");
+  EXPECT_FALSE(step->GetParentSpanId().IsValid());
+  ASSERT_EQ(step->GetLinks().size(), 1U);
+  EXPECT_EQ(hex(step->GetLinks()[0].GetSpanContext().span_id()), link_span);
+  EXPECT_EQ(inside->GetParentSpanId(), step->GetSpanId());
+  EXPECT_EQ(inside->GetTraceId(), step->GetTraceId());
+}
+
+TEST_F(NativeSpans, AForkedChildRecordsNothingOfTheParentAndMaySetUpAgain) {
+  start();
+  LENS_SPAN_NAMED(open_in_parent, "step", "parent-open");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // Child: telemetry is off; spans are not recorded; the inherited span ends harmlessly.
+    int failures = 0;
+    if (native::active()) ++failures;
+    { LENS_SPAN("step", "child-span"); }
+    _exit(failures);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  { LENS_SPAN("step", "parent-after"); }
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 1U);
+  EXPECT_EQ(spans[0]->GetName(), "parent-after");
+}
+
+TEST_F(NativeSpans, TheOpenTelemetryPathStaysSelectable) {
+  start({}, "opentelemetry");
+  {
+    LENS_SPAN("step", "outer");
+    { LENS_SPAN("step", "inner"); }
+  }
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 2U);
+  EXPECT_EQ(spans[0]->GetName(), "inner");
+  EXPECT_EQ(spans[0]->GetParentSpanId(), spans[1]->GetSpanId());
+  EXPECT_EQ(handle_->stats().spans_started, 2U);
+}
+
+TEST(NativeSpansConfig, SpanPathAndBufferSizeAreValidated) {
+  const Env::Map base = {{"NEMO_LENS_ENABLED", "1"}, {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
+                         {"NEMO_LENS_RUN_ID", "v"}};
+  Env::Map bad_path = base;
+  bad_path.emplace("NEMO_LENS_SPAN_PATH", "fast");
+  auto made = setup_telemetry(test_support::config_from(bad_path), test_support::rank_of(0, 1));
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.message(),
+            "Unknown span path 'fast' in NEMO_LENS_SPAN_PATH; accepted: native, opentelemetry");
+  Env::Map bad_size = base;
+  bad_size.emplace("NEMO_LENS_SPAN_BUFFER_MB", "0");
+  made = setup_telemetry(test_support::config_from(bad_size), test_support::rank_of(0, 1));
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.message(),
+            "Invalid value for NEMO_LENS_SPAN_BUFFER_MB: '0'; accepted: a whole number of MiB "
+            "from 1 to 65536");
+  Env::Map not_a_number = base;
+  not_a_number.emplace("NEMO_LENS_SPAN_BUFFER_MB", "lots");
+  made = setup_telemetry(test_support::config_from(not_a_number), test_support::rank_of(0, 1));
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.message(),
+            "Invalid integer for NEMO_LENS_SPAN_BUFFER_MB: 'lots'; accepted: a whole number of "
+            "MiB from 1 to 65536 such as 64");
+}
+
+}  // namespace
+}  // namespace lens
