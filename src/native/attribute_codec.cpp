@@ -18,18 +18,7 @@ namespace {
 namespace otel = opentelemetry;
 using OtelValue = otel::common::AttributeValue;
 
-enum class Type : std::uint8_t {
-  kBool = 1,
-  kInt64,
-  kUInt64,
-  kDouble,
-  kString,
-  kBoolArray,
-  kInt64Array,
-  kUInt64Array,
-  kDoubleArray,
-  kStringArray,
-};
+using codec::Type;
 
 // Writes into a fixed buffer; remembers when something did not fit.
 class FixedSink {
@@ -77,7 +66,7 @@ void put_string(Sink& sink, std::string_view text) {
 }
 
 template <class Sink>
-void put_head(Sink& sink, Type type, std::string_view key) {
+void put_key(Sink& sink, Type type, std::string_view key) {
   put_value(sink, static_cast<std::uint8_t>(type));
   const auto size = static_cast<std::uint16_t>(std::min<std::size_t>(key.size(), UINT16_MAX));
   put_value(sink, size);
@@ -107,39 +96,39 @@ bool put_arg(Sink& sink, std::string_view key, const AttributeArg& value) {
     case Kind::kNull:
       return false;
     case Kind::kBool:
-      put_head(sink, Type::kBool, key);
+      put_key(sink, Type::kBool, key);
       put_value(sink, static_cast<std::uint8_t>(value.as_bool() ? 1 : 0));
       return true;
     case Kind::kInt64:
-      put_head(sink, Type::kInt64, key);
+      put_key(sink, Type::kInt64, key);
       put_value(sink, value.as_int64());
       return true;
     case Kind::kUInt64:
-      put_head(sink, Type::kUInt64, key);
+      put_key(sink, Type::kUInt64, key);
       put_value(sink, value.as_uint64());
       return true;
     case Kind::kDouble:
-      put_head(sink, Type::kDouble, key);
+      put_key(sink, Type::kDouble, key);
       put_value(sink, value.as_double());
       return true;
     case Kind::kString:
-      put_head(sink, Type::kString, key);
+      put_key(sink, Type::kString, key);
       put_string(sink, value.as_string());
       return true;
     case Kind::kBoolArray:
-      put_head(sink, Type::kBoolArray, key);
+      put_key(sink, Type::kBoolArray, key);
       put_array(sink, value.as_bool_array());
       return true;
     case Kind::kInt64Array:
-      put_head(sink, Type::kInt64Array, key);
+      put_key(sink, Type::kInt64Array, key);
       put_array(sink, value.as_int64_array());
       return true;
     case Kind::kDoubleArray:
-      put_head(sink, Type::kDoubleArray, key);
+      put_key(sink, Type::kDoubleArray, key);
       put_array(sink, value.as_double_array());
       return true;
     case Kind::kStringArray:
-      put_head(sink, Type::kStringArray, key);
+      put_key(sink, Type::kStringArray, key);
       put_array(sink, value.as_string_array());
       return true;
   }
@@ -286,47 +275,47 @@ void put_otel(Sink& sink, std::string_view key, const OtelValue& value) {
       [&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<V, bool>) {
-          put_head(sink, Type::kBool, key);
+          put_key(sink, Type::kBool, key);
           put_value(sink, static_cast<std::uint8_t>(v ? 1 : 0));
         } else if constexpr (std::is_same_v<V, std::int32_t> || std::is_same_v<V, std::int64_t> ||
                              std::is_same_v<V, std::uint32_t>) {
-          put_head(sink, Type::kInt64, key);
+          put_key(sink, Type::kInt64, key);
           put_value(sink, static_cast<std::int64_t>(v));
         } else if constexpr (std::is_same_v<V, std::uint64_t>) {
-          put_head(sink, Type::kUInt64, key);
+          put_key(sink, Type::kUInt64, key);
           put_value(sink, v);
         } else if constexpr (std::is_same_v<V, double>) {
-          put_head(sink, Type::kDouble, key);
+          put_key(sink, Type::kDouble, key);
           put_value(sink, v);
         } else if constexpr (std::is_same_v<V, const char*>) {
-          put_head(sink, Type::kString, key);
+          put_key(sink, Type::kString, key);
           put_string(sink, v == nullptr ? std::string_view() : std::string_view(v));
         } else if constexpr (std::is_same_v<V, otel::nostd::string_view>) {
-          put_head(sink, Type::kString, key);
+          put_key(sink, Type::kString, key);
           put_string(sink, std::string_view(v.data(), v.size()));
         } else if constexpr (std::is_same_v<V, otel::nostd::span<const bool>>) {
-          put_head(sink, Type::kBoolArray, key);
+          put_key(sink, Type::kBoolArray, key);
           put_array(sink, v);
         } else if constexpr (std::is_same_v<V, otel::nostd::span<const std::int32_t>> ||
                              std::is_same_v<V, otel::nostd::span<const std::uint32_t>>) {
-          put_head(sink, Type::kInt64Array, key);
+          put_key(sink, Type::kInt64Array, key);
           put_value(sink, static_cast<std::uint32_t>(v.size()));
           for (auto x : v) put_value(sink, static_cast<std::int64_t>(x));
         } else if constexpr (std::is_same_v<V, otel::nostd::span<const std::int64_t>>) {
-          put_head(sink, Type::kInt64Array, key);
+          put_key(sink, Type::kInt64Array, key);
           put_array(sink, v);
         } else if constexpr (std::is_same_v<V, otel::nostd::span<const std::uint64_t>>) {
-          put_head(sink, Type::kUInt64Array, key);
+          put_key(sink, Type::kUInt64Array, key);
           put_array(sink, v);
         } else if constexpr (std::is_same_v<V, otel::nostd::span<const std::uint8_t>>) {
-          put_head(sink, Type::kInt64Array, key);
+          put_key(sink, Type::kInt64Array, key);
           put_value(sink, static_cast<std::uint32_t>(v.size()));
           for (auto x : v) put_value(sink, static_cast<std::int64_t>(x));
         } else if constexpr (std::is_same_v<V, otel::nostd::span<const double>>) {
-          put_head(sink, Type::kDoubleArray, key);
+          put_key(sink, Type::kDoubleArray, key);
           put_array(sink, v);
         } else if constexpr (std::is_same_v<V, otel::nostd::span<const otel::nostd::string_view>>) {
-          put_head(sink, Type::kStringArray, key);
+          put_key(sink, Type::kStringArray, key);
           put_array(sink, v);
         } else {
           static_assert(sizeof(V) == 0, "an opentelemetry attribute type without an encoding");
@@ -337,8 +326,8 @@ void put_otel(Sink& sink, std::string_view key, const OtelValue& value) {
 
 }  // namespace
 
-std::size_t encode_attribute(char* out, std::size_t room, std::string_view key,
-                             const AttributeArg& value) noexcept {
+std::size_t codec::encode_other(char* out, std::size_t room, std::string_view key,
+                                const AttributeArg& value) noexcept {
   FixedSink sink(out, room);
   if (!put_arg(sink, key, value) || !sink.ok()) return 0;
   return sink.used();

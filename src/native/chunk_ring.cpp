@@ -22,7 +22,7 @@ Chunk* ChunkPool::acquire() noexcept {
       chunk = free_.back();
       free_.pop_back();
     } else {
-      chunk = new (std::nothrow) Chunk();
+      chunk = new (std::nothrow) Chunk;  // default-initialised: the data is written before read
       if (chunk == nullptr) return nullptr;
     }
     in_use_.fetch_add(1, std::memory_order_relaxed);

@@ -4,11 +4,13 @@
 #include <opentelemetry/trace/context.h>
 #include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_id.h>
+#include <cxxabi.h>
 #include <pthread.h>
 
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "native/attribute_codec.hpp"
@@ -180,6 +182,8 @@ bool is_default_redact_key(std::string_view key) noexcept {
   }
 }
 
+constexpr AttributeArg kRedactedArg(kRedacted);
+
 AttributeArg redacted(std::string_view key, const AttributeArg& value) noexcept {
   if (value.is_string() && is_default_redact_key(key)) return AttributeArg(kRedacted);
   return value;
@@ -229,11 +233,6 @@ struct Parent {
   const otel::nostd::shared_ptr<otel::trace::TraceState>* trace_state = nullptr;
 };
 
-// A parent from an attached opentelemetry context, with the trace state it carries.
-struct ContextParent {
-  Parent parent;
-  otel::nostd::shared_ptr<otel::trace::TraceState> state;
-};
 
 Parent parent_from_frame(const Frame& frame) noexcept {
   Parent parent;
@@ -243,11 +242,13 @@ Parent parent_from_frame(const Frame& frame) noexcept {
   return parent;
 }
 
-void parent_from_context(const otel::context::Context& context, ContextParent& out) noexcept {
-  Parent& parent = out.parent;
+// The trace state, when there is one, is kept in `scratch` (the thread's).
+Parent parent_from_context(const otel::context::Context& context,
+                           otel::nostd::shared_ptr<otel::trace::TraceState>& scratch) noexcept {
+  Parent parent;
   const auto span = otel::trace::GetSpan(context);
   const otel::trace::SpanContext sc = span->GetContext();
-  if (!sc.IsValid()) return;
+  if (!sc.IsValid()) return parent;
   parent.valid = true;
   parent.remote = sc.IsRemote();
   std::memcpy(parent.id.trace_id.data(), sc.trace_id().Id().data(), 16);
@@ -258,33 +259,35 @@ void parent_from_context(const otel::context::Context& context, ContextParent& o
   }
   const auto state = sc.trace_state();
   if (state != nullptr && !state->Empty()) {
-    out.state = state;
-    parent.trace_state = &out.state;
+    scratch = state;
+    parent.trace_state = &scratch;
   }
+  return parent;
 }
 
 // The parent of a span starting now on this thread: the innermost native span unless something
 // was attached to the opentelemetry context after it started (a ContextScope, a third-party span).
 // Out of line: rare, and keeps the hot path free of context objects.
-[[gnu::noinline]] Parent parent_from_attached(ContextParent& holder, bool installed) noexcept {
-  parent_from_context(installed ? attached_context() : otel::context::RuntimeContext::GetCurrent(),
-                      holder);
-  return holder.parent;
+[[gnu::noinline]] Parent parent_from_attached(ThreadSpans& spans, bool installed) noexcept {
+  return parent_from_context(
+      installed ? attached_context() : otel::context::RuntimeContext::GetCurrent(),
+      spans.context_trace_state);
 }
 
-Parent resolve_parent(const ThreadSpans& spans, ContextParent& holder) noexcept {
+Parent resolve_parent(ThreadSpans& spans) noexcept {
   const Frame* top = spans.top();
   const std::int64_t depth = t_fast.context_depth;
   if (top != nullptr && top->data.context_depth == depth) return parent_from_frame(*top);
-  if (depth > 0) return parent_from_attached(holder, true);
+  if (depth > 0) return parent_from_attached(spans, true);
   if (top != nullptr) return parent_from_frame(*top);
   if (!g_storage_installed.load(std::memory_order_relaxed)) {
-    return parent_from_attached(holder, false);
+    return parent_from_attached(spans, false);
   }
   return {};
 }
 
-Started start(ThreadSpans& spans, std::string_view name, AttributeList attributes,
+[[gnu::always_inline]] inline Started start(ThreadSpans& spans, std::string_view name,
+                                            AttributeList attributes,
               bool record_exception_events, const Parent& parent,
               const std::array<std::uint8_t, 16>* root_trace_id,
               const otel::trace::SpanContext* link) noexcept {
@@ -326,7 +329,7 @@ Started start(ThreadSpans& spans, std::string_view name, AttributeList attribute
     data.exception_recorded = false;
     data.record_exception_events = record_exception_events;
     data.has_name_override = false;
-    data.uncaught_at_start = std::uncaught_exceptions();
+    data.uncaught_at_start = spans.uncaught_exceptions();
     data.context_depth = t_fast.context_depth;
     data.used = 0;
     data.name_size = 0;
@@ -334,7 +337,7 @@ Started start(ThreadSpans& spans, std::string_view name, AttributeList attribute
     data.extras = nullptr;
     if (data.recording) {
       if (name.size() <= kPayloadBytes) {
-        std::memcpy(data.payload, name.data(), name.size());
+        codec::copy_short(data.payload, name.data(), name.size());
         data.name_size = static_cast<std::uint16_t>(name.size());
         data.used = data.name_size;
       } else if (SpanExtras* extras = extras_of(data)) {
@@ -349,7 +352,8 @@ Started start(ThreadSpans& spans, std::string_view name, AttributeList attribute
       std::uint16_t count = 0;
       for (const auto& [key, value] : attributes) {
         if (value.is_null()) continue;
-        const AttributeArg safe = redacted(key, value);
+        const bool redact = value.is_string() && is_default_redact_key(key);
+        const AttributeArg& safe = redact ? kRedactedArg : value;
         const std::size_t written =
             encode_attribute(data.payload + used, kPayloadBytes - used, key, safe);
         if (written != 0) {
@@ -392,10 +396,42 @@ Started start(ThreadSpans& spans, std::string_view name, AttributeList attribute
 
 // ---- ThreadSpans --------------------------------------------------------------------------
 
+namespace {
+
+// The Itanium C++ ABI's per-thread exception globals (libstdc++, libc++abi): the count that
+// std::uncaught_exceptions() returns, reachable without its call and TLS lookup once the
+// thread's pointer is known. A ThreadSpans is made and used by one thread, so one lookup.
+#if defined(__GLIBCXX__) || defined(_LIBCPPABI_VERSION)
+#define LENS_ITANIUM_EH_GLOBALS 1
+struct EhGlobals {
+  void* caught_exceptions;
+  unsigned int uncaught_exceptions;
+};
+#endif
+
+const void* eh_globals_of_this_thread() noexcept {
+#if defined(LENS_ITANIUM_EH_GLOBALS)
+  return abi::__cxa_get_globals();
+#else
+  return nullptr;
+#endif
+}
+
+}  // namespace
+
+int ThreadSpans::uncaught_exceptions() const noexcept {
+#if defined(LENS_ITANIUM_EH_GLOBALS)
+  return static_cast<int>(static_cast<const EhGlobals*>(eh_globals_)->uncaught_exceptions);
+#else
+  return std::uncaught_exceptions();
+#endif
+}
+
 ThreadSpans::ThreadSpans(std::uint64_t generation, std::shared_ptr<const Sampler> sampler,
                          std::shared_ptr<ChunkPool> pool) noexcept
     : generation_(generation),
       fork_generation_(sdk::fork_generation()),
+      eh_globals_(eh_globals_of_this_thread()),
       sampler_(std::move(sampler)),
       ring_(std::move(pool)) {}
 
@@ -460,7 +496,9 @@ bool ThreadSpans::write_record(Frame& frame, std::uint64_t end_ticks) noexcept {
   header->start_ticks = data.start_ticks;
   header->end_ticks = end_ticks;
   header->extras = data.extras;
-  std::memcpy(out + sizeof(RecordHeader), data.payload, data.used);
+  // Whole 8-byte words (the record is padded to 8 and the payload array is a multiple of 8).
+  static_assert(kPayloadBytes % 8 == 0 && sizeof(RecordHeader) % 8 == 0);
+  std::memcpy(out + sizeof(RecordHeader), data.payload, (data.used + 7U) & ~std::size_t{7});
   // The extras travel with the record; the export thread deletes them.
   sdk::tsan_publish(data.extras);
   data.extras = nullptr;
@@ -581,8 +619,7 @@ Started begin_span(std::string_view name, AttributeList attributes,
                    bool record_exception_events) noexcept {
   ThreadSpans* spans = current_thread();
   if (spans == nullptr) return {};
-  ContextParent holder;
-  const Parent parent = resolve_parent(*spans, holder);
+  const Parent parent = resolve_parent(*spans);
   return start(*spans, name, attributes, record_exception_events, parent, nullptr, nullptr);
 }
 
@@ -602,7 +639,7 @@ void end_span(const Started& span) noexcept {
   const std::uint64_t end_ticks = read_ticks();
   Frame& frame = *span.frame;
   FrameData& data = frame.data;
-  if (std::uncaught_exceptions() > data.uncaught_at_start && !data.exception_recorded) {
+  if (spans->uncaught_exceptions() > data.uncaught_at_start && !data.exception_recorded) {
     if (data.record_exception_events) {
       add_event(span, "exception", {{"exception.type", "unknown"}, {"exception.message", "unknown"}});
     }

@@ -74,6 +74,10 @@ class ThreadSpans {
 
   // Ids of this thread's spans (owner thread only; a forked child never uses an inherited one).
   sdk::RandomSource random;
+  // std::uncaught_exceptions() of the owner thread, read without a call (see thread_spans.cpp).
+  int uncaught_exceptions() const noexcept;
+  // Scratch for the trace state of a parent taken from an attached context (owner thread).
+  opentelemetry::nostd::shared_ptr<opentelemetry::trace::TraceState> context_trace_state;
   OwnerCounter started;
   OwnerCounter ended;
   OwnerCounter dropped;
@@ -105,6 +109,7 @@ class ThreadSpans {
 
   const std::uint64_t generation_;
   const std::uint64_t fork_generation_;
+  const void* eh_globals_;  // the owner thread's C++ exception globals (Itanium C++ ABI)
   std::shared_ptr<const Sampler> sampler_;
   ChunkRing ring_;
   std::array<std::atomic<FrameBlock*>, kMaxBlocks> blocks_{};
