@@ -176,12 +176,22 @@ std::string_view TrainingArgs::precision() const noexcept {
   return "fp32";
 }
 
+// resolve_parallelism() rejects sizes whose product overflows; saturate for unresolved ones.
+namespace {
+int batch_per_step(int micro_batch_size, int data_parallel_size) noexcept {
+  int product = 0;
+  return __builtin_mul_overflow(micro_batch_size, data_parallel_size, &product)
+             ? std::numeric_limits<int>::max()
+             : product;
+}
+}  // namespace
+
 int TrainingArgs::global_batch() const noexcept {
-  return global_batch_size.value_or(micro_batch_size * data_parallel_size);
+  return global_batch_size.value_or(batch_per_step(micro_batch_size, data_parallel_size));
 }
 
 int TrainingArgs::num_microbatches() const noexcept {
-  const int per_step = micro_batch_size * data_parallel_size;
+  const int per_step = batch_per_step(micro_batch_size, data_parallel_size);
   return per_step > 0 ? global_batch() / per_step : 1;
 }
 
@@ -248,7 +258,13 @@ Status resolve_parallelism(TrainingArgs& args, const RankInfo& rank) {
                  std::to_string(args.num_layers) + "; accepted: at most one stage per layer");
   }
   args.data_parallel_size = static_cast<int>(rank.world_size / model_parallel);
-  const int per_step = args.micro_batch_size * args.data_parallel_size;
+  int per_step = 0;
+  if (__builtin_mul_overflow(args.micro_batch_size, args.data_parallel_size, &per_step)) {
+    return Error("--micro-batch-size " + std::to_string(args.micro_batch_size) +
+                 " x data-parallel size " + std::to_string(args.data_parallel_size) +
+                 " overflows a batch size; accepted: a product up to " +
+                 std::to_string(std::numeric_limits<int>::max()));
+  }
   if (args.global_batch_size && *args.global_batch_size % per_step != 0) {
     return Error("--global-batch-size " + std::to_string(*args.global_batch_size) +
                  " is not a multiple of --micro-batch-size " +

@@ -84,7 +84,8 @@ std::string console_log_line(const LogRecordData& record) {
                          ? console_json::resource(*record.resource())
                          : Json{{"attributes", Json::object()}, {"schema_url", ""}};
   line["event_name"] = record.event_name().empty() ? Json(nullptr) : Json(record.event_name());
-  return line.dump();
+  // Invalid UTF-8 in a value becomes U+FFFD rather than an exception that would lose the line.
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::unique_ptr<sdklogs::LogRecordExporter> make_console_log_exporter(std::FILE* out) {

@@ -158,7 +158,8 @@ std::string console_metrics_line(const metrics::ResourceMetrics& data) {
   line["resource_metrics"] = Json::array({Json{{"resource", std::move(resource)},
                                                {"scope_metrics", std::move(scopes)},
                                                {"schema_url", schema}}});
-  return line.dump();
+  // Invalid UTF-8 in a value becomes U+FFFD rather than an exception that would lose the line.
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::unique_ptr<metrics::PushMetricExporter> make_console_metric_exporter(

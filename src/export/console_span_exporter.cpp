@@ -138,7 +138,8 @@ std::string console_span_line(const sdktrace::SpanData& span) {
   line["events"] = events;
   line["links"] = links;
   line["resource"] = console_json::resource(span.GetResource());
-  return line.dump();
+  // Invalid UTF-8 in a value becomes U+FFFD rather than an exception that would lose the line.
+  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::unique_ptr<sdktrace::SpanExporter> make_console_span_exporter(std::FILE* out) {

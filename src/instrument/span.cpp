@@ -110,7 +110,8 @@ class SafeAttributeView final : public otel::common::KeyValueIterable {
     try {
       for (const auto& [key, value] : attributes_) {
         bool keep_going = true;
-        with_otel_value(redact_value(key, value, redact_keys_), [&](const OtelValue& v) {
+        // `&key = key`: a structured binding is not capturable before C++20 in Clang < 16.
+        with_otel_value(redact_value(key, value, redact_keys_), [&, &key = key](const OtelValue& v) {
           keep_going = callback(otel::nostd::string_view(key.data(), key.size()), v);
         });
         if (!keep_going) {

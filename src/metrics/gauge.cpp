@@ -40,7 +40,7 @@ KeyValues key_values(const Attributes& attributes) {
   out.reserve(attributes.size());
   for (const auto& [key, value] : attributes) {
     std::visit(
-        [&out, &key](const auto& v) {
+        [&out, &key = key](const auto& v) {  // a binding is not capturable in Clang < 16
           using V = std::decay_t<decltype(v)>;
           if constexpr (std::is_same_v<V, std::string>) {
             out.emplace_back(key, nostd::string_view(v));

@@ -213,6 +213,16 @@ TEST(LensConfig, RandomRunIdOfASingleProcessIsQuiet) {
   EXPECT_EQ(result.err, "");
 }
 
+// Found by fuzzing: a value that is not UTF-8 used to abort `lens config` (exit 134).
+TEST(LensConfig, ValuesThatAreNotUtf8AreReplacedNotFatal) {
+  const auto result = run_process(LENS_CLI_PATH, {"config", "--otel-service-name", "bad\xff"},
+                                  with_base({{"OTEL_RESOURCE_ATTRIBUTES", "k=%FF"}}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const Json out = Json::parse(result.out);
+  EXPECT_EQ(out["service_name"], "bad\xef\xbf\xbd");  // U+FFFD
+  EXPECT_EQ(out["resource"]["k"], "\xef\xbf\xbd");
+}
+
 TEST(LensConfig, TextFormatIsAnAlignedTableWithSources) {
   const auto result =
       run_process(LENS_CLI_PATH, {"config", "--format", "text", "--rank", "1", "--world-size", "2"},

@@ -171,6 +171,15 @@ TEST(TrainingArgs, ParallelismIsCheckedAgainstTheJobSize) {
   EXPECT_EQ(status.message(),
             "--pipeline-model-parallel-size 4 exceeds --num-layers 2; accepted: at most one stage "
             "per layer");
+
+  // Found by fuzzing: the product used to wrap to 0 and the modulo killed the trainer (SIGFPE).
+  TrainingArgs huge =
+      parse_ok({"--micro-batch-size", "1073741824", "--global-batch-size", "8"});
+  status = resolve_parallelism(huge, rank_of(0, 4));
+  EXPECT_EQ(status.message(),
+            "--micro-batch-size 1073741824 x data-parallel size 4 overflows a batch size; "
+            "accepted: a product up to 2147483647");
+  EXPECT_EQ(huge.num_microbatches(), 0);  // saturated, never a division by zero
 }
 
 TEST(TrainingArgs, ResourceAttributesAreTheSeedPagesThirteenWithTheirTypes) {

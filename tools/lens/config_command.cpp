@@ -161,7 +161,7 @@ void flatten(const Json& value, const std::string& key,
     }
     rows.emplace_back(key, joined);
   } else {
-    rows.emplace_back(key, value.dump());
+    rows.emplace_back(key, value.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 }
 
@@ -380,7 +380,8 @@ int config_command(const std::vector<std::string>& args) {
   if (format == "text") {
     print_text(out);
   } else {
-    std::cout << out.dump(2) << "\n";
+    // Invalid UTF-8 (a value from the environment) is printed as U+FFFD, never a crash.
+    std::cout << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   }
   return 0;
 }

@@ -150,21 +150,31 @@ OtlpSink::Outcome OtlpSink::append(Signal signal, const google::protobuf::Messag
   for (const auto& [rank, n] : counts) items += n;
   // An empty request is a valid no-op; it would only add "{}" lines.
   std::string line;
+  std::string unwritable;  // why a decoded request has no JSON form (e.g. nested too deep)
   if (request.ByteSizeLong() != 0) {
-    line = otlp_json::encode(request);
-    line += '\n';
+    try {
+      line = otlp_json::encode(request);
+      line += '\n';
+    } catch (const std::exception& e) {
+      unwritable = e.what();
+    }
   }
 
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.requests;
-  if (line.empty()) {
-    return {};
-  }
   auto drop = [&](std::string message) {
     ++stats_.dropped_requests;
     stats_.dropped_items += items;
     return Outcome{static_cast<std::int64_t>(items), std::move(message)};
   };
+  if (!unwritable.empty()) {
+    // Rejected through partial_success, like any request it cannot keep; never a 500.
+    return drop("lens collect: " + std::string(signal_name(signal)) +
+                " request not written: " + unwritable);
+  }
+  if (line.empty()) {
+    return {};
+  }
   if (max_bytes_ != 0 && stats_.bytes + line.size() > max_bytes_) {
     return drop("lens collect: output limit reached (--max-bytes " + std::to_string(max_bytes_) +
                 "); " + signal_name(signal) + " dropped");
