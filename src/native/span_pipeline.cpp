@@ -127,6 +127,7 @@ struct SpanPipeline::Core {
   };
   std::vector<Item> batch;
   std::chrono::steady_clock::time_point last_export = std::chrono::steady_clock::now();
+  std::size_t next_first_thread = 0;
 
   void enqueue_foreign(RecordablePtr recordable) noexcept;
   // Waits until everything finished before the call was handed to the exporter.
@@ -236,7 +237,11 @@ std::size_t SpanPipeline::Core::collect(std::size_t limit,
   try {
     calibration.refresh();
     const auto threads = registry->threads();
-    for (const auto& thread : threads) {
+    // Each pass starts one thread further, so that a thread that always has a full pass's worth
+    // of spans cannot starve the others.
+    const std::size_t first = threads.empty() ? 0 : next_first_thread++ % threads.size();
+    for (std::size_t k = 0; k < threads.size(); ++k) {
+      const auto& thread = threads[(first + k) % threads.size()];
       if (taken >= limit) break;
       const bool exited = thread->exited.load(std::memory_order_acquire);
       const std::size_t budget = limit - taken;
