@@ -1,10 +1,12 @@
 // OTLP JSON codec (see otlp_json.hpp). protobuf's JSON mapping does everything except the ids:
 // it writes bytes as base64 and reads only base64, so encode and decode pass the JSON through
-// nlohmann and, guided by the message's descriptor, swap base64 and hex in the id fields.
+// nlohmann and, guided by the message's descriptor, swap base64 and hex in the id fields. Trace
+// requests go to the direct encoder of otlp_json_traces.cpp first, with the same output.
 #include "export/otlp_json.hpp"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/util/json_util.h>
+#include <opentelemetry/proto/collector/trace/v1/trace_service.pb.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -13,6 +15,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "export/otlp_json_traces.hpp"
 
 namespace lens::otlp_json {
 namespace {
@@ -274,6 +278,16 @@ std::string message_of(const ProtobufStatus& status) {
 }  // namespace
 
 std::string encode(const google::protobuf::Message& message) {
+  // Trace requests (what `lens collect` mostly writes) have a direct encoder with the same output.
+  using opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
+  if (const auto* traces = dynamic_cast<const ExportTraceServiceRequest*>(&message)) {
+    std::string line;
+    if (encode_trace_request_fast(*traces, line)) return line;
+  }
+  return encode_generic(message);
+}
+
+std::string encode_generic(const google::protobuf::Message& message) {
   pb::util::JsonPrintOptions options;
   options.always_print_enums_as_ints = true;
   std::string printed;
