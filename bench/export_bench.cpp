@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "span_batch.hpp"
 #include "export/otlp_exporters.hpp"
 #include "export/otlp_transport.hpp"
 #include "lens/detail/active_tracer.hpp"
@@ -42,7 +43,7 @@ namespace sdktrace = opentelemetry::sdk::trace;
 namespace trace_api = opentelemetry::trace;
 using namespace std::chrono_literals;
 
-constexpr std::size_t kBatch = 512;
+using lens::bench::kBatch;
 
 // `lens collect --grpc 127.0.0.1:0 --http 127.0.0.1:0` into a temporary directory.
 class Collector {
@@ -114,34 +115,8 @@ lens::OtlpSignalSettings settings(const std::string& endpoint, const char* proto
       .traces;
 }
 
-// kBatch spans of a training step: two attributes each, one resource and scope.
 std::vector<std::unique_ptr<sdktrace::Recordable>> make_batch(sdktrace::SpanExporter& exporter) {
-  static const auto resource =
-      opentelemetry::sdk::resource::Resource::Create({{"dl.rank", std::int64_t{0}}});
-  static const auto scope =
-      opentelemetry::sdk::instrumentationscope::InstrumentationScope::Create("nemo.lens");
-  std::vector<std::unique_ptr<sdktrace::Recordable>> spans;
-  for (std::size_t i = 0; i < kBatch; ++i) {
-    auto span = exporter.MakeRecordable();
-    const std::array<std::uint8_t, 16> trace_id = {1, 2,  3,  4,  5,  6,  7,  8,
-                                                   9, 10, 11, 12, 13, 14, 15, 16};
-    const std::array<std::uint8_t, 8> span_id = {
-        0, 0, 0, 0, 0, 0, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i + 1)};
-    span->SetIdentity(
-        trace_api::SpanContext(trace_api::TraceId(trace_id), trace_api::SpanId(span_id),
-                               trace_api::TraceFlags(1), false),
-        trace_api::SpanId());
-    span->SetName("megatron.train_step");
-    span->SetSpanKind(trace_api::SpanKind::kInternal);
-    span->SetStartTime(opentelemetry::common::SystemTimestamp(std::chrono::system_clock::now()));
-    span->SetDuration(std::chrono::microseconds(250));
-    span->SetAttribute("iteration", static_cast<std::int64_t>(i));
-    span->SetAttribute("microbatch", 4);
-    span->SetResource(resource);
-    span->SetInstrumentationScope(*scope);
-    spans.push_back(std::move(span));
-  }
-  return spans;
+  return lens::bench::make_span_batch([&exporter] { return exporter.MakeRecordable(); });
 }
 
 // Sustained spans/s: the span exporter (OTLP encoding, transport) and `lens collect` (decoding,

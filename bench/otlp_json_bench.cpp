@@ -15,43 +15,19 @@
 #include <vector>
 
 #include "export/otlp_json.hpp"
+#include "span_batch.hpp"
 
 namespace {
 
 namespace sdktrace = opentelemetry::sdk::trace;
-namespace trace_api = opentelemetry::trace;
 using opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
 
-constexpr std::size_t kBatch = 512;
+using lens::bench::kBatch;
 
-// 512 spans as the SDK's OTLP recordables make them: ids, name, kind, times, two integer
-// attributes, one resource attribute, one scope.
+// 512 spans as the SDK's OTLP recordables make them (span_batch.hpp).
 ExportTraceServiceRequest make_request() {
-  static const auto resource =
-      opentelemetry::sdk::resource::Resource::Create({{"dl.rank", std::int64_t{0}}});
-  static const auto scope =
-      opentelemetry::sdk::instrumentationscope::InstrumentationScope::Create("nemo.lens");
-  std::vector<std::unique_ptr<sdktrace::Recordable>> spans;
-  for (std::size_t i = 0; i < kBatch; ++i) {
-    auto span = std::make_unique<opentelemetry::exporter::otlp::OtlpRecordable>();
-    const std::array<std::uint8_t, 16> trace_id = {1, 2,  3,  4,  5,  6,  7,  8,
-                                                   9, 10, 11, 12, 13, 14, 15, 16};
-    const std::array<std::uint8_t, 8> span_id = {
-        0, 0, 0, 0, 0, 0, static_cast<std::uint8_t>(i >> 8), static_cast<std::uint8_t>(i + 1)};
-    span->SetIdentity(
-        trace_api::SpanContext(trace_api::TraceId(trace_id), trace_api::SpanId(span_id),
-                               trace_api::TraceFlags(1), false),
-        trace_api::SpanId());
-    span->SetName("megatron.train_step");
-    span->SetSpanKind(trace_api::SpanKind::kInternal);
-    span->SetStartTime(opentelemetry::common::SystemTimestamp(std::chrono::system_clock::now()));
-    span->SetDuration(std::chrono::microseconds(250));
-    span->SetAttribute("iteration", static_cast<std::int64_t>(i));
-    span->SetAttribute("microbatch", 4);
-    span->SetResource(resource);
-    span->SetInstrumentationScope(*scope);
-    spans.push_back(std::move(span));
-  }
+  auto spans = lens::bench::make_span_batch(
+      [] { return std::make_unique<opentelemetry::exporter::otlp::OtlpRecordable>(); });
   ExportTraceServiceRequest request;
   opentelemetry::exporter::otlp::OtlpRecordableUtils::PopulateRequest(
       opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>(spans.data(), spans.size()),

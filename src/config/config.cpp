@@ -76,6 +76,23 @@ void read_bool(const Reader& reader, std::string_view key, std::string_view fiel
   config.problems.push_back(invalid_boolean(found.variable, found.value));
 }
 
+// An integer; a malformed value is a recorded problem naming the variable and `accepted`.
+void read_int64(const Reader& reader, std::string_view key, std::string_view field,
+                std::int64_t& out, Config& config, std::string_view accepted) {
+  const Found found = reader.read(key);
+  if (!found) {
+    return;
+  }
+  if (auto parsed = detail::parse_int64(found.value)) {
+    out = *parsed;
+    config.sources[std::string(field)] = "env:" + found.variable;
+    return;
+  }
+  config.problems.emplace_back("Invalid integer for " + found.variable + ": " +
+                               detail::quoted(found.value) + "; accepted: " +
+                               std::string(accepted));
+}
+
 void read_string(const Reader& reader, std::string_view key, std::string_view field,
                  std::string& out, Config& config) {
   if (const Found found = reader.read(key)) {
@@ -178,16 +195,8 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
 
   read_rank_strategy(reader, config);
 
-  if (const Found found = reader.read("EXPORT_RANK")) {
-    if (auto parsed = detail::parse_int64(found.value)) {
-      config.export_rank = *parsed;
-      config.sources["export_rank"] = "env:" + found.variable;
-    } else {
-      config.problems.emplace_back("Invalid integer for " + found.variable + ": " +
-                                   detail::quoted(found.value) +
-                                   "; accepted: a whole number such as -1 (last rank), 0 or 7");
-    }
-  }
+  read_int64(reader, "EXPORT_RANK", "export_rank", config.export_rank, config,
+             "a whole number such as -1 (last rank), 0 or 7");
 
   if (const Found found = reader.read("EXPORT_SAMPLE_RATE")) {
     if (auto parsed = detail::parse_double(found.value)) {
@@ -208,16 +217,8 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
   read_string(reader, "EXPORTER", "exporter", config.exporter, config);
   read_string(reader, "FILE_PATH", "file_path", config.file_path, config);
   read_string(reader, "SPAN_PATH", "span_path", config.span_path, config);
-  if (const Found found = reader.read("SPAN_BUFFER_MB")) {
-    if (auto parsed = detail::parse_int64(found.value)) {
-      config.span_buffer_mb = *parsed;
-      config.sources["span_buffer_mb"] = "env:" + found.variable;
-    } else {
-      config.problems.emplace_back("Invalid integer for " + found.variable + ": " +
-                                   detail::quoted(found.value) +
-                                   "; accepted: a whole number of MiB from 1 to 65536 such as 64");
-    }
-  }
+  read_int64(reader, "SPAN_BUFFER_MB", "span_buffer_mb", config.span_buffer_mb, config,
+             "a whole number of MiB from 1 to 65536 such as 64");
   read_string(reader, "RUN_ID", "run_id", config.run_id, config);
   read_string(reader, "USER_ID", "user_id", config.user_id, config);
 

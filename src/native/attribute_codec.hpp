@@ -129,6 +129,18 @@ void decode_attributes(const char* data, std::size_t size, AttributeCallback cal
 // The number of attributes encoded in [data, data + size).
 std::size_t count_attributes(const char* data, std::size_t size) noexcept;
 
+// No attributes, through opentelemetry-cpp's iterable interface.
+class NoAttributes final : public opentelemetry::common::KeyValueIterable {
+ public:
+  bool ForEachKeyValue(
+      opentelemetry::nostd::function_ref<bool(opentelemetry::nostd::string_view,
+                                              opentelemetry::common::AttributeValue)>)
+      const noexcept override {
+    return true;
+  }
+  std::size_t size() const noexcept override { return 0; }
+};
+
 // Encoded attributes seen through opentelemetry-cpp's iterable interface (for event attributes).
 class EncodedAttributes final : public opentelemetry::common::KeyValueIterable {
  public:

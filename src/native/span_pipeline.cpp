@@ -38,16 +38,6 @@ otel::trace::SpanId span_id_of(std::uint64_t value) noexcept {
   return otel::trace::SpanId(bytes);
 }
 
-class NoAttributes final : public otel::common::KeyValueIterable {
- public:
-  bool ForEachKeyValue(otel::nostd::function_ref<bool(otel::nostd::string_view,
-                                                      otel::common::AttributeValue)>)
-      const noexcept override {
-    return true;
-  }
-  std::size_t size() const noexcept override { return 0; }
-};
-
 class OneAttribute final : public otel::common::KeyValueIterable {
  public:
   OneAttribute(std::string_view key, std::string_view value) noexcept : key_(key), value_(value) {}

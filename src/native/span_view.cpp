@@ -3,6 +3,7 @@
 
 #include <opentelemetry/common/key_value_iterable_view.h>
 
+#include "native/attribute_codec.hpp"
 #include "native/tick_clock.hpp"
 
 namespace lens::native {
@@ -11,16 +12,6 @@ namespace {
 namespace otel = opentelemetry;
 
 std::string_view sv(otel::nostd::string_view s) noexcept { return {s.data(), s.size()}; }
-
-class NoAttributes final : public otel::common::KeyValueIterable {
- public:
-  bool ForEachKeyValue(otel::nostd::function_ref<bool(otel::nostd::string_view,
-                                                      otel::common::AttributeValue)>)
-      const noexcept override {
-    return true;
-  }
-  std::size_t size() const noexcept override { return 0; }
-};
 
 std::int64_t unix_ns(otel::common::SystemTimestamp timestamp) noexcept {
   return static_cast<std::int64_t>(timestamp.time_since_epoch().count());
