@@ -141,6 +141,17 @@ inline ThreadSpans* current_thread() noexcept {
   return attach_thread(generation);
 }
 
+// The sequence lock's fences. GCC's ThreadSanitizer rejects std::atomic_thread_fence; there
+// (x86-64 only, where release and acquire fences constrain the compiler alone) a compiler
+// barrier is the same fence, and the racy reads it orders are declared to TSan anyway.
+inline void seqlock_fence(std::memory_order order) noexcept {
+#if defined(LENS_TSAN_ENABLED)
+  std::atomic_signal_fence(order);
+#else
+  std::atomic_thread_fence(order);
+#endif
+}
+
 // Brackets the owner's writes to a frame for snapshot_open's sequence lock.
 class FrameWrite {
  public:
@@ -148,7 +159,7 @@ class FrameWrite {
     const std::uint32_t s = frame.seq.load(std::memory_order_relaxed);
     frame.seq.store(s + 1, std::memory_order_relaxed);
     // Release fence: a reader that sees a later write also sees the odd count (seqlock writer).
-    std::atomic_thread_fence(std::memory_order_release);
+    seqlock_fence(std::memory_order_release);
   }
   ~FrameWrite() {
     frame_.seq.store(frame_.seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
@@ -525,7 +536,7 @@ void ThreadSpans::snapshot_open(std::vector<OpenSpan>& out, bool with_extras) co
 #if defined(LENS_TSAN_ENABLED)
       AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
 #endif
-      std::atomic_thread_fence(std::memory_order_acquire);
+      seqlock_fence(std::memory_order_acquire);
       if (frame.seq.load(std::memory_order_relaxed) != before) continue;
       if (copy.data.recording) {
         if (with_extras && copy.data.extras != nullptr) copy.extras = *copy.data.extras;
