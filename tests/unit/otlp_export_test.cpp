@@ -35,6 +35,7 @@
 #include "lens/env.hpp"
 #include "lens/otel_settings.hpp"
 #include "metrics/periodic_metric_reader.hpp"
+#include "telemetry/logger_provider.hpp"
 #include "unit/otlp_exporter_support.hpp"
 #include "unit/otlp_test_servers.hpp"
 
@@ -656,12 +657,12 @@ TEST(OtlpLogsExport, LoggerProviderSendsOverEveryProtocol) {
                                                      {"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint}},
                                                     Signal::logs),
                                       captured.report, kFastRetry);
-    opentelemetry::sdk::logs::BatchLogRecordProcessorOptions options;
-    options.schedule_delay_millis = std::chrono::milliseconds(20);
-    auto provider = std::make_shared<opentelemetry::sdk::logs::LoggerProvider>(
-        std::make_unique<opentelemetry::sdk::logs::BatchLogRecordProcessor>(std::move(exporter),
-                                                                            options),
-        sdkresource::Resource::Create({{"rank", "1"}}));
+    // The provider setup_telemetry builds (its processor chain tells ThreadSanitizer about the
+    // batch queue's hand-over, which a bare BatchLogRecordProcessor would not).
+    Config config;
+    config.otel.blrp.schedule_delay_ms.value = 20;
+    auto provider = telemetry::build_logger_provider(config, {{"rank", "1"}}, std::move(exporter))
+                        .provider;
     auto logger = provider->GetLogger("lens.test", "lens.test");
     logger->EmitLogRecord(opentelemetry::logs::Severity::kWarn, std::string("loss spike"),
                           common::SystemTimestamp(std::chrono::nanoseconds(SpanBatch::kStart)));
