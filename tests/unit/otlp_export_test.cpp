@@ -35,6 +35,8 @@
 #include "lens/env.hpp"
 #include "lens/otel_settings.hpp"
 #include "metrics/periodic_metric_reader.hpp"
+#include "sdk/limiting_exporter.hpp"
+#include "sdk/open_span_closer.hpp"
 #include "telemetry/logger_provider.hpp"
 #include "unit/otlp_exporter_support.hpp"
 #include "unit/otlp_test_servers.hpp"
@@ -576,8 +578,12 @@ TEST(OtlpExportThroughCollect, ReceiverKilledMidRunCountsDropsWithoutCrashing) {
   options.max_queue_size = 256;
   options.max_export_batch_size = 64;
   options.schedule_delay_millis = std::chrono::milliseconds(20);
-  auto provider = std::make_shared<sdktrace::TracerProvider>(
-      std::make_unique<sdktrace::BatchSpanProcessor>(std::move(exporter), options));
+  // lens's closer and limits around the batch processor, as setup builds them on the
+  // opentelemetry path: they tell ThreadSanitizer about the batch queue's hand-over.
+  auto provider = std::make_shared<sdktrace::TracerProvider>(std::make_unique<sdk::OpenSpanCloser>(
+      std::make_unique<sdktrace::BatchSpanProcessor>(
+          std::make_unique<sdk::LimitingExporter>(std::move(exporter), sdk::SpanLimits{}),
+          options)));
   auto tracer = provider->GetTracer("killed");
   for (int i = 0; i < 200; ++i) tracer->StartSpan("before")->End();
   EXPECT_TRUE(provider->ForceFlush(5s));
