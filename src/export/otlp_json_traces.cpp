@@ -172,6 +172,21 @@ class Writer {
     out_.append(quoted_name_colon);
   }
 
+  // A repeated message field: omitted when empty, else `"name":[...]` with write(item) each.
+  template <class Items, class Write>
+  bool array_field(bool& first, std::string_view quoted_name_colon_bracket, const Items& items,
+                   Write&& write) {
+    if (items.empty()) return true;
+    key(first, quoted_name_colon_bracket);
+    bool first_item = true;
+    for (const auto& item : items) {
+      comma(first_item);
+      if (!write(item)) return false;
+    }
+    out_ += ']';
+    return true;
+  }
+
   bool resource_spans(const trace::ResourceSpans& message) {
     out_ += '{';
     bool first = true;
@@ -179,19 +194,11 @@ class Writer {
       key(first, R"("resource":)");
       if (!resource(message.resource())) return false;
     }
-    if (message.scope_spans_size() > 0) {
-      key(first, R"("scopeSpans":[)");
-      bool first_item = true;
-      for (const trace::ScopeSpans& item : message.scope_spans()) {
-        comma(first_item);
-        if (!scope_spans(item)) return false;
-      }
-      out_ += ']';
+    if (!array_field(first, R"("scopeSpans":[)", message.scope_spans(),
+                     [this](const trace::ScopeSpans& item) { return scope_spans(item); })) {
+      return false;
     }
-    if (!message.schema_url().empty()) {
-      key(first, R"("schemaUrl":)");
-      if (!string(message.schema_url())) return false;
-    }
+    if (!string_field(first, R"("schemaUrl":)", message.schema_url())) return false;
     out_ += '}';
     return true;
   }
@@ -212,19 +219,11 @@ class Writer {
       key(first, R"("scope":)");
       if (!scope(message.scope())) return false;
     }
-    if (message.spans_size() > 0) {
-      key(first, R"("spans":[)");
-      bool first_item = true;
-      for (const trace::Span& item : message.spans()) {
-        comma(first_item);
-        if (!span(item)) return false;
-      }
-      out_ += ']';
+    if (!array_field(first, R"("spans":[)", message.spans(),
+                     [this](const trace::Span& item) { return span(item); })) {
+      return false;
     }
-    if (!message.schema_url().empty()) {
-      key(first, R"("schemaUrl":)");
-      if (!string(message.schema_url())) return false;
-    }
+    if (!string_field(first, R"("schemaUrl":)", message.schema_url())) return false;
     out_ += '}';
     return true;
   }
@@ -258,24 +257,14 @@ class Writer {
     uint64_field(first, R"("endTimeUnixNano":)", message.end_time_unix_nano());
     if (!attributes(first, R"("attributes":[)", message.attributes(), 4)) return false;
     uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
-    if (message.events_size() > 0) {
-      key(first, R"("events":[)");
-      bool first_item = true;
-      for (const trace::Span::Event& item : message.events()) {
-        comma(first_item);
-        if (!event(item)) return false;
-      }
-      out_ += ']';
+    if (!array_field(first, R"("events":[)", message.events(),
+                     [this](const trace::Span::Event& item) { return event(item); })) {
+      return false;
     }
     uint32_field(first, R"("droppedEventsCount":)", message.dropped_events_count());
-    if (message.links_size() > 0) {
-      key(first, R"("links":[)");
-      bool first_item = true;
-      for (const trace::Span::Link& item : message.links()) {
-        comma(first_item);
-        if (!link(item)) return false;
-      }
-      out_ += ']';
+    if (!array_field(first, R"("links":[)", message.links(),
+                     [this](const trace::Span::Link& item) { return link(item); })) {
+      return false;
     }
     uint32_field(first, R"("droppedLinksCount":)", message.dropped_links_count());
     if (message.has_status()) {
