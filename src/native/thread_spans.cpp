@@ -206,17 +206,20 @@ SpanExtras* extras_of(FrameData& data) noexcept {
 }
 
 // Appends an attribute to the payload, or to the extras when the payload is full.
-void put_attribute(FrameData& data, std::string_view key, const AttributeArg& value) noexcept {
+// Appends an attribute (redacted by key) to the payload at `used`, counting it in `count`, or to
+// the extras when the payload is full. The offsets are the caller's locals, stored back once:
+// narrow stores read back at once stall store forwarding.
+[[gnu::always_inline]] inline void put_attribute(FrameData& data, std::size_t& used,
+                                                 std::uint16_t& count, std::string_view key,
+                                                 const AttributeArg& value) noexcept {
   if (value.is_null()) return;
-  const AttributeArg safe = redacted(key, value);
-  const std::size_t written =
-      encode_attribute(data.payload + data.used, kPayloadBytes - data.used, key, safe);
+  const bool redact = value.is_string() && is_default_redact_key(key);
+  const AttributeArg& safe = redact ? kRedactedArg : value;
+  const std::size_t written = encode_attribute(data.payload + used, kPayloadBytes - used, key, safe);
   if (written != 0) {
-    data.used = static_cast<std::uint16_t>(data.used + written);
-    ++data.attribute_count;
-    return;
-  }
-  if (SpanExtras* extras = extras_of(data)) {
+    used += written;
+    ++count;
+  } else if (SpanExtras* extras = extras_of(data)) {
     try {
       append_attribute(extras->attributes, key, safe);
     } catch (...) {  // out of memory: the attribute is dropped
@@ -358,25 +361,9 @@ Parent resolve_parent(ThreadSpans& spans) noexcept {
         } catch (...) {
         }
       }
-      // Offsets kept in locals and stored once: narrow stores read back at once stall.
       std::size_t used = data.used;
       std::uint16_t count = 0;
-      for (const auto& [key, value] : attributes) {
-        if (value.is_null()) continue;
-        const bool redact = value.is_string() && is_default_redact_key(key);
-        const AttributeArg& safe = redact ? kRedactedArg : value;
-        const std::size_t written =
-            encode_attribute(data.payload + used, kPayloadBytes - used, key, safe);
-        if (written != 0) {
-          used += written;
-          ++count;
-        } else if (SpanExtras* extras = extras_of(data)) {
-          try {
-            append_attribute(extras->attributes, key, safe);
-          } catch (...) {  // out of memory: the attribute is dropped
-          }
-        }
-      }
+      for (const auto& [key, value] : attributes) put_attribute(data, used, count, key, value);
       data.used = static_cast<std::uint16_t>(used);
       data.attribute_count = count;
       if (link != nullptr && link->IsValid()) {
@@ -687,7 +674,12 @@ void end_span(const Started& span) noexcept {
 void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept {
   if (span.thread == nullptr || !span.frame->data.recording) return;
   FrameWrite write(*span.frame);
-  put_attribute(span.frame->data, key, value);
+  FrameData& data = span.frame->data;
+  std::size_t used = data.used;
+  std::uint16_t count = data.attribute_count;
+  put_attribute(data, used, count, key, value);
+  data.used = static_cast<std::uint16_t>(used);
+  data.attribute_count = count;
 }
 
 void set_attribute(const Started& span, std::string_view key,
@@ -702,26 +694,12 @@ void set_attribute(const Started& span, std::string_view key,
   }
 }
 
-void add_event(const Started& span, std::string_view name, AttributeList attributes) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording) return;
-  const std::uint64_t ticks = read_ticks();
-  FrameWrite write(*span.frame);
-  SpanExtras* extras = extras_of(span.frame->data);
-  if (extras == nullptr) return;
-  try {
-    SpanExtras::Event event;
-    event.name.assign(name);
-    event.ticks = ticks;
-    for (const auto& [key, value] : attributes) {
-      append_attribute(event.attributes, key, redacted(key, value));
-    }
-    extras->events.push_back(std::move(event));
-  } catch (...) {
-  }
-}
+namespace {
 
-void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
-               std::int64_t unix_ns, const otel::common::KeyValueIterable& attributes) noexcept {
+// Adds an event whose attributes `encode(std::string&)` appends (the two add_event overloads).
+template <class Encode>
+void push_event(const Started& span, std::string_view name, std::uint64_t ticks,
+                std::int64_t unix_ns, Encode&& encode) noexcept {
   if (span.thread == nullptr || !span.frame->data.recording) return;
   FrameWrite write(*span.frame);
   SpanExtras* extras = extras_of(span.frame->data);
@@ -731,14 +709,31 @@ void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
     event.name.assign(name);
     event.ticks = ticks;
     event.unix_ns = unix_ns;
+    encode(event.attributes);
+    extras->events.push_back(std::move(event));
+  } catch (...) {  // out of memory: the event is dropped
+  }
+}
+
+}  // namespace
+
+void add_event(const Started& span, std::string_view name, AttributeList attributes) noexcept {
+  push_event(span, name, read_ticks(), 0, [attributes](std::string& out) {
+    for (const auto& [key, value] : attributes) {
+      append_attribute(out, key, redacted(key, value));
+    }
+  });
+}
+
+void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
+               std::int64_t unix_ns, const otel::common::KeyValueIterable& attributes) noexcept {
+  push_event(span, name, ticks, unix_ns, [&attributes](std::string& out) {
     attributes.ForEachKeyValue(
-        [&event](otel::nostd::string_view key, otel::common::AttributeValue value) {
-          append_attribute(event.attributes, std::string_view(key.data(), key.size()), value);
+        [&out](otel::nostd::string_view key, otel::common::AttributeValue value) {
+          append_attribute(out, std::string_view(key.data(), key.size()), value);
           return true;
         });
-    extras->events.push_back(std::move(event));
-  } catch (...) {
-  }
+  });
 }
 
 void add_link(const Started& span, const otel::trace::SpanContext& context) noexcept {
