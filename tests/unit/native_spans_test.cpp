@@ -42,16 +42,7 @@ using otel::exporter::memory::InMemorySpanExporter;
 using SpanDataPtr = std::unique_ptr<sdktrace::SpanData>;
 using namespace std::chrono_literals;
 
-std::string hex(const otel::trace::SpanId& id) {
-  char buf[16];
-  id.ToLowerBase16(buf);
-  return std::string(buf, sizeof(buf));
-}
-std::string hex(const otel::trace::TraceId& id) {
-  char buf[32];
-  id.ToLowerBase16(buf);
-  return std::string(buf, sizeof(buf));
-}
+using lens::test_support::hex;
 
 template <class T>
 T attr(const sdktrace::SpanData& span, const std::string& key) {

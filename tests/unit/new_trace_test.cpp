@@ -24,11 +24,8 @@ namespace otel = opentelemetry;
 using otel::exporter::memory::InMemorySpanData;
 using otel::exporter::memory::InMemorySpanExporter;
 
-std::string hex(const otel::trace::TraceId& id) {
-  char buffer[32];
-  id.ToLowerBase16(buffer);
-  return std::string(buffer, sizeof(buffer));
-}
+using lens::test_support::hex;
+
 std::string hex(const std::array<std::uint8_t, 16>& bytes) {
   return hex(otel::trace::TraceId(otel::nostd::span<const std::uint8_t, 16>(bytes.data(), 16)));
 }

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "instrument/propagation_w3c.hpp"
+#include "unit/test_support.hpp"
 
 namespace lens {
 namespace {
@@ -65,17 +66,7 @@ Context with_baggage(otel::nostd::shared_ptr<otel::baggage::Baggage> baggage,
 
 SpanContext span_of(const Context& context) { return otel::trace::GetSpan(context)->GetContext(); }
 
-std::string hex(const otel::trace::TraceId& id) {
-  std::array<char, 32> out{};
-  id.ToLowerBase16(out);
-  return std::string(out.data(), out.size());
-}
-
-std::string hex(const otel::trace::SpanId& id) {
-  std::array<char, 16> out{};
-  id.ToLowerBase16(out);
-  return std::string(out.data(), out.size());
-}
+using lens::test_support::hex;
 
 SpanContext extracted(const Carrier& carrier) {
   return span_of(extract_context(carrier, Context{}));

@@ -18,23 +18,14 @@
 #include "opentelemetry/sdk/trace/tracer_provider.h"
 #include "sdk/id_generator.hpp"
 #include "sdk/open_span_closer.hpp"
+#include "unit/test_support.hpp"
 
 namespace {
 
 namespace otel_sdk = opentelemetry::sdk::trace;
 using lens::sdk::SeedIndependentIdGenerator;
 
-std::string hex(const opentelemetry::trace::TraceId& id) {
-  char buffer[32];
-  id.ToLowerBase16(buffer);
-  return std::string(buffer, sizeof(buffer));
-}
-
-std::string hex(const opentelemetry::trace::SpanId& id) {
-  char buffer[16];
-  id.ToLowerBase16(buffer);
-  return std::string(buffer, sizeof(buffer));
-}
+using lens::test_support::hex;
 
 TEST(SdkIdGenerator, IdsDifferAcrossIdenticalGlobalReseeding) {
   SeedIndependentIdGenerator generator;

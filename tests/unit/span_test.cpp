@@ -25,6 +25,7 @@
 
 #include "lens/detail/active_tracer.hpp"
 #include "lens/groups.hpp"
+#include "unit/test_support.hpp"
 
 namespace {
 
@@ -34,16 +35,7 @@ using otel::exporter::memory::InMemorySpanData;
 using otel::exporter::memory::InMemorySpanExporter;
 using SpanDataPtr = std::unique_ptr<sdktrace::SpanData>;
 
-std::string hex(const otel::trace::TraceId& id) {
-  char buf[32];
-  id.ToLowerBase16(buf);
-  return std::string(buf, sizeof(buf));
-}
-std::string hex(const otel::trace::SpanId& id) {
-  char buf[16];
-  id.ToLowerBase16(buf);
-  return std::string(buf, sizeof(buf));
-}
+using lens::test_support::hex;
 
 // The default (no-op) tracer must be owned through a shared_ptr<NoopTracer>: its StartSpan calls
 // shared_from_this(), which throws bad_weak_ptr (terminate, in a noexcept function) otherwise.

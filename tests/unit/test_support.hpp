@@ -1,9 +1,13 @@
 // Small builders shared by the unit tests: a RankInfo and a Config from a fixed environment,
-// failing the current test (not aborting) when they cannot be built.
+// failing the current test (not aborting) when they cannot be built; ids as lowercase hex.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <opentelemetry/trace/span_id.h>
+#include <opentelemetry/trace/trace_id.h>
+
+#include <string>
 #include <string_view>
 
 #include "lens/config.hpp"
@@ -23,6 +27,18 @@ inline Config config_from(const Env::Map& variables, std::string_view prefix = k
   auto config = Config::from_env(prefix, fallback, Env::from(variables));
   EXPECT_TRUE(config.ok()) << config.message();
   return config.ok() ? *config : Config{};
+}
+
+inline std::string hex(const opentelemetry::trace::TraceId& id) {
+  char buffer[32];
+  id.ToLowerBase16(buffer);
+  return std::string(buffer, sizeof(buffer));
+}
+
+inline std::string hex(const opentelemetry::trace::SpanId& id) {
+  char buffer[16];
+  id.ToLowerBase16(buffer);
+  return std::string(buffer, sizeof(buffer));
 }
 
 }  // namespace lens::test_support
