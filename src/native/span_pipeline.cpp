@@ -107,7 +107,6 @@ struct SpanPipeline::Core {
 
   std::atomic<std::uint64_t> foreign_dropped{0};
   std::atomic<std::uint64_t> truncated{0};
-  std::atomic<std::uint64_t> pending{0};  // converted, not yet exported
 
   // Export thread only.
   TickCalibration calibration;
@@ -239,7 +238,6 @@ std::size_t SpanPipeline::Core::collect(std::size_t limit,
           [&](const unsigned char* bytes) {
             RecordHeader header;
             std::memcpy(&header, bytes, sizeof(header));
-            sdk::tsan_receive(header.extras);
             const std::unique_ptr<SpanExtras> extras(header.extras);
             if (seen != nullptr) seen->insert(header.id.span_id);
             const char* payload = reinterpret_cast<const char*>(bytes + sizeof(header));
@@ -278,7 +276,6 @@ std::size_t SpanPipeline::Core::collect(std::size_t limit,
   } catch (...) {
     // Out of memory: what was taken is lost.
   }
-  pending.store(batch.size(), std::memory_order_relaxed);
   export_full_batches();
   return taken;
 }
@@ -301,7 +298,6 @@ void SpanPipeline::Core::export_some(std::size_t count) noexcept {
   } catch (...) {
   }
   last_export = std::chrono::steady_clock::now();
-  pending.store(batch.size(), std::memory_order_relaxed);
 }
 
 void SpanPipeline::Core::export_full_batches() noexcept {
@@ -502,12 +498,6 @@ SpanPipelineCounts SpanPipeline::counts() const noexcept {
   } catch (...) {
   }
   return counts;
-}
-
-std::uint64_t SpanPipeline::pending() const noexcept {
-  std::uint64_t queued = core_->pending.load(std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(core_->mutex);
-  return queued + core_->foreign.size();
 }
 
 }  // namespace lens::native

@@ -70,8 +70,6 @@ class SpanPipeline {
   bool shutdown(std::chrono::microseconds timeout, const ThreadSpans* caller = nullptr) noexcept;
 
   SpanPipelineCounts counts() const noexcept;
-  // Finished spans accepted and not yet handed to the exporter (approximate).
-  std::uint64_t pending() const noexcept;
 
   struct Core;  // internal, shared with the export thread
 

@@ -497,8 +497,8 @@ bool ThreadSpans::write_record(Frame& frame, std::uint64_t end_ticks) noexcept {
   // Whole 8-byte words (the record is padded to 8 and the payload array is a multiple of 8).
   static_assert(kPayloadBytes % 8 == 0 && sizeof(RecordHeader) % 8 == 0);
   std::memcpy(out + sizeof(RecordHeader), data.payload, (data.used + 7U) & ~std::size_t{7});
-  // The extras travel with the record; the export thread deletes them.
-  sdk::tsan_publish(data.extras);
+  // The extras travel with the record (published by the commit below); the export thread
+  // deletes them.
   data.extras = nullptr;
   ring_.commit(size);
   return true;
