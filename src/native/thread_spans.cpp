@@ -44,29 +44,12 @@ struct FastState {
 };
 thread_local FastState t_fast __attribute__((tls_model("initial-exec")));
 
-// Keeps what a forked child inherited alive forever: destroying it would take locks that a
-// thread of the parent may have held at fork time. A lock-free list, reachable (no leak report).
-struct Leaked {
-  std::shared_ptr<ThreadSpans> spans;
-  Leaked* next;
-};
-std::atomic<Leaked*> g_leaked{nullptr};
-
-void leak(std::shared_ptr<ThreadSpans> spans) noexcept {
-  auto* node = new (std::nothrow) Leaked{std::move(spans), nullptr};
-  if (node == nullptr) return;
-  node->next = g_leaked.load(std::memory_order_relaxed);
-  while (!g_leaked.compare_exchange_weak(node->next, node, std::memory_order_release,
-                                         std::memory_order_relaxed)) {
-  }
-}
-
 // Lets go of a thread's state: no more writes; the export thread drains it and forgets it.
 void forget(std::shared_ptr<ThreadSpans>& spans) noexcept {
   if (spans == nullptr) return;
   spans->exited.store(true, std::memory_order_release);
   if (spans->fork_generation() != sdk::fork_generation()) {
-    leak(std::move(spans));
+    sdk::keep_forever(std::move(spans));
   }
   spans.reset();
 }
@@ -581,9 +564,13 @@ SpanTotals SpanRegistry::totals() const {
 
 // ---- Activation ---------------------------------------------------------------------------
 
-void activate(std::shared_ptr<SpanRegistry> registry) noexcept {
+void use_context_storage() noexcept {
   install_context_storage();
   g_storage_installed.store(context_storage_installed(), std::memory_order_relaxed);
+}
+
+void activate(std::shared_ptr<SpanRegistry> registry) noexcept {
+  use_context_storage();
   const std::uint64_t generation = registry->generation();
   ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
   {
@@ -818,6 +805,25 @@ otel::trace::Span* view(const Started& span) noexcept {
 }
 
 const ThreadSpans* calling_thread_spans() noexcept { return t_fast.spans; }
+
+bool current_span_identity(Identity& out) noexcept {
+  // The choice of resolve_parent, without attaching this thread to a pipeline.
+  const std::int64_t depth = t_fast.context_depth;
+  const ThreadSpans* spans = t_fast.spans;
+  const Frame* top = spans != nullptr ? spans->top() : nullptr;
+  if (top != nullptr && (top->data.context_depth == depth || depth == 0)) {
+    out = top->data.id;
+    return true;
+  }
+  const bool installed = g_storage_installed.load(std::memory_order_relaxed);
+  if (depth == 0 && installed) return false;
+  otel::nostd::shared_ptr<otel::trace::TraceState> unused;
+  const Parent parent = parent_from_context(
+      installed ? attached_context() : otel::context::RuntimeContext::GetCurrent(), unused);
+  if (!parent.valid) return false;
+  out = parent.id;
+  return true;
+}
 
 void set_context_depth(std::int64_t depth) noexcept { t_fast.context_depth = depth; }
 

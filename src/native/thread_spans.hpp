@@ -22,20 +22,11 @@
 #include "lens/sampling.hpp"
 #include "lens/span.hpp"
 #include "native/chunk_ring.hpp"
+#include "native/owner_counter.hpp"
 #include "native/span_record.hpp"
 #include "sdk/random_source.hpp"
 
 namespace lens::native {
-
-// A counter written by one thread and read by others: relaxed load + store, no RMW.
-class OwnerCounter {
- public:
-  void increment() noexcept { value_.store(value_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-  std::uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<std::uint64_t> value_{0};
-};
 
 struct SpanTotals {
   std::uint64_t started = 0;  // recording spans started
@@ -152,6 +143,10 @@ class SpanRegistry {
 extern std::atomic<std::uint64_t> g_active_generation;
 
 inline bool active() noexcept { return g_active_generation.load(std::memory_order_acquire) != 0; }
+// Installs lens's context storage (once; see context_storage.hpp) and lets the hot paths rely on
+// it. activate() does; the log pipeline too, so that a log record finds "no active span" with one
+// comparison.
+void use_context_storage() noexcept;
 // Makes `registry` the target of native spans (installs the context storage on first use).
 void activate(std::shared_ptr<SpanRegistry> registry) noexcept;
 // No native spans from now on (spans already open still end into their ring).
@@ -193,6 +188,11 @@ opentelemetry::trace::Span* view(const Started& span) noexcept;
 
 // The calling thread's current state (null before its first native span).
 const ThreadSpans* calling_thread_spans() noexcept;
+
+// The ids and flags of the calling thread's active span: the innermost native span unless
+// something was attached to the opentelemetry context after it started, else the span of the
+// attached context; false when there is none. For log records (never attaches the thread).
+bool current_span_identity(Identity& out) noexcept;
 
 // ---- Context interplay (see context_storage.hpp) ---------------------------------------------
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 namespace lens::sdk {
 
@@ -22,5 +23,10 @@ void ensure_fork_handler() noexcept;
 inline std::uint64_t fork_generation() noexcept {
   return detail::g_fork_generation.load(std::memory_order_relaxed);
 }
+
+// Keeps `object` alive forever: for what a forked child inherited and must not destroy (its
+// destructor could take a lock that a thread of the parent held at fork time). A lock-free list,
+// reachable (no leak report).
+void keep_forever(std::shared_ptr<void> object) noexcept;
 
 }  // namespace lens::sdk
