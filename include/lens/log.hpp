@@ -1,5 +1,5 @@
 // A small logging API whose records become OpenTelemetry log records, correlated with the
-// active span (trace id, span id and flags filled in by opentelemetry-cpp's logger).
+// active span (its trace id, span id and flags are stamped on the record).
 //
 //   lens::setup_logging_bridge(lens::log::Level::info);   // once; idempotent
 //   lens::log::info("checkpoint saved in ", seconds, " s");
@@ -8,8 +8,10 @@
 // Records flow only while the bridge is set up AND telemetry built a logger provider (an
 // exporting rank with P_LOGS_ENABLED=1); otherwise every call is one relaxed atomic load and
 // a branch, and its arguments are not formatted. Programs that log through spdlog add
-// lens::SpdlogSink (lens/spdlog_sink.hpp) instead. Thread-safety: every function may be called
-// from any thread; nothing here throws or blocks on I/O (a full queue drops the record).
+// lens::SpdlogSink (lens/spdlog_sink.hpp) instead. A recorded call writes one record into a
+// buffer of the calling thread (no lock, no allocation for a body up to 8 KiB); lens's export
+// thread turns it into the exporter's record. Thread-safety: every function may be called from
+// any thread; nothing here throws or blocks on I/O (a full buffer drops and counts the record).
 #pragma once
 
 #include <atomic>
@@ -30,7 +32,35 @@ enum class Level : int { trace = 1, debug = 5, info = 9, warn = 13, error = 17, 
 namespace detail {
 // The lowest severity number that is recorded now; above every level when nothing records.
 extern std::atomic<int> g_threshold;
-void append(std::string& out, double value);
+
+// The body of a record being formatted: on the stack up to kInline bytes, on the heap beyond.
+class BodyBuilder {
+ public:
+  static constexpr std::size_t kInline = 256;
+  void append(std::string_view part) {
+    if (!on_heap_ && size_ + part.size() <= kInline) {
+      part.copy(inline_ + size_, part.size());
+      size_ += part.size();
+      return;
+    }
+    if (!on_heap_) {
+      heap_.assign(inline_, size_);
+      on_heap_ = true;
+    }
+    heap_.append(part);
+  }
+  std::string_view view() const noexcept {
+    return on_heap_ ? std::string_view(heap_) : std::string_view(inline_, size_);
+  }
+
+ private:
+  char inline_[kInline];
+  std::size_t size_ = 0;
+  bool on_heap_ = false;
+  std::string heap_;
+};
+
+void append(BodyBuilder& out, double value);
 }  // namespace detail
 
 // True when a record of `level` would be emitted now. One relaxed load: it only gates work;
@@ -47,28 +77,28 @@ void emit(Level level, std::string_view body, const Attributes& attributes = {},
 namespace detail {
 
 template <class T>
-void append_part(std::string& out, const T& part) {
+void append_part(BodyBuilder& out, const T& part) {
   if constexpr (std::is_same_v<T, bool>) {
-    out += part ? "true" : "false";
+    out.append(part ? "true" : "false");
   } else if constexpr (std::is_same_v<T, char>) {
-    out += part;
+    out.append(std::string_view(&part, 1));
   } else if constexpr (std::is_integral_v<T>) {
     char buffer[24];
     const auto result = std::to_chars(buffer, buffer + sizeof(buffer), part);
-    out.append(buffer, result.ptr);
+    out.append(std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)));
   } else if constexpr (std::is_floating_point_v<T>) {
     append(out, static_cast<double>(part));
   } else {
-    out += std::string_view(part);
+    out.append(std::string_view(part));
   }
 }
 
 template <class... Parts>
 void emit_parts(Level level, const Parts&... parts) noexcept {
   try {
-    std::string body;
+    BodyBuilder body;
     (append_part(body, parts), ...);
-    emit(level, body);
+    emit(level, body.view());
   } catch (...) {
     // Out of memory while formatting: the record is lost, the caller is not disturbed.
   }

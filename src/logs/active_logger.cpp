@@ -1,6 +1,7 @@
 // The process-wide logger slot (see active_logger.hpp). Like the tracer slot, it is an atomic
 // pointer to immutable holders that are never freed (each links to the one it replaced), so a
-// reader never sees a destroyed holder and the slot can be reset in a fork()ed child.
+// reader never sees a destroyed holder and the slot can be reset in a fork()ed child. A retired
+// pipeline's registry stays reachable that way, without its buffers (LogRegistry::release_threads).
 #include "logs/active_logger.hpp"
 
 #include <atomic>
@@ -32,7 +33,7 @@ std::atomic<int>& bridge_level() {
 
 void update_threshold() noexcept {
   const int level = bridge_level().load(std::memory_order_relaxed);
-  const bool live = slot().load(std::memory_order_acquire)->value.logger != nullptr;
+  const bool live = slot().load(std::memory_order_acquire)->value.registry != nullptr;
   log::detail::g_threshold.store(level > 0 && live ? level : 1000, std::memory_order_relaxed);
 }
 

@@ -1,25 +1,20 @@
-// The logger that lens::log and the spdlog sink emit to, with the log record limits of the
-// config. setup_telemetry() installs it on an exporting rank with logs on; shutdown, a
-// disabled or non-exporting setup and a fork()ed child remove it. The level threshold that
-// lens::log::enabled() reads is recomputed on every change. Thread-safety: lock-free reads;
-// writes may race (the last one wins).
+// The log pipeline that lens::log and the spdlog sink write to. setup_telemetry() installs it on
+// an exporting rank with logs on; shutdown, a disabled or non-exporting setup and a fork()ed
+// child remove it. The level threshold that lens::log::enabled() reads is recomputed on every
+// change. Thread-safety: lock-free reads; writes may race (the last one wins).
 #pragma once
 
-#include <opentelemetry/logs/logger.h>
-#include <opentelemetry/nostd/shared_ptr.h>
+#include <memory>
 
-#include <cstdint>
-#include <optional>
+#include "native/thread_logs.hpp"
 
 namespace lens::logs {
 
 struct ActiveLogger {
-  opentelemetry::nostd::shared_ptr<opentelemetry::logs::Logger> logger;  // null: none
-  std::int64_t attribute_count_limit = 128;
-  std::optional<std::int64_t> attribute_value_length_limit;
+  std::shared_ptr<native::LogRegistry> registry;  // null: none
 };
 
-// Never null; `logger` inside is null when no logger is installed.
+// Never null; `registry` inside is null when no pipeline is installed.
 const ActiveLogger* active_logger() noexcept;
 void set_active_logger(ActiveLogger logger) noexcept;
 void clear_active_logger() noexcept;

@@ -42,6 +42,16 @@ class FixedSink {
   bool ok_ = true;
 };
 
+// Only counts: the exact size the other sinks would write.
+class SizeSink {
+ public:
+  void put(const void*, std::size_t size) noexcept { used_ += size; }
+  std::size_t used() const noexcept { return used_; }
+
+ private:
+  std::size_t used_ = 0;
+};
+
 class StringSink {
  public:
   explicit StringSink(std::string& out) noexcept : out_(out) {}
@@ -331,6 +341,11 @@ std::size_t codec::encode_other(char* out, std::size_t room, std::string_view ke
   FixedSink sink(out, room);
   if (!put_arg(sink, key, value) || !sink.ok()) return 0;
   return sink.used();
+}
+
+std::size_t encoded_size(std::string_view key, const AttributeArg& value) noexcept {
+  SizeSink sink;
+  return put_arg(sink, key, value) ? sink.used() : 0;
 }
 
 void append_attribute(std::string& out, std::string_view key, const AttributeArg& value) {

@@ -114,6 +114,9 @@ std::size_t encode_other(char* out, std::size_t room, std::string_view key,
   }
 }
 
+// The bytes encode_attribute and append_attribute write for one attribute (0 for a null value).
+std::size_t encoded_size(std::string_view key, const AttributeArg& value) noexcept;
+
 // Appends one attribute (may throw std::bad_alloc). A null value appends nothing.
 void append_attribute(std::string& out, std::string_view key, const AttributeArg& value);
 void append_attribute(std::string& out, std::string_view key,

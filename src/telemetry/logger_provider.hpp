@@ -1,7 +1,7 @@
-// Builds an exporting rank's opentelemetry-cpp logger provider from the lens config: the
-// resource and one batch log-record processor (OTEL_BLRP_*) in front of the exporter, with
-// records counted on both sides for stats and self-metrics. Nothing is installed globally
-// here. Thread-safety: stateless.
+// Builds an exporting rank's logging from the lens config: the native log pipeline (its export
+// thread in front of the exporter, OTEL_BLRP_* and the log record limits) and opentelemetry-cpp's
+// logger provider with the resource, whose loggers hand their records to the same pipeline.
+// Nothing is installed globally here. Thread-safety: stateless.
 #pragma once
 
 #include <opentelemetry/sdk/logs/exporter.h>
@@ -11,13 +11,13 @@
 
 #include "lens/attributes.hpp"
 #include "lens/config.hpp"
-#include "metrics/export_counters.hpp"
+#include "native/log_pipeline.hpp"
 
 namespace lens::telemetry {
 
 struct BuiltLoggerProvider {
+  std::shared_ptr<native::LogPipeline> pipeline;
   std::shared_ptr<opentelemetry::sdk::logs::LoggerProvider> provider;
-  std::shared_ptr<metrics::SignalCounters> counters;
 };
 
 BuiltLoggerProvider build_logger_provider(

@@ -68,7 +68,7 @@ struct TelemetryHandle::State {
   std::shared_ptr<telemetry::SelfMetrics> self_metrics;
   std::shared_ptr<opentelemetry::sdk::logs::LoggerProvider> logger_provider;
   nostd::shared_ptr<logs_api::Logger> logger;
-  std::shared_ptr<metrics::SignalCounters> log_counters;
+  std::shared_ptr<native::LogPipeline> log_pipeline;
   // Outcomes of the exports of each signal (failures, partial_success rejections, retries).
   std::shared_ptr<exporters::ExportReport> trace_report;
   std::shared_ptr<exporters::ExportReport> metric_report;
@@ -227,9 +227,10 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
                     }});
   }
   if (state->logger_provider != nullptr) {
+    // The provider's processor shuts the native log pipeline down (exports what is waiting).
     jobs.push_back({"logs", [state, remaining] {
                       state->logger_provider->Shutdown(remaining());
-                      return true;
+                      return state->log_pipeline->shutdown(remaining());
                     }});
   }
   struct Outcome {
@@ -309,16 +310,15 @@ TelemetryStats stats_of(const State& state) noexcept {
     stats.metric_points_exported = m->exported.load(std::memory_order_relaxed);
     stats.metric_points_failed = m->failed.load(std::memory_order_relaxed);
   }
-  if (const auto& l = state.log_counters) {
-    stats.log_records_emitted = l->received.load(std::memory_order_relaxed);
-    stats.log_records_exported = l->exported.load(std::memory_order_relaxed);
-    stats.log_records_failed = l->failed.load(std::memory_order_relaxed);
-    stats.log_records_dropped =
-        l->dropped.load(std::memory_order_relaxed) + stats.log_records_failed;
+  if (state.log_pipeline != nullptr) {
+    const native::LogPipelineCounts l = state.log_pipeline->counts();
+    stats.log_records_emitted = l.emitted;
+    stats.log_records_exported = l.exported;
+    stats.log_records_failed = l.failed;
+    stats.log_records_dropped = l.dropped + l.failed;
     // Once shut down, every accepted record was either exported or lost.
-    if (shut_down && stats.log_records_emitted > stats.log_records_exported) {
-      stats.log_records_dropped = l->dropped.load(std::memory_order_relaxed) +
-                                  stats.log_records_emitted - stats.log_records_exported;
+    if (shut_down && l.emitted > l.exported) {
+      stats.log_records_dropped = l.dropped + l.emitted - l.exported;
     }
   }
   return stats;
@@ -539,7 +539,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
       auto built =
           telemetry::build_logger_provider(config, state->resource, std::move(log_exporter));
       state->logger_provider = built.provider;
-      state->log_counters = built.counters;
+      state->log_pipeline = built.pipeline;
       state->logger = state->logger_provider->GetLogger("nemo.lens", "nemo.lens", kVersion);
     }
     if (state->meter != nullptr) {
@@ -579,9 +579,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     if (state->logger_provider != nullptr) {
       logs_api::Provider::SetLoggerProvider(
           nostd::shared_ptr<logs_api::LoggerProvider>(state->logger_provider));
-      logs::set_active_logger(
-          logs::ActiveLogger{state->logger, config.otel.limits.logrecord_attribute_count.value,
-                             config.otel.limits.logrecord_attribute_value_length.value});
+      logs::set_active_logger(logs::ActiveLogger{state->log_pipeline->registry()});
     }
     propagation::GlobalTextMapPropagator::SetGlobalPropagator(make_propagator(config.otel));
     set_enabled_span_groups(*groups);

@@ -4,16 +4,22 @@
 #include <gtest/gtest.h>
 #include <opentelemetry/proto/collector/logs/v1/logs_service.pb.h>
 #include <spdlog/logger.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
 
 #include "export/console_log_exporter.hpp"
 #include "export/log_record_data.hpp"
 #include "export/otlp_json.hpp"
 #include "lens/log.hpp"
+#include "lens/span.hpp"
 #include "lens/spdlog_sink.hpp"
 #include "lens/telemetry.hpp"
 #include "unit/test_support.hpp"
@@ -26,8 +32,12 @@ using exporters::LogRecordData;
 
 struct Captured {
   std::mutex mutex;
+  std::condition_variable changed;
   std::vector<std::unique_ptr<LogRecordData>> records;
   std::vector<std::string> lines;
+  bool blocked = false;     // Export waits while set
+  int exports_waiting = 0;  // calls of Export waiting on `blocked`
+  std::set<std::thread::id> export_threads;
 };
 
 // Keeps every exported record and its console line.
@@ -40,7 +50,12 @@ class CapturingExporter final : public sdklogs::LogRecordExporter {
   opentelemetry::sdk::common::ExportResult Export(
       const opentelemetry::nostd::span<std::unique_ptr<sdklogs::Recordable>>& records) noexcept
       override {
-    std::lock_guard<std::mutex> lock(captured_->mutex);
+    std::unique_lock<std::mutex> lock(captured_->mutex);
+    captured_->export_threads.insert(std::this_thread::get_id());
+    ++captured_->exports_waiting;
+    captured_->changed.notify_all();
+    captured_->changed.wait(lock, [this] { return !captured_->blocked; });
+    --captured_->exports_waiting;
     for (auto& record : records) {
       auto* data = static_cast<LogRecordData*>(record.release());
       captured_->lines.push_back(exporters::console_log_line(*data));
@@ -232,6 +247,233 @@ TEST_F(LogsBridge, FileExporterWritesOneExportLogsServiceRequestPerLine) {
   EXPECT_EQ(request.resource_logs(0).scope_logs(0).log_records_size(), 1);
   EXPECT_FALSE(std::getline(in, line));
   std::filesystem::remove_all(dir);
+}
+
+// ---- The native log path: lens::log writes into per-thread buffers, lens's export thread
+// makes the exporter's records.
+
+using opentelemetry::nostd::get;
+
+TEST_F(LogsBridge, RecordsCarryEveryFieldExactly) {
+  set_up();
+  setup_logging_bridge(log::Level::trace);
+  opentelemetry::trace::SpanContext span_context = opentelemetry::trace::SpanContext::GetInvalid();
+  const auto before = std::chrono::system_clock::now();
+  {
+    LENS_SPAN_CM_NAMED(outer, "outer");
+    span_context = outer.span()->GetContext();
+    log::emit(log::Level::error, "all the types",
+              {{"s", std::string("text")},
+               {"i", std::int64_t{-3}},
+               {"d", 2.5},
+               {"b", true},
+               {"ai", std::vector<std::int64_t>{1, 2}},
+               {"ad", std::vector<double>{0.5}},
+               {"ab", std::vector<bool>{true, false}},
+               {"as", std::vector<std::string>{"x", "yz"}}},
+              "train.event");
+  }
+  log::trace("outside");
+  const auto after = std::chrono::system_clock::now();
+  ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(2000)).ok());
+  ASSERT_EQ(captured_->records.size(), 2U);
+  const LogRecordData& r = *captured_->records[0];
+  EXPECT_EQ(get<std::string>(*r.body()), "all the types");
+  EXPECT_EQ(r.severity(), opentelemetry::logs::Severity::kError);
+  EXPECT_EQ(r.event_name(), "train.event");
+  ASSERT_EQ(r.attributes().size(), 8U);
+  EXPECT_EQ(get<std::string>(r.attributes().at("s")), "text");
+  EXPECT_EQ(get<std::int64_t>(r.attributes().at("i")), -3);
+  EXPECT_EQ(get<double>(r.attributes().at("d")), 2.5);
+  EXPECT_EQ(get<bool>(r.attributes().at("b")), true);
+  EXPECT_EQ(get<std::vector<std::int64_t>>(r.attributes().at("ai")),
+            (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(get<std::vector<double>>(r.attributes().at("ad")), (std::vector<double>{0.5}));
+  EXPECT_EQ(get<std::vector<bool>>(r.attributes().at("ab")), (std::vector<bool>{true, false}));
+  EXPECT_EQ(get<std::vector<std::string>>(r.attributes().at("as")),
+            (std::vector<std::string>{"x", "yz"}));
+  // The native span's ids, and its sampled flag.
+  EXPECT_EQ(test_support::hex(r.trace_id()), test_support::hex(span_context.trace_id()));
+  EXPECT_EQ(test_support::hex(r.span_id()), test_support::hex(span_context.span_id()));
+  EXPECT_EQ(r.trace_flags().flags(), 1);
+  // Stamped from the tick clock: within the call's window (1 ms for the calibration).
+  const auto at = r.timestamp().time_since_epoch();
+  EXPECT_GE(at, before.time_since_epoch() - std::chrono::milliseconds(1));
+  EXPECT_LE(at, after.time_since_epoch() + std::chrono::milliseconds(1));
+  EXPECT_EQ(r.observed_timestamp().time_since_epoch(), at);
+  ASSERT_NE(r.scope(), nullptr);
+  EXPECT_EQ(r.scope()->GetName(), "nemo.lens");
+  EXPECT_EQ(get<std::string>(r.resource()->GetAttributes().at("nemo.run.id")), "logs-run");
+  // After the span: no ids.
+  const LogRecordData& outside = *captured_->records[1];
+  EXPECT_EQ(get<std::string>(*outside.body()), "outside");
+  EXPECT_EQ(outside.severity(), opentelemetry::logs::Severity::kTrace);
+  EXPECT_FALSE(outside.trace_id().IsValid());
+  EXPECT_FALSE(outside.span_id().IsValid());
+}
+
+TEST_F(LogsBridge, LargeBodiesAndStringArraysSurviveAndAreLimited) {
+  Config config = logs_config();
+  config.otel =
+      OtelSettings::from_env(Env::from({{"OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "4"}}));
+  set_up(config);
+  setup_logging_bridge();
+  // Over the 8 KiB inline part: body and attributes go out of line.
+  std::string big(20000, 'x');
+  big.back() = 'y';
+  // "é" is two bytes: a cut at 4 bytes would split the second one, so 3 bytes remain.
+  log::emit(log::Level::info, big,
+            {{"k", std::string("a\xC3\xA9\xC3\xA9")},
+             {"list", std::vector<std::string>{"abcdef", "ab"}}});
+  log::emit(log::Level::info, "small", {{"k", std::string("a\xC3\xA9\xC3\xA9")}});
+  ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(2000)).ok());
+  ASSERT_EQ(captured_->records.size(), 2U);
+  EXPECT_EQ(get<std::string>(*captured_->records[0]->body()), big);
+  for (const auto& record : captured_->records) {
+    EXPECT_EQ(get<std::string>(record->attributes().at("k")), "a\xC3\xA9");
+  }
+  EXPECT_EQ(get<std::vector<std::string>>(captured_->records[0]->attributes().at("list")),
+            (std::vector<std::string>{"abcd", "ab"}));
+}
+
+TEST_F(LogsBridge, SeveralThreadsLoseNothingAndKeepTheirOrder) {
+  Config config = logs_config();
+  config.otel = OtelSettings::from_env(Env::from(
+      {{"OTEL_BLRP_MAX_QUEUE_SIZE", "100000"}, {"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "64"}}));
+  set_up(config);
+  setup_logging_bridge();
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 5000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    // Each thread exits right after its last record: its buffer is handed over and drained.
+    threads.emplace_back([t] {
+      for (int i = 0; i < kPerThread; ++i) log::info(t, " ", i);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(5000)).ok());
+  ASSERT_EQ(captured_->records.size(), static_cast<std::size_t>(kThreads * kPerThread));
+  std::vector<int> next(kThreads, 0);
+  for (const auto& record : captured_->records) {
+    const std::string body = get<std::string>(*record->body());
+    const int t = std::stoi(body.substr(0, body.find(' ')));
+    const int i = std::stoi(body.substr(body.find(' ') + 1));
+    ASSERT_EQ(i, next[static_cast<std::size_t>(t)]) << "thread " << t;
+    ++next[static_cast<std::size_t>(t)];
+  }
+  // One export thread for everything.
+  EXPECT_EQ(captured_->export_threads.size(), 1U);
+  const TelemetryStats stats = handle_.stats();
+  EXPECT_EQ(stats.log_records_emitted, static_cast<std::uint64_t>(kThreads * kPerThread));
+  EXPECT_EQ(stats.log_records_exported, static_cast<std::uint64_t>(kThreads * kPerThread));
+  EXPECT_EQ(stats.log_records_dropped, 0U);
+}
+
+TEST_F(LogsBridge, AFullQueueDropsAndCountsWithoutBlockingTheCaller) {
+  Config config = logs_config();
+  config.otel = OtelSettings::from_env(Env::from({{"OTEL_BLRP_MAX_QUEUE_SIZE", "100"},
+                                                  {"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "1"},
+                                                  {"OTEL_BLRP_SCHEDULE_DELAY", "10"}}));
+  set_up(config);
+  setup_logging_bridge();
+  {
+    std::lock_guard<std::mutex> lock(captured_->mutex);
+    captured_->blocked = true;
+  }
+  log::info("first");
+  {
+    // The export thread took the first record and hangs in the exporter.
+    std::unique_lock<std::mutex> lock(captured_->mutex);
+    ASSERT_TRUE(captured_->changed.wait_for(lock, std::chrono::seconds(10),
+                                            [&] { return captured_->exports_waiting == 1; }));
+  }
+  for (int i = 0; i < 1000; ++i) log::info("more ", i);
+  // 100 records wait per thread, counting the one in the exporter (the drain is not over).
+  TelemetryStats stats = handle_.stats();
+  EXPECT_EQ(stats.log_records_emitted, 100U);
+  EXPECT_EQ(stats.log_records_dropped, 901U);
+  {
+    std::lock_guard<std::mutex> lock(captured_->mutex);
+    captured_->blocked = false;
+  }
+  captured_->changed.notify_all();
+  ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(5000)).ok());
+  ASSERT_EQ(captured_->records.size(), 100U);
+  EXPECT_EQ(get<std::string>(*captured_->records[0]->body()), "first");
+  EXPECT_EQ(get<std::string>(*captured_->records[99]->body()), "more 98");
+  stats = handle_.stats();
+  EXPECT_EQ(stats.log_records_exported, 100U);
+  EXPECT_EQ(stats.log_records_dropped, 901U);
+}
+
+TEST_F(LogsBridge, OpenTelemetryLoggersShareTheExportStream) {
+  set_up();
+  setup_logging_bridge();
+  auto logger = handle_.logger();
+  {
+    LENS_SPAN_CM_NAMED(outer, "outer");
+    const auto context = outer.span()->GetContext();
+    log::info("from lens");
+    // Third-party code on the global provider: its logger sees the native span too.
+    logger->EmitLogRecord(opentelemetry::logs::Severity::kWarn, "from opentelemetry-cpp");
+    ASSERT_TRUE(handle_.force_flush(std::chrono::milliseconds(2000)).ok());
+    std::lock_guard<std::mutex> lock(captured_->mutex);
+    ASSERT_EQ(captured_->records.size(), 2U);
+    for (const auto& record : captured_->records) {
+      EXPECT_EQ(test_support::hex(record->span_id()), test_support::hex(context.span_id()));
+    }
+  }
+  ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(2000)).ok());
+  EXPECT_EQ(captured_->export_threads.size(), 1U);
+  const TelemetryStats stats = handle_.stats();
+  EXPECT_EQ(stats.log_records_emitted, 2U);
+  EXPECT_EQ(stats.log_records_exported, 2U);
+}
+
+TEST_F(LogsBridge, ShutdownExportsWhatIsBufferedAndLaterRecordsGoNowhere) {
+  set_up();  // OTEL_BLRP_SCHEDULE_DELAY=200: nothing is exported before the shutdown
+  setup_logging_bridge();
+  for (int i = 0; i < 1000; ++i) log::info("record ", i);
+  ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(2000)).ok());
+  EXPECT_EQ(captured_->records.size(), 1000U);
+  EXPECT_FALSE(log::enabled(log::Level::fatal));
+  log::emit(log::Level::fatal, "after shutdown");
+  EXPECT_EQ(captured_->records.size(), 1000U);
+  EXPECT_EQ(handle_.stats().log_records_emitted, 1000U);
+}
+
+TEST_F(LogsBridge, AForkedChildLogsNothingAndMaySetUpAgain) {
+  set_up();
+  setup_logging_bridge();
+  log::info("parent before");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // Child: the parent's pipeline is gone (its thread did not survive the fork).
+    int failures = 0;
+    if (log::enabled(log::Level::fatal)) ++failures;
+    log::fatal("child");
+    auto captured = std::make_shared<Captured>();
+    SetupOverrides overrides;
+    overrides.env = Env::from({});
+    overrides.log_record_exporter = std::make_unique<CapturingExporter>(captured);
+    auto made =
+        setup_telemetry(logs_config(), test_support::rank_of(0, 1), {}, std::move(overrides));
+    if (!made.ok()) _exit(10);
+    log::info("child after setup");
+    if (!made->shutdown(std::chrono::milliseconds(2000)).ok()) ++failures;
+    if (captured->records.size() != 1) ++failures;
+    _exit(failures);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  log::info("parent after");
+  ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(2000)).ok());
+  ASSERT_EQ(captured_->records.size(), 2U);
+  EXPECT_EQ(get<std::string>(*captured_->records[1]->body()), "parent after");
 }
 
 }  // namespace

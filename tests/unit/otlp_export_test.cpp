@@ -663,8 +663,7 @@ TEST(OtlpLogsExport, LoggerProviderSendsOverEveryProtocol) {
                                                      {"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint}},
                                                     Signal::logs),
                                       captured.report, kFastRetry);
-    // The provider setup_telemetry builds (its processor chain tells ThreadSanitizer about the
-    // batch queue's hand-over, which a bare BatchLogRecordProcessor would not).
+    // The provider setup_telemetry builds: its loggers hand records to lens's log pipeline.
     Config config;
     config.otel.blrp.schedule_delay_ms.value = 20;
     auto provider = telemetry::build_logger_provider(config, {{"rank", "1"}}, std::move(exporter))
