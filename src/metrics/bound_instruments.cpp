@@ -28,6 +28,7 @@
 #include "lens/metrics.hpp"
 #include "metrics/bound_attributes.hpp"
 #include "metrics/bound_slots.hpp"
+#include "metrics/histogram_views.hpp"
 #include "sdk/fork_generation.hpp"
 
 namespace lens::metrics {
@@ -635,6 +636,13 @@ Histogram<T> make_histogram(api::Meter& meter, std::string_view name, std::strin
   Histogram<T> histogram;
   auto* sdk_meter = dynamic_cast<sdkmetrics::Meter*>(&meter);
   if (sdk_meter == nullptr) return histogram;  // no-op meter
+  // A view of the provider (SetupOverrides::metric_views) applies as to the SDK's histograms.
+  HistogramView view = find_histogram_view(
+      *sdk_meter, name, description, unit,
+      std::is_same_v<T, double> ? sdkmetrics::InstrumentValueType::kDouble
+                                : sdkmetrics::InstrumentValueType::kLong);
+  if (view.drop) return histogram;
+  if (view.boundaries) boundaries = std::move(*view.boundaries);
   if (!valid_boundaries(boundaries)) {
     std::fprintf(stderr,
                  "lens: invalid histogram boundaries for %.*s (finite and strictly increasing "
@@ -648,8 +656,8 @@ Histogram<T> make_histogram(api::Meter& meter, std::string_view name, std::strin
       nostd::string_view(unit.data(), unit.size()));
   if (noop(instrument)) return histogram;  // a name the SDK rejected (reported by it)
   auto core = std::make_shared<detail::HistogramCore<T>>();
-  core->name = std::string(name);
-  core->description = std::string(description);
+  core->name = std::move(view.name);
+  core->description = std::move(view.description);
   core->unit = std::string(unit);
   core->bounds = std::move(boundaries);
   core->slot_context.bucket_count = core->bounds.size() + 1;

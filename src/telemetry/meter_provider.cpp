@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "metrics/counting_metric_exporter.hpp"
+#include "metrics/histogram_views.hpp"
 #include "metrics/periodic_metric_reader.hpp"
 #include "telemetry/otel_resource.hpp"
 
@@ -25,8 +26,12 @@ BuiltMeterProvider build_meter_provider(
     if (view.instrument == nullptr || view.meter == nullptr || view.view == nullptr) continue;
     registry->AddView(std::move(view.instrument), std::move(view.meter), std::move(view.view));
   }
-  built.provider =
-      std::make_shared<sdkmetrics::MeterProvider>(std::move(registry), to_otel_resource(resource));
+  auto context =
+      std::make_unique<sdkmetrics::MeterContext>(std::move(registry), to_otel_resource(resource));
+  sdkmetrics::MeterContext* raw_context = context.get();
+  built.provider = std::make_shared<sdkmetrics::MeterProvider>(std::move(context));
+  // Lens's bound histograms look their views up there.
+  metrics::register_meter_context(built.provider, raw_context);
   if (readers.empty()) {
     // Each export is bounded by the exporter's own timeout (OTEL_METRIC_EXPORT_TIMEOUT for the
     // OTLP exporters, see metric_exporters.cpp).

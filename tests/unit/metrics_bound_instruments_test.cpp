@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 #include <opentelemetry/metrics/noop.h>
 #include <opentelemetry/sdk/metrics/data/metric_data.h>
+#include <opentelemetry/sdk/metrics/view/instrument_selector_factory.h>
+#include <opentelemetry/sdk/metrics/view/meter_selector_factory.h>
+#include <opentelemetry/sdk/metrics/view/view_factory.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "lens/metrics.hpp"
@@ -50,10 +54,12 @@ class BoundInstruments : public ::testing::Test {
   void TearDown() override {
     for (auto& r : rigs_) EXPECT_TRUE(r.handle.shutdown(std::chrono::milliseconds(2000)).ok());
   }
-  Rig& make(std::vector<TemporalityPreference> temporalities) {
+  Rig& make(std::vector<TemporalityPreference> temporalities,
+            std::vector<metrics::MetricView> views = {}) {
     Rig rig;
     SetupOverrides overrides;
     overrides.env = Env::from({});
+    overrides.metric_views = std::move(views);
     for (auto t : temporalities) {
       rig.readers.push_back(std::make_shared<ManualMetricReader>(t));
       overrides.metric_readers.push_back(rig.readers.back());
@@ -178,6 +184,42 @@ TEST_F(BoundInstruments, HistogramBucketsAtTheBoundariesWithMinMaxSum) {
   EXPECT_TRUE(h.record_min_max_);
   EXPECT_EQ(nostd::get<std::string>(m->point_data_attr_[0].attributes.at("phase")), "forward");
   EXPECT_EQ(rig.readers[0]->scopes().back(), "nemo.lens");
+}
+
+TEST_F(BoundInstruments, ViewsApplyAsToTheSdksHistograms) {
+  std::vector<metrics::MetricView> views;
+  views.push_back(metrics::histogram_view("test.view.buckets", {1.0, 10.0}));
+  for (const auto& [selected, name, aggregation] :
+       {std::tuple{"test.view.renamed", "test.view.new_name",
+                   sdkmetrics::AggregationType::kDefault},
+        std::tuple{"test.view.dropped", "", sdkmetrics::AggregationType::kDrop}}) {
+    metrics::MetricView view;
+    view.instrument = sdkmetrics::InstrumentSelectorFactory::Create(
+        sdkmetrics::InstrumentType::kHistogram, selected, "");
+    view.meter = sdkmetrics::MeterSelectorFactory::Create("", "", "");
+    view.view = sdkmetrics::ViewFactory::Create(name, "from the view", "", aggregation);
+    views.push_back(std::move(view));
+  }
+  Rig& rig = make({TemporalityPreference::cumulative}, std::move(views));
+  auto buckets = metrics::create_bound_double_histogram(*rig.handle.meter(), "test.view.buckets");
+  auto renamed = metrics::create_bound_uint64_histogram(*rig.handle.meter(), "test.view.renamed",
+                                                        {}, "own description");
+  auto dropped = metrics::create_bound_double_histogram(*rig.handle.meter(), "test.view.dropped");
+  for (double v : {0.5, 1.0, 5.0, 20.0}) buckets.record(v);
+  renamed.record(7);
+  dropped.record(1.0);
+  EXPECT_FALSE(static_cast<bool>(dropped));
+  auto data = rig.readers[0]->collect();
+  const auto* m = find(data, "test.view.buckets");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(histogram_of(m).boundaries_, (std::vector<double>{1.0, 10.0}));
+  EXPECT_EQ(histogram_of(m).counts_, (std::vector<std::uint64_t>{2, 1, 1}));
+  const auto* r = find(data, "test.view.new_name");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->instrument_descriptor.description_, "from the view");
+  EXPECT_EQ(histogram_of(r).count_, 1U);
+  EXPECT_EQ(find(data, "test.view.renamed"), nullptr);
+  EXPECT_EQ(find(data, "test.view.dropped"), nullptr);
 }
 
 TEST_F(BoundInstruments, HistogramDeltaAndCumulativeStartTimes) {
