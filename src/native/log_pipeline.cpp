@@ -9,7 +9,6 @@
 #include <opentelemetry/trace/trace_id.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <string_view>
@@ -17,6 +16,7 @@
 
 #include "lens/version.hpp"
 #include "native/attribute_codec.hpp"
+#include "native/export_loop.hpp"
 #include "native/log_record.hpp"
 #include "native/thread_spans.hpp"
 #include "native/tick_clock.hpp"
@@ -64,17 +64,12 @@ struct LogPipeline::Core {
   const std::unique_ptr<otel::sdk::instrumentationscope::InstrumentationScope> scope;
   std::shared_ptr<LogRegistry> registry;
 
-  // Guarded by mutex.
-  std::mutex mutex;
-  std::condition_variable wake;
-  std::condition_variable done;
-  std::deque<RecordablePtr> foreign;  // records made through opentelemetry-cpp's Logger
-  std::uint64_t flush_requested = 0;
-  std::uint64_t flush_completed = 0;
-  bool stop = false;
-  bool stopped = false;
-  bool stopped_ok = false;
-  std::chrono::steady_clock::time_point shutdown_deadline;
+  ExportLoop loop{options.drain_interval};
+
+  // Records made through opentelemetry-cpp's Logger; guarded by foreign_mutex.
+  std::mutex foreign_mutex;
+  std::deque<RecordablePtr> foreign;
+  bool closed = false;
 
   std::atomic<std::uint64_t> foreign_accepted{0};
   std::atomic<std::uint64_t> foreign_dropped{0};
@@ -87,7 +82,6 @@ struct LogPipeline::Core {
   std::chrono::steady_clock::time_point last_export = std::chrono::steady_clock::now();
 
   void enqueue_foreign(RecordablePtr recordable) noexcept;
-  bool flush(std::chrono::microseconds timeout) noexcept;
   // Once (later calls return the first one's result); see LogPipeline::shutdown.
   bool shutdown(std::chrono::microseconds timeout) noexcept;
   void run() noexcept;
@@ -103,12 +97,12 @@ struct LogPipeline::Core {
   void export_some(std::size_t count) noexcept;
   void export_full_batches() noexcept;
   void export_all() noexcept;
-  void finish() noexcept;
+  bool finish() noexcept;
 };
 
 void LogPipeline::Core::enqueue_foreign(RecordablePtr recordable) noexcept {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (stop || foreign.size() >= options.max_queue_size) {
+  std::lock_guard<std::mutex> lock(foreign_mutex);
+  if (closed || foreign.size() >= options.max_queue_size) {
     foreign_dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -120,26 +114,16 @@ void LogPipeline::Core::enqueue_foreign(RecordablePtr recordable) noexcept {
   }
 }
 
-bool LogPipeline::Core::flush(std::chrono::microseconds timeout) noexcept {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::min(timeout, std::chrono::microseconds(std::chrono::hours(24)));
-  std::unique_lock<std::mutex> lock(mutex);
-  if (stop) return stopped;
-  const std::uint64_t target = ++flush_requested;
-  wake.notify_all();
-  return done.wait_until(lock, deadline, [&] { return flush_completed >= target || stopped; });
-}
-
 bool LogPipeline::Core::shutdown(std::chrono::microseconds timeout) noexcept {
   std::call_once(shutdown_once, [&] {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::min(timeout, std::chrono::microseconds(std::chrono::hours(24)));
     registry->close();
-    std::unique_lock<std::mutex> lock(mutex);
-    stop = true;
-    shutdown_deadline = deadline;
-    wake.notify_all();
-    shutdown_result = done.wait_until(lock, deadline, [&] { return stopped; }) && stopped_ok;
+    {
+      std::lock_guard<std::mutex> lock(foreign_mutex);
+      closed = true;
+    }
+    shutdown_result = loop.stop(deadline);
   });
   return shutdown_result;
 }
@@ -223,7 +207,7 @@ void LogPipeline::Core::collect() noexcept {
     }
     std::deque<RecordablePtr> foreign_now;
     {
-      std::lock_guard<std::mutex> lock(mutex);
+      std::lock_guard<std::mutex> lock(foreign_mutex);
       foreign_now.swap(foreign);
     }
     for (RecordablePtr& record : foreign_now) {
@@ -265,53 +249,31 @@ void LogPipeline::Core::export_all() noexcept {
   while (!batch.empty()) export_some(size);
 }
 
-void LogPipeline::Core::finish() noexcept {
+bool LogPipeline::Core::finish() noexcept {
   collect();
   export_all();
-  std::chrono::steady_clock::time_point deadline;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    deadline = shutdown_deadline;
-  }
   const auto remaining = std::max(std::chrono::steady_clock::duration::zero(),
-                                  deadline - std::chrono::steady_clock::now());
+                                  loop.deadline() - std::chrono::steady_clock::now());
   const bool ok =
       exporter->Shutdown(std::chrono::duration_cast<std::chrono::microseconds>(remaining));
   // Threads that still hold a state keep only it; the buffers of the others go now.
   registry->release_threads();
-  std::lock_guard<std::mutex> lock(mutex);
-  stopped = true;
-  stopped_ok = ok;
-  done.notify_all();
+  return ok;
 }
 
 void LogPipeline::Core::run() noexcept {
-  for (;;) {
-    bool stopping = false;
-    std::uint64_t flush_target = 0;
-    {
-      std::unique_lock<std::mutex> lock(mutex);
-      wake.wait_for(lock, options.drain_interval,
-                    [this] { return stop || flush_requested != flush_completed; });
-      stopping = stop;
-      flush_target = flush_requested;
-    }
-    if (stopping) {
-      finish();
-      return;
-    }
-    collect();
-    if (flush_target != flush_completed) {
-      export_all();
-      exporter->ForceFlush();
-      std::lock_guard<std::mutex> lock(mutex);
-      flush_completed = flush_target;
-      done.notify_all();
-    } else if (!batch.empty() &&
-               std::chrono::steady_clock::now() - last_export >= options.schedule_delay) {
-      export_all();
-    }
-  }
+  loop.run(
+      [this](bool flushing) {
+        collect();
+        if (flushing) {
+          export_all();
+          exporter->ForceFlush();
+        } else if (!batch.empty() &&
+                   std::chrono::steady_clock::now() - last_export >= options.schedule_delay) {
+          export_all();
+        }
+      },
+      [this] { return finish(); });
 }
 
 namespace {
@@ -328,7 +290,7 @@ class HandoffProcessor final : public sdklogs::LogRecordProcessor {
     if (record != nullptr) core_->enqueue_foreign(std::move(record));
   }
   bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
-    return core_->flush(timeout);
+    return core_->loop.flush(timeout);
   }
   bool Shutdown(std::chrono::microseconds timeout) noexcept override {
     return pipeline_->shutdown(timeout);
@@ -365,18 +327,13 @@ std::unique_ptr<sdklogs::LogRecordProcessor> LogPipeline::make_processor() {
 }
 
 bool LogPipeline::force_flush(std::chrono::microseconds timeout) noexcept {
-  return core_->flush(timeout);
+  return core_->loop.flush(timeout);
 }
 
 bool LogPipeline::shutdown(std::chrono::microseconds timeout) noexcept {
   const bool ok = core_->shutdown(timeout);
   std::lock_guard<std::mutex> guard(join_mutex_);
-  bool stopped = false;
-  {
-    std::lock_guard<std::mutex> lock(core_->mutex);
-    stopped = core_->stopped;
-  }
-  if (stopped && thread_.joinable()) thread_.join();
+  if (core_->loop.stopped() && thread_.joinable()) thread_.join();
   return ok;
 }
 

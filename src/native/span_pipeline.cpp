@@ -7,7 +7,6 @@
 #include <opentelemetry/trace/trace_id.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <unordered_set>
@@ -16,6 +15,7 @@
 
 #include "lens/version.hpp"
 #include "native/attribute_codec.hpp"
+#include "native/export_loop.hpp"
 #include "native/tick_clock.hpp"
 #include "sdk/tsan_handoff.hpp"
 
@@ -41,9 +41,9 @@ otel::trace::SpanId span_id_of(std::uint64_t value) noexcept {
 class OneAttribute final : public otel::common::KeyValueIterable {
  public:
   OneAttribute(std::string_view key, std::string_view value) noexcept : key_(key), value_(value) {}
-  bool ForEachKeyValue(otel::nostd::function_ref<bool(otel::nostd::string_view,
-                                                      otel::common::AttributeValue)>
-                           callback) const noexcept override {
+  bool ForEachKeyValue(
+      otel::nostd::function_ref<bool(otel::nostd::string_view, otel::common::AttributeValue)>
+          callback) const noexcept override {
     return callback(view(key_), otel::common::AttributeValue(view(value_)));
   }
   std::size_t size() const noexcept override { return 1; }
@@ -78,8 +78,8 @@ struct SpanPipeline::Core {
       : options(o),
         exporter(std::move(e)),
         resource(r),
-        scope(otel::sdk::instrumentationscope::InstrumentationScope::Create("nemo.lens",
-                                                                            kVersion)) {}
+        scope(
+            otel::sdk::instrumentationscope::InstrumentationScope::Create("nemo.lens", kVersion)) {}
 
   const SpanPipelineOptions options;
   const std::unique_ptr<sdktrace::SpanExporter> exporter;
@@ -87,23 +87,18 @@ struct SpanPipeline::Core {
   const std::unique_ptr<otel::sdk::instrumentationscope::InstrumentationScope> scope;
   std::shared_ptr<SpanRegistry> registry;
 
+  ExportLoop loop{options.drain_interval};
+
   // Guarded by mutex.
   std::mutex mutex;
-  std::condition_variable wake;
-  std::condition_variable done;
   struct Foreign {
     std::uint64_t end_ticks;
     RecordablePtr recordable;
   };
   std::deque<Foreign> foreign;
-  std::uint64_t flush_requested = 0;
-  std::uint64_t flush_completed = 0;
-  bool stop = false;
-  bool stopped = false;
-  bool stopped_ok = false;
+  bool closed = false;  // no more foreign spans
   std::vector<ThreadSpans::OpenSpan> open_at_shutdown;
   std::uint64_t shutdown_ticks = 0;
-  std::chrono::steady_clock::time_point shutdown_deadline;
 
   std::atomic<std::uint64_t> foreign_dropped{0};
   std::atomic<std::uint64_t> truncated{0};
@@ -119,8 +114,6 @@ struct SpanPipeline::Core {
   std::size_t next_first_thread = 0;
 
   void enqueue_foreign(RecordablePtr recordable) noexcept;
-  // Waits until everything finished before the call was handed to the exporter.
-  bool flush(std::chrono::microseconds timeout) noexcept;
   void run() noexcept;
 
  private:
@@ -132,13 +125,13 @@ struct SpanPipeline::Core {
   void export_full_batches() noexcept;
   void export_all() noexcept;
   void export_some(std::size_t count) noexcept;
-  void finish() noexcept;
+  bool finish() noexcept;
 };
 
 void SpanPipeline::Core::enqueue_foreign(RecordablePtr recordable) noexcept {
   const std::uint64_t ticks = read_ticks();
   std::lock_guard<std::mutex> lock(mutex);
-  if (stop || foreign.size() >= options.max_queue_size) {
+  if (closed || foreign.size() >= options.max_queue_size) {
     foreign_dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -147,17 +140,6 @@ void SpanPipeline::Core::enqueue_foreign(RecordablePtr recordable) noexcept {
   } catch (...) {
     foreign_dropped.fetch_add(1, std::memory_order_relaxed);
   }
-}
-
-bool SpanPipeline::Core::flush(std::chrono::microseconds timeout) noexcept {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::min(timeout, std::chrono::microseconds(std::chrono::hours(24)));
-  std::unique_lock<std::mutex> lock(mutex);
-  if (stop) return stopped;
-  const std::uint64_t target = ++flush_requested;
-  wake.notify_all();
-  return done.wait_until(lock, deadline,
-                         [&] { return flush_completed >= target || stopped; });
 }
 
 RecordablePtr SpanPipeline::Core::convert(const RecordView& r) noexcept {
@@ -206,13 +188,13 @@ RecordablePtr SpanPipeline::Core::convert(const RecordView& r) noexcept {
     if (r.status != StatusCode::kUnset) {
       const auto code = r.status == StatusCode::kError ? otel::trace::StatusCode::kError
                                                        : otel::trace::StatusCode::kOk;
-      const std::string_view description =
-          r.extras != nullptr && r.status == StatusCode::kError
-              ? std::string_view(r.extras->status_description)
-              : std::string_view();
+      const std::string_view description = r.extras != nullptr && r.status == StatusCode::kError
+                                               ? std::string_view(r.extras->status_description)
+                                               : std::string_view();
       out->SetStatus(code, view(description));
     }
-    out->SetDuration(std::chrono::nanoseconds(calibration.nanos_between(r.start_ticks, r.end_ticks)));
+    out->SetDuration(
+        std::chrono::nanoseconds(calibration.nanos_between(r.start_ticks, r.end_ticks)));
   } catch (...) {
     return nullptr;  // out of memory while converting: the span is lost
   }
@@ -241,15 +223,17 @@ std::size_t SpanPipeline::Core::collect(std::size_t limit,
             const std::unique_ptr<SpanExtras> extras(header.extras);
             if (seen != nullptr) seen->insert(header.id.span_id);
             const char* payload = reinterpret_cast<const char*>(bytes + sizeof(header));
-            const std::string_view name =
-                header.has_name_override && extras != nullptr
-                    ? std::string_view(extras->name)
-                    : std::string_view(payload, header.name_size);
-            RecordView record{&header.id,         name,
+            const std::string_view name = header.has_name_override && extras != nullptr
+                                              ? std::string_view(extras->name)
+                                              : std::string_view(payload, header.name_size);
+            RecordView record{&header.id,
+                              name,
                               payload + header.name_size,
                               static_cast<std::size_t>(header.payload_size - header.name_size),
-                              header.status,      header.start_ticks,
-                              header.end_ticks,   extras.get(),
+                              header.status,
+                              header.start_ticks,
+                              header.end_ticks,
+                              extras.get(),
                               false};
             if (RecordablePtr converted = convert(record)) {
               pass.push_back({header.end_ticks, std::move(converted)});
@@ -310,15 +294,13 @@ void SpanPipeline::Core::export_all() noexcept {
   while (!batch.empty()) export_some(size);
 }
 
-void SpanPipeline::Core::finish() noexcept {
+bool SpanPipeline::Core::finish() noexcept {
   std::vector<ThreadSpans::OpenSpan> open;
   std::uint64_t end_ticks = 0;
-  std::chrono::steady_clock::time_point deadline;
   {
     std::lock_guard<std::mutex> lock(mutex);
     open.swap(open_at_shutdown);
     end_ticks = shutdown_ticks;
-    deadline = shutdown_deadline;
   }
   std::unordered_set<std::uint64_t> ended;
   collect_all(&ended);
@@ -350,42 +332,24 @@ void SpanPipeline::Core::finish() noexcept {
     }
   }
   export_all();
-  const auto now = std::chrono::steady_clock::now();
-  const auto remaining = std::max(std::chrono::steady_clock::duration::zero(), deadline - now);
-  const bool ok = exporter->Shutdown(std::chrono::duration_cast<std::chrono::microseconds>(remaining));
-  std::lock_guard<std::mutex> lock(mutex);
-  stopped = true;
-  stopped_ok = ok;
-  done.notify_all();
+  const auto remaining = std::max(std::chrono::steady_clock::duration::zero(),
+                                  loop.deadline() - std::chrono::steady_clock::now());
+  return exporter->Shutdown(std::chrono::duration_cast<std::chrono::microseconds>(remaining));
 }
 
 void SpanPipeline::Core::run() noexcept {
-  for (;;) {
-    bool stopping = false;
-    std::uint64_t flush_target = 0;
-    {
-      std::unique_lock<std::mutex> lock(mutex);
-      wake.wait_for(lock, options.drain_interval,
-                    [this] { return stop || flush_requested != flush_completed; });
-      stopping = stop;
-      flush_target = flush_requested;
-    }
-    if (stopping) {
-      finish();
-      return;
-    }
-    collect_all(nullptr);
-    if (flush_target != flush_completed) {
-      export_all();
-      exporter->ForceFlush();
-      std::lock_guard<std::mutex> lock(mutex);
-      flush_completed = flush_target;
-      done.notify_all();
-    } else if (!batch.empty() &&
-               std::chrono::steady_clock::now() - last_export >= options.schedule_delay) {
-      export_all();
-    }
-  }
+  loop.run(
+      [this](bool flushing) {
+        collect_all(nullptr);
+        if (flushing) {
+          export_all();
+          exporter->ForceFlush();
+        } else if (!batch.empty() &&
+                   std::chrono::steady_clock::now() - last_export >= options.schedule_delay) {
+          export_all();
+        }
+      },
+      [this] { return finish(); });
 }
 
 namespace {
@@ -403,7 +367,7 @@ class HandoffProcessor final : public sdktrace::SpanProcessor {
     core_->enqueue_foreign(std::move(span));
   }
   bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
-    return core_->flush(timeout);
+    return core_->loop.flush(timeout);
   }
   // The pipeline is shut down by its owner, after the tracer provider.
   bool Shutdown(std::chrono::microseconds) noexcept override { return true; }
@@ -440,11 +404,10 @@ std::unique_ptr<sdktrace::SpanProcessor> SpanPipeline::make_handoff_processor() 
 }
 
 bool SpanPipeline::force_flush(std::chrono::microseconds timeout) noexcept {
-  return core_->flush(timeout);
+  return core_->loop.flush(timeout);
 }
 
-bool SpanPipeline::shutdown(std::chrono::microseconds timeout,
-                            const ThreadSpans* caller) noexcept {
+bool SpanPipeline::shutdown(std::chrono::microseconds timeout, const ThreadSpans* caller) noexcept {
   std::call_once(shutdown_once_, [&] {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::min(timeout, std::chrono::microseconds(std::chrono::hours(24)));
@@ -462,22 +425,13 @@ bool SpanPipeline::shutdown(std::chrono::microseconds timeout,
     }
     registry_->close();
     {
-      std::unique_lock<std::mutex> lock(core_->mutex);
+      std::lock_guard<std::mutex> lock(core_->mutex);
       core_->open_at_shutdown = std::move(open);
       core_->shutdown_ticks = read_ticks();
-      core_->shutdown_deadline = deadline;
-      core_->stop = true;
-      core_->wake.notify_all();
-      shutdown_result_ =
-          core_->done.wait_until(lock, deadline, [this] { return core_->stopped; }) &&
-          core_->stopped_ok;
+      core_->closed = true;
     }
-    bool finished = false;
-    {
-      std::lock_guard<std::mutex> lock(core_->mutex);
-      finished = core_->stopped;
-    }
-    if (finished) {
+    shutdown_result_ = core_->loop.stop(deadline);
+    if (core_->loop.stopped()) {
       thread_.join();
     } else {
       thread_.detach();  // it owns what it touches (the core)
