@@ -39,13 +39,6 @@ otel::nostd::string_view truncated(otel::nostd::string_view value,
   return value.substr(0, end);
 }
 
-// The byte order of span ids in records (see Identity::span_id).
-otel::trace::SpanId span_id_of(std::uint64_t value) noexcept {
-  std::uint8_t bytes[8];
-  for (int i = 7; i >= 0; --i, value >>= 8) bytes[i] = static_cast<std::uint8_t>(value);
-  return otel::trace::SpanId(bytes);
-}
-
 }  // namespace
 
 struct LogPipeline::Core {

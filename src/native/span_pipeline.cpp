@@ -32,12 +32,6 @@ constexpr std::string_view kTruncatedReason = "still open at telemetry shutdown"
 
 otel::nostd::string_view view(std::string_view s) noexcept { return {s.data(), s.size()}; }
 
-otel::trace::SpanId span_id_of(std::uint64_t value) noexcept {
-  std::uint8_t bytes[8];
-  for (int i = 7; i >= 0; --i, value >>= 8) bytes[i] = static_cast<std::uint8_t>(value);
-  return otel::trace::SpanId(bytes);
-}
-
 class OneAttribute final : public otel::common::KeyValueIterable {
  public:
   OneAttribute(std::string_view key, std::string_view value) noexcept : key_(key), value_(value) {}

@@ -8,6 +8,7 @@
 
 #include <opentelemetry/nostd/shared_ptr.h>
 #include <opentelemetry/trace/span_context.h>
+#include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_state.h>
 
 #include <array>
@@ -55,6 +56,13 @@ struct Identity {
   std::uint64_t parent_span_id = 0;
   std::uint8_t flags = 0;  // kFlagSampled | kFlagRandom as exported
 };
+
+// The opentelemetry span id of an Identity span id value.
+inline opentelemetry::trace::SpanId span_id_of(std::uint64_t value) noexcept {
+  std::uint8_t bytes[8];
+  for (int i = 7; i >= 0; --i, value >>= 8) bytes[i] = static_cast<std::uint8_t>(value);
+  return opentelemetry::trace::SpanId(bytes);
+}
 
 // The plain part of an open span: what the snapshot of open spans copies.
 struct FrameData {

@@ -216,12 +216,6 @@ std::uint64_t span_id_value(const otel::trace::SpanId& id) noexcept {
   return value;
 }
 
-otel::trace::SpanId span_id_of(std::uint64_t value) noexcept {
-  std::uint8_t bytes[8];
-  for (int i = 7; i >= 0; --i, value >>= 8) bytes[i] = static_cast<std::uint8_t>(value);
-  return otel::trace::SpanId(bytes);
-}
-
 struct Parent {
   bool valid = false;
   bool remote = false;
