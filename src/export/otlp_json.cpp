@@ -153,7 +153,9 @@ std::string shown(const Json& value) {
 enum class Direction { kBase64ToHex, kHexToBase64 };
 
 // Walks a JSON document along a message descriptor and rewrites the id fields. Values of the
-// wrong JSON type are left alone: protobuf's parser reports them.
+// wrong JSON type are left for protobuf's parser to report, except where a list is expected:
+// protobuf 3.21 reads a lone object or scalar there as a one-element list, so decoding rejects
+// it here.
 class IdConverter {
  public:
   explicit IdConverter(Direction direction) : direction_(direction) {}
@@ -175,6 +177,11 @@ class IdConverter {
 
  private:
   Status field(Json& value, const pb::FieldDescriptor& field) {
+    if (direction_ == Direction::kHexToBase64 && field.is_repeated() && !value.is_null() &&
+        (field.is_map() ? !value.is_object() : !value.is_array())) {
+      return Error("OTLP JSON: invalid " + path_ + ": expected " +
+                   (field.is_map() ? "an object" : "an array") + ", got " + value.type_name());
+    }
     if (const std::size_t length = id_length(field); length > 0) return id(value, length);
     if (field.cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE) return {};
     if (field.is_map()) {

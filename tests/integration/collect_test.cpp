@@ -2,27 +2,37 @@
 // (libcurl: protobuf, JSON, gzip) into the JSON line files; malformed input, tokens,
 // --max-bytes, metrics and logs, bad flags. Loopback only, ports chosen by the collector,
 // every wait bounded.
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -126,6 +136,7 @@ std::string gzip(const std::string& data) {
 struct HttpResult {
   long status = 0;
   std::string body;
+  std::string headers;  // the response's header lines, as received
 };
 
 std::size_t append_body(char* data, std::size_t size, std::size_t count, void* user) {
@@ -149,6 +160,8 @@ HttpResult http_post(const std::string& url, const std::string& body,
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, append_body);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &result.headers);
   const CURLcode code = curl_easy_perform(curl);
   EXPECT_EQ(code, CURLE_OK) << curl_easy_strerror(code);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
@@ -486,6 +499,235 @@ TEST(CollectTest, TokenFromAFileOrTheEnvironment) {
   std::filesystem::remove(token_file);
 }
 
+// google.rpc.Status {code = 1, message = 2} in the binary protobuf encoding (a message under
+// 128 bytes: one length byte).
+std::string rpc_status_protobuf(int code, const std::string& message) {
+  return std::string{0x08, static_cast<char>(code), 0x12, static_cast<char>(message.size())} +
+         message;
+}
+
+// Sends `body` to the Export method of `service` (e.g. "trace.v1.TraceService"), with the
+// metadata "authorization: <authorization>" unless that is empty.
+grpc::Status grpc_raw_call(const Collector& collector, const std::string& service,
+                           const std::string& body, const std::string& authorization) {
+  grpc::GenericStub stub(
+      grpc::CreateChannel(collector.address("grpc"), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  with_deadline(context);
+  if (!authorization.empty()) context.AddMetadata("authorization", authorization);
+  grpc::Slice slice(body);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, "/opentelemetry.proto.collector." + service + "/Export", {}, &request,
+                 &response, [&done](grpc::Status status) { done.set_value(status); });
+  return done.get_future().get();
+}
+
+// The documented refusal (docs/collect.md, Responses) on every signal and both protocols: HTTP
+// 401 with "WWW-Authenticate: Bearer" and a google.rpc.Status UNAUTHENTICATED (16) in the
+// request's content type, gRPC UNAUTHENTICATED; for no token, a wrong one, a prefix or an
+// extension of the right one, another scheme. Nothing refused is written; the token is never
+// printed.
+TEST(CollectTest, AMissingOrWrongTokenGetsTheDocumentedRefusal) {
+  const std::string token = "t0ken-PLANTED-4f2a";
+  Collector collector({"--token", token});
+  ASSERT_FALSE(collector.address("http").empty()) << collector.err();
+  const std::vector<std::string> refused = {"",
+                                            "Bearer wrong",
+                                            "Bearer " + token.substr(0, token.size() - 1),
+                                            "Bearer " + token + "0",
+                                            "Basic " + token,
+                                            token};
+  const std::string http_message =
+      "missing or wrong token; send the header 'Authorization: Bearer <token>'";
+  for (const char* path : {"/v1/traces", "/v1/metrics", "/v1/logs"}) {
+    for (const std::string& authorization : refused) {
+      const std::string what = std::string(path) + " '" + authorization + "'";
+      std::vector<std::string> headers{kJson};
+      if (!authorization.empty()) headers.push_back("Authorization: " + authorization);
+      HttpResult http = http_post(collector.url(path), "{}", headers);
+      EXPECT_EQ(http.status, 401) << what;
+      EXPECT_THAT(http.headers, ::testing::HasSubstr("WWW-Authenticate: Bearer\r\n")) << what;
+      EXPECT_EQ(Json::parse(http.body), (Json{{"code", 16}, {"message", http_message}})) << what;
+      headers[0] = kProtobuf;
+      http = http_post(collector.url(path), "", headers);
+      EXPECT_EQ(http.status, 401) << what;
+      EXPECT_EQ(http.body, rpc_status_protobuf(16, http_message)) << what;
+    }
+  }
+  const std::string grpc_message =
+      "missing or wrong token; send the metadata 'authorization: Bearer <token>'";
+  for (const char* service :
+       {"trace.v1.TraceService", "metrics.v1.MetricsService", "logs.v1.LogsService"}) {
+    for (const std::string& authorization : refused) {
+      const grpc::Status status = grpc_raw_call(collector, service, "", authorization);
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+          << service << " '" << authorization << "'";
+      EXPECT_EQ(status.error_message(), grpc_message) << service;
+    }
+    // The right token (an empty request: valid, nothing to write).
+    EXPECT_TRUE(grpc_raw_call(collector, service, "", "Bearer " + token).ok()) << service;
+  }
+  // The scheme is case-insensitive (RFC 7235).
+  EXPECT_EQ(http_post(collector.url("/v1/traces"), trace_json("accepted"),
+                      {kJson, "Authorization: bearer " + token})
+                .status,
+            200);
+
+  EXPECT_EQ(collector.stop(), 0) << collector.err();
+  const auto lines = read_lines(collector.out() / "traces.jsonl");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(find_span(lines, "accepted"), nullptr);
+  EXPECT_EQ(read_file(collector.out() / "metrics.jsonl"), "");
+  EXPECT_EQ(read_file(collector.out() / "logs.jsonl"), "");
+  EXPECT_THAT(collector.err(),
+              ::testing::HasSubstr("(0 malformed, 54 unauthenticated, 0 dropped)"));
+  EXPECT_EQ(collector.err().find(token), std::string::npos) << collector.err();
+  EXPECT_EQ(collector.listening().find(token), std::string::npos) << collector.listening();
+}
+
+// The address of each listening TCP socket of process `pid` ("0100007F:10DD" for
+// 127.0.0.1:4317, as /proc/net/tcp writes it; IPv4-mapped IPv6 addresses in the same form),
+// sorted.
+std::vector<std::string> listening_sockets(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::set<std::string> inodes;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(proc + "/fd", ec)) {
+    const std::string target = std::filesystem::read_symlink(entry.path(), ec).string();
+    if (target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
+  }
+  std::vector<std::string> bound;
+  for (const char* table : {"/net/tcp", "/net/tcp6"}) {
+    std::istringstream in(read_file(proc + table));
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> inode;
+      // gRPC binds an IPv6 socket to the IPv4-mapped address (::ffff:127.0.0.1): the same.
+      constexpr std::string_view kMapped = "0000000000000000FFFF0000";
+      if (local.rfind(kMapped, 0) == 0) local = local.substr(kMapped.size());
+      if (state == "0A" && inodes.count(inode) != 0) bound.push_back(local);  // 0A: LISTEN
+    }
+  }
+  std::sort(bound.begin(), bound.end());
+  return bound;
+}
+
+// Without --grpc and --http, `lens collect` listens on 127.0.0.1:4317 and 127.0.0.1:4318 and
+// nowhere else: its listening sockets (from /proc) are bound to 127.0.0.1, and connecting to
+// those ports on this machine's other IPv4 addresses is refused.
+TEST(CollectTest, ListensOnLoopbackOnlyByDefault) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("lens-collect-default-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto out = dir / "out";
+  int stdout_fd = -1;
+  const pid_t pid = Collector::spawn({LENS_CLI_PATH, "collect", "--out", out.string()},
+                                     dir / "stderr.txt", &stdout_fd);
+  const std::string listening = Collector::read_line(stdout_fd);
+  ::close(stdout_fd);
+  if (listening.empty()) {
+    const int code = Collector::wait_exit(pid);
+    const std::string err = read_file(dir / "stderr.txt");
+    // The defaults are fixed ports: another collector on this machine may hold them.
+    if (code == 1 && err.find("the address is in use") != std::string::npos) {
+      GTEST_SKIP() << "the default ports are taken: " << err;
+    }
+    FAIL() << "exit " << code << ": " << err;
+  }
+  EXPECT_EQ(listening,
+            "lens collect: listening grpc=127.0.0.1:4317 http=127.0.0.1:4318 out=" + out.string());
+  EXPECT_EQ(listening_sockets(pid), (std::vector<std::string>{"0100007F:10DD", "0100007F:10DE"}));
+
+  ifaddrs* addresses = nullptr;
+  ASSERT_EQ(::getifaddrs(&addresses), 0);
+  int tried = 0;
+  for (const ifaddrs* a = addresses; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET) continue;
+    sockaddr_in address = *reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    if ((ntohl(address.sin_addr.s_addr) >> 24) == 127) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET, &address.sin_addr, text, sizeof(text));
+    for (const int port : {4317, 4318}) {
+      address.sin_port = htons(static_cast<std::uint16_t>(port));
+      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      ASSERT_GE(fd, 0);
+      const timeval two_seconds{2, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &two_seconds, sizeof(two_seconds));
+      const int connected =
+          ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+      const int error = errno;
+      ::close(fd);
+      EXPECT_EQ(connected, -1) << text << ":" << port;
+      EXPECT_EQ(error, ECONNREFUSED) << text << ":" << port;
+      ++tried;
+    }
+  }
+  ::freeifaddrs(addresses);
+  std::cout << "[ note ] connections refused on " << tried / 2
+            << " non-loopback IPv4 address(es) of this machine\n";
+  ::kill(pid, SIGTERM);
+  EXPECT_EQ(Collector::wait_exit(pid), 0) << read_file(dir / "stderr.txt");
+  std::filesystem::remove_all(dir);
+}
+
+// OTLP JSON whose shape does not match the schema (an object or a scalar where the OTLP JSON
+// mapping has a list) is a malformed body like invalid JSON: 400 with a google.rpc.Status
+// INVALID_ARGUMENT (3) naming the field, and nothing written. protobuf's JSON parser alone reads
+// such a value as a one-element list, which used to be answered 200.
+TEST(CollectTest, JsonOfTheWrongShapeIsRejected) {
+  Collector collector;
+  ASSERT_FALSE(collector.address("http").empty()) << collector.err();
+  struct Case {
+    const char* path;
+    std::string body;
+    std::string message;
+  };
+  const std::string traces = "cannot decode the body as an OTLP JSON ExportTraceServiceRequest: ";
+  const std::string metrics =
+      "cannot decode the body as an OTLP JSON ExportMetricsServiceRequest: ";
+  const std::string logs = "cannot decode the body as an OTLP JSON ExportLogsServiceRequest: ";
+  const std::vector<Case> cases = {
+      {"/v1/metrics", R"({"resourceMetrics":{"a":1}})",
+       metrics + "OTLP JSON: invalid resourceMetrics: expected an array, got object"},
+      {"/v1/traces", R"({"resourceSpans":[{"scopeSpans":[{"spans":{"name":"x"}}]}]})",
+       traces + "OTLP JSON: invalid resourceSpans[0].scopeSpans[0].spans: expected an array, "
+                "got object"},
+      {"/v1/traces",
+       R"({"resourceSpans":[{"resource":{"attributes":{"key":"dl.rank","value":{"intValue":"1"}}}}]})",
+       traces + "OTLP JSON: invalid resourceSpans[0].resource.attributes: expected an array, "
+                "got object"},
+      {"/v1/logs", R"({"resourceLogs":"x"})",
+       logs + "OTLP JSON: invalid resourceLogs: expected an array, got string"},
+      {"/v1/metrics",
+       R"({"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"bucketCounts":"1"}]}}]}]}]})",
+       metrics + "OTLP JSON: invalid "
+                 "resourceMetrics[0].scopeMetrics[0].metrics[0].histogram.dataPoints[0]."
+                 "bucketCounts: expected an array, got string"},
+  };
+  for (const Case& c : cases) {
+    const HttpResult http = http_post(collector.url(c.path), c.body, {kJson});
+    EXPECT_EQ(http.status, 400) << c.body;
+    EXPECT_EQ(http.body, Json({{"code", 3}, {"message", c.message}}).dump()) << c.body;
+  }
+  // null is an unset field in the OTLP JSON mapping: an empty request, nothing to write.
+  EXPECT_EQ(http_post(collector.url("/v1/metrics"), R"({"resourceMetrics":null})", {kJson}).status,
+            200);
+  // Still serving.
+  EXPECT_EQ(http_post(collector.url("/v1/traces"), trace_json("after"), {kJson}).status, 200);
+  EXPECT_EQ(collector.stop(), 0) << collector.err();
+  EXPECT_EQ(read_lines(collector.out() / "traces.jsonl").size(), 1u);
+  EXPECT_EQ(read_file(collector.out() / "metrics.jsonl"), "");
+  EXPECT_EQ(read_file(collector.out() / "logs.jsonl"), "");
+  EXPECT_THAT(collector.err(), ::testing::HasSubstr("(5 malformed, 0 unauthenticated, 0 dropped)"));
+}
+
 // Garbage on both protocols: every answer is an error, and the collector keeps serving.
 TEST(CollectTest, GarbageGetsErrorsAndServingGoesOn) {
   Collector collector;
@@ -679,7 +921,13 @@ const FlagCase kFlagCases[] = {
      "suffix K, M or G (0 = no cap)\n"},
     {"EmptyToken",
      {"--token="},
-     "lens: invalid value for --token: ''; accepted: a non-empty token without spaces\n"},
+     "lens: invalid value for --token (value not shown); accepted: a non-empty token without "
+     "spaces\n"},
+    // The token is not echoed, even when it is invalid.
+    {"TokenWithASpace",
+     {"--token", "s3cret-PLANTED token"},
+     "lens: invalid value for --token (value not shown); accepted: a non-empty token without "
+     "spaces\n"},
     {"EmptyOut", {"--out", ""}, "lens: invalid value for --out: ''; accepted: a directory path\n"},
     {"TokenAndTokenFile",
      {"--token", "a", "--token-file", "/dev/null"},

@@ -109,6 +109,26 @@ TEST(ReportReader, AMalformedLineInTheMiddleIsSkippedWithAWarning) {
             (std::vector<std::string>{"traces.jsonl:2: line skipped: not an OTLP JSON request"}));
 }
 
+// A line of the wrong shape (an object where OTLP JSON has a list) is malformed too, not an
+// empty request: the decoder names the field.
+TEST(ReportReader, ALineOfTheWrongShapeIsSkippedWithAWarning) {
+  TempDir dir("reader-wrong-shape");
+  const auto traces = testing::make_traces({.ranks = 1, .iterations = 1});
+  write(dir.path() / "traces.jsonl", otlp_json::encode(traces[0]) +
+                                         "\n{\"resourceSpans\":{\"a\":1}}\n"
+                                         "{\"resourceMetrics\":[{\"scopeMetrics\":{}}]}\n");
+  RunBuilder builder;
+  const auto stats = read_telemetry_dir(dir.path(), builder);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->requests, 1u);
+  EXPECT_EQ(stats->warnings,
+            (std::vector<std::string>{
+                "traces.jsonl:2: line skipped: OTLP JSON: invalid resourceSpans: expected an "
+                "array, got object",
+                "traces.jsonl:3: line skipped: OTLP JSON: invalid resourceMetrics[0].scopeMetrics: "
+                "expected an array, got object"}));
+}
+
 TEST(ReportReader, RanksComeFromDlRankOrRank) {
   EXPECT_EQ(rank_of({{"rank", "7"}}), 7);
   EXPECT_EQ(rank_of({{"dl.rank", 3}, {"rank", 7}}), 3);

@@ -349,8 +349,9 @@ TEST(OtlpJson, DecodeRejectsWhatIsNotOtlpJson) {
             "opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest, got array");
 
   // Valid JSON of the wrong shape: protobuf's parser names the problem. (Unknown enum names are
-  // ignored like unknown fields, as OTLP receivers must; a string where a list belongs is not.)
-  status = otlp_json::decode(R"({"resourceSpans":[{"scopeSpans":[{"spans":"FAST"}]}]})", request);
+  // ignored like unknown fields, as OTLP receivers must; a wrong type is not.)
+  status = otlp_json::decode(R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":[1]}]}]}]})",
+                             request);
   EXPECT_EQ(
       status.message().rfind(
           "OTLP JSON: invalid opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest: ",
@@ -358,6 +359,25 @@ TEST(OtlpJson, DecodeRejectsWhatIsNotOtlpJson) {
       0U)
       << status.message();
   EXPECT_EQ(request.resource_spans_size(), 0);
+
+  // A value that is not a list where the mapping has one: protobuf's parser alone would read a
+  // lone object or scalar as a one-element list.
+  status = otlp_json::decode(R"({"resourceSpans":[{"scopeSpans":[{"spans":"FAST"}]}]})", request);
+  EXPECT_EQ(status.message(),
+            "OTLP JSON: invalid resourceSpans[0].scopeSpans[0].spans: expected an array, got "
+            "string");
+  status = otlp_json::decode(R"({"resourceSpans":{"a":1}})", request);
+  EXPECT_EQ(status.message(), "OTLP JSON: invalid resourceSpans: expected an array, got object");
+  EXPECT_EQ(request.resource_spans_size(), 0);
+  ExportMetricsServiceRequest metrics;
+  status = otlp_json::decode(
+      R"({"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"histogram":{"dataPoints":[{"explicitBounds":2.5}]}}]}]}]})",
+      metrics);
+  EXPECT_EQ(status.message(),
+            "OTLP JSON: invalid resourceMetrics[0].scopeMetrics[0].metrics[0].histogram."
+            "dataPoints[0].explicitBounds: expected an array, got number");
+  // null is an unset field, as the mapping says.
+  EXPECT_TRUE(otlp_json::decode(R"({"resourceSpans":null})", request).ok());
 
   status = otlp_json::decode(std::string(2000, '[') + std::string(2000, ']'), request);
   EXPECT_EQ(status.message(), "OTLP JSON: nested deeper than 1000 levels");

@@ -246,8 +246,10 @@ int collect_command(const std::vector<std::string>& args) {
   }
   if (auto token = options.get("--token")) {
     if (token->empty() || token->find_first_of(" \t\r\n") != std::string::npos) {
-      return fail("invalid value for --token: '" + *token +
-                  "'; accepted: a non-empty token without spaces");
+      // Not echoed: a mistyped token is still close to the real one.
+      return fail(
+          "invalid value for --token (value not shown); accepted: a non-empty token "
+          "without spaces");
     }
     receiver_options.token = *token;
   } else if (auto path = options.get("--token-file")) {
