@@ -466,6 +466,42 @@ def collect_request():
         write("collect_request", name, data)
 
 
+# ---- report_reader: up to four files (traces.jsonl, metrics.jsonl, logs.jsonl, collector.json)
+# separated by NUL bytes. The run lines are real `lens collect` output (the demo's 4-rank run,
+# scripts/demo.sh): one iteration of ranks 0 and 1 and one metrics export of rank 1, the resources
+# cut to the attributes the report reads.
+REPORT_TRACES_RANK0 = '{"resourceSpans":[{"resource":{"attributes":[{"key":"nemo.run.id","value":{"stringValue":"run-20261203-121203-11f6"}},{"key":"dl.world_size","value":{"intValue":"4"}},{"key":"service.name","value":{"stringValue":"megatron-lm"}},{"key":"dl.rank","value":{"intValue":"0"}}]},"scopeSpans":[{"scope":{"name":"nemo.lens","version":"0.1.0"},"spans":[{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"7590296bb220a618","parentSpanId":"404f9d822c64dedd","name":"megatron.data.next_batch","kind":1,"startTimeUnixNano":"1796299928658134320","endTimeUnixNano":"1796299928659824775","flags":3},{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"404f9d822c64dedd","parentSpanId":"7d95c4abe87f445a","name":"megatron.forward_backward","kind":1,"startTimeUnixNano":"1796299928658127305","endTimeUnixNano":"1796299928670517165","attributes":[{"key":"megatron.num_microbatches","value":{"intValue":"1"}}],"flags":3},{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"be4127c824b8632d","parentSpanId":"7d95c4abe87f445a","name":"megatron.grad_sync.start","kind":1,"startTimeUnixNano":"1796299928670609113","endTimeUnixNano":"1796299928675471178","flags":3},{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"8be4d2743bec73e3","parentSpanId":"7d95c4abe87f445a","name":"megatron.grad_sync.finish","kind":1,"startTimeUnixNano":"1796299928675493371","endTimeUnixNano":"1796299928759190547","flags":3},{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"5f5c669eb1c7096a","parentSpanId":"7d95c4abe87f445a","name":"megatron.optimizer_step","kind":1,"startTimeUnixNano":"1796299928760504941","endTimeUnixNano":"1796299928761752365","attributes":[{"key":"megatron.update_successful","value":{"boolValue":true}},{"key":"megatron.grad_norm","value":{"doubleValue":0.9639779384092502}}],"flags":3},{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"7d95c4abe87f445a","name":"megatron.train_step","kind":1,"startTimeUnixNano":"1796299928658119353","endTimeUnixNano":"1796299928770636894","attributes":[{"key":"megatron.iteration","value":{"intValue":"1"}},{"key":"megatron.loss","value":{"doubleValue":4.390323877334595}},{"key":"megatron.grad_norm","value":{"doubleValue":0.9639779384092502}}],"links":[{"traceId":"fba227b7ebc37006da4f7aabac73d0c7","spanId":"743ff05bde07d644"}],"flags":3}]}]}]}'
+REPORT_TRACES_RANK1 = '{"resourceSpans":[{"resource":{"attributes":[{"key":"nemo.run.id","value":{"stringValue":"run-20261203-121203-11f6"}},{"key":"dl.world_size","value":{"intValue":"4"}},{"key":"service.name","value":{"stringValue":"megatron-lm"}},{"key":"dl.rank","value":{"intValue":"1"}}]},"scopeSpans":[{"scope":{"name":"nemo.lens","version":"0.1.0"},"spans":[{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"9f1ac43d45bc78f9","parentSpanId":"22f1a6be19e121c9","name":"megatron.data.next_batch","kind":1,"startTimeUnixNano":"1796299928711984724","endTimeUnixNano":"1796299928712110557","flags":3},{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"22f1a6be19e121c9","parentSpanId":"04a5dba2cca00f6d","name":"megatron.forward_backward","kind":1,"startTimeUnixNano":"1796299928711973176","endTimeUnixNano":"1796299928751104783","attributes":[{"key":"megatron.num_microbatches","value":{"intValue":"1"}}],"flags":3},{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"3b0fd4c8270e617f","parentSpanId":"04a5dba2cca00f6d","name":"megatron.grad_sync.start","kind":1,"startTimeUnixNano":"1796299928751207937","endTimeUnixNano":"1796299928751478855","flags":3},{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"4753316bda39794d","parentSpanId":"04a5dba2cca00f6d","name":"megatron.grad_sync.finish","kind":1,"startTimeUnixNano":"1796299928751488992","endTimeUnixNano":"1796299928768056870","flags":3},{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"fd720828d06e48ae","parentSpanId":"04a5dba2cca00f6d","name":"megatron.optimizer_step","kind":1,"startTimeUnixNano":"1796299928768397771","endTimeUnixNano":"1796299928769553000","attributes":[{"key":"megatron.update_successful","value":{"boolValue":true}},{"key":"megatron.grad_norm","value":{"doubleValue":0.9639779384092502}}],"flags":3},{"traceId":"fbcf6ea0ee29c699269363835579041d","spanId":"04a5dba2cca00f6d","name":"megatron.train_step","kind":1,"startTimeUnixNano":"1796299928711965020","endTimeUnixNano":"1796299928808100648","attributes":[{"key":"megatron.iteration","value":{"intValue":"1"}},{"key":"megatron.loss","value":{"doubleValue":4.390323877334595}},{"key":"megatron.grad_norm","value":{"doubleValue":0.9639779384092502}}],"links":[{"traceId":"7c14a60fa0c3ed9afde318682acf5721","spanId":"fb9b7fb3172fe705"}],"flags":3}]}]}]}'
+REPORT_METRICS_RANK1 = '{"resourceMetrics":[{"resource":{"attributes":[{"key":"nemo.run.id","value":{"stringValue":"run-20261203-121203-11f6"}},{"key":"dl.world_size","value":{"intValue":"4"}},{"key":"service.name","value":{"stringValue":"megatron-lm"}},{"key":"dl.rank","value":{"intValue":"1"}}]},"scopeMetrics":[{"scope":{"name":"nemo.lens","version":"0.1.0"},"metrics":[{"name":"megatron.training.tokens_per_sec","description":"Tokens per second","unit":"{token}/s","gauge":{"dataPoints":[{"startTimeUnixNano":"1796299928600601911","timeUnixNano":"1796299930600815152","asDouble":2339.6313149751945}]}},{"name":"megatron.training.grad_norm","description":"Gradient norm","gauge":{"dataPoints":[{"startTimeUnixNano":"1796299928600601911","timeUnixNano":"1796299930600815152","asDouble":0.9831610026521918}]}},{"name":"megatron.training.loss","description":"Training loss","gauge":{"dataPoints":[{"startTimeUnixNano":"1796299928600601911","timeUnixNano":"1796299930600815152","asDouble":3.5629684567451476}]}},{"name":"megatron.training.learning_rate","description":"Learning rate","gauge":{"dataPoints":[{"startTimeUnixNano":"1796299928600601911","timeUnixNano":"1796299930600815152","asDouble":0.001}]}},{"name":"megatron.training.step_duration_ms","description":"Average wall time per iteration over the log interval","unit":"ms","histogram":{"dataPoints":[{"startTimeUnixNano":"1796299928600601911","timeUnixNano":"1796299930600815152","count":"4","sum":270.3802442111111,"bucketCounts":["0","0","0","0","0","3","1","0","0","0","0","0","0","0","0","0"],"explicitBounds":[0,5,10,25,50,75,100,250,500,750,1000,2500,5000,7500,10000],"min":54.7094746,"max":96.224529}],"aggregationTemporality":2}}]}]}]}'
+
+
+def report_reader():
+    traces = REPORT_TRACES_RANK0 + "\n" + REPORT_TRACES_RANK1 + "\n"
+    metrics = REPORT_METRICS_RANK1 + "\n"
+    logs = LOGS_JSON.replace('{"key":"service.name"', '{"key":"dl.rank","value":{"intValue":"1"}},{"key":"service.name"') + "\n"
+    no_rank = REPORT_TRACES_RANK0.replace('"dl.rank"', '"dl.not_rank"')
+    string_rank = REPORT_TRACES_RANK1.replace('{"key":"dl.rank","value":{"intValue":"1"}}', '{"key":"rank","value":{"stringValue":"7"}}')
+    seeds = {
+        "collect-run": "\0".join([traces, metrics, logs]),
+        "traces-only": traces,
+        "metrics-only": "\0".join(["", metrics]),
+        "collector-mixed": "\0".join(["", "", "", REPORT_TRACES_RANK0 + "\n" + REPORT_METRICS_RANK1 + "\n" + logs]),
+        "truncated-last-line": traces + REPORT_TRACES_RANK1[:700],
+        "bad-middle-line": REPORT_TRACES_RANK0 + "\n{not json\n" + REPORT_TRACES_RANK1 + "\n",
+        "wrong-shape": traces + '{"resourceMetrics":{"a":1}}\n{"resourceSpans":[{"scopeSpans":[{"spans":{"name":"x"}}]}]}\n',
+        "bad-ids": traces.replace("fbcf6ea0ee29c699269363835579041d", "zz", 1),
+        "no-rank": no_rank + "\n",
+        "string-rank": string_rank + "\n",
+        "snake-case": '{"resource_spans":[{"resource":{"attributes":[{"key":"dl.rank","value":{"int_value":"0"}}]},"scope_spans":[{"spans":[{"trace_id":"0102030405060708090a0b0c0d0e0f10","span_id":"1112131415161718","name":"megatron.train_step","start_time_unix_nano":"1","end_time_unix_nano":"2","attributes":[{"key":"megatron.iteration","value":{"int_value":"1"}}]}]}]}]}\n',
+        "huge-world-size": traces.replace('{"key":"dl.world_size","value":{"intValue":"4"}}', '{"key":"dl.world_size","value":{"intValue":"9223372036854775807"}}'),
+        "not-telemetry": "\0".join(["<!DOCTYPE html><html></html>\n", "\x1f\x8b\x08\x00", "[1,2]\n", "{}\n"]),
+        "blank-lines": "\n\n  \n" + traces + "\r\n\n",
+        "empty-files": "\0\0\0",
+    }
+    for name, data in seeds.items():
+        write("report_reader", name, data)
+
+
 if __name__ == "__main__":
     config_env()
     otel_headers_resource()
@@ -474,3 +510,4 @@ if __name__ == "__main__":
     training_args()
     lens_cli()
     collect_request()
+    report_reader()
