@@ -20,6 +20,7 @@
 #include "native/log_record.hpp"
 #include "native/thread_spans.hpp"
 #include "native/tick_clock.hpp"
+#include "sdk/limiting_exporter.hpp"
 
 namespace lens::native {
 namespace {
@@ -30,13 +31,12 @@ using RecordablePtr = std::unique_ptr<sdklogs::Recordable>;
 
 otel::nostd::string_view view(std::string_view s) noexcept { return {s.data(), s.size()}; }
 
-// Shortens a string to `limit` bytes without splitting a UTF-8 sequence.
+// Shortens a string to `limit` characters (code points), as span attribute values are.
 otel::nostd::string_view truncated(otel::nostd::string_view value,
                                    const std::optional<std::int64_t>& limit) noexcept {
   if (!limit || value.size() <= static_cast<std::size_t>(*limit)) return value;
-  std::size_t end = static_cast<std::size_t>(*limit);
-  while (end > 0 && (static_cast<unsigned char>(value[end]) & 0xC0) == 0x80) --end;
-  return value.substr(0, end);
+  return value.substr(0, sdk::utf8_prefix_bytes(std::string_view(value.data(), value.size()),
+                                                static_cast<std::size_t>(*limit)));
 }
 
 }  // namespace
