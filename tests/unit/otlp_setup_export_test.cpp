@@ -35,6 +35,7 @@ namespace {
 using namespace std::chrono_literals;
 using test_servers::CapturedOutput;
 using test_servers::CollectProcess;
+using test_servers::eventually;
 using test_servers::ScriptedHttpReceiver;
 using test_servers::ScriptedResponse;
 using test_servers::TlsFiles;
@@ -95,17 +96,6 @@ std::uint64_t rss_bytes() {
     if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
   }
   return 0;
-}
-
-// Waits (bounded) until `done` holds; returns it.
-template <class Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (!done()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
 }
 
 std::size_t count_of(const std::string& text, const std::string& needle) {

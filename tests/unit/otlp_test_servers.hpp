@@ -1,10 +1,12 @@
 // Receivers for the OTLP exporter tests, on loopback with bounded waits:
 // - ScriptedHttpReceiver: an HTTP/1.1 server on a raw socket that records every request (method,
-//   path, headers, body) and answers from a script (status, headers, body), or never answers;
+//   path, headers, body) and answers from a script (status, headers, body), then with a default
+//   answer that can change while it runs, or never answers;
 // - CollectProcess: a real `lens collect` child process (the binary next to this test binary);
 // - TlsFiles: a throwaway CA with a server certificate (127.0.0.1, localhost) and a client
 //   certificate, made with the openssl command in a temporary directory;
-// - CapturedOutput: what the process writes on its stdout and stderr meanwhile.
+// - CapturedOutput: what the process writes on its stdout and stderr meanwhile;
+// - eventually(): a bounded wait for a condition.
 #pragma once
 
 #include <fcntl.h>
@@ -41,6 +43,7 @@ struct ReceivedRequest {
   std::string path;
   std::map<std::string, std::string> headers;  // keys lower-cased
   std::string body;
+  int answered = 0;  // the status it is answered with
 };
 
 struct ScriptedResponse {
@@ -98,10 +101,15 @@ class ScriptedHttpReceiver {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }
 
-  // Answers in order; after the script, 200 with an empty body.
+  // Answers in order; after the script, the default answer (200 with an empty body unless
+  // set_default_answer() says otherwise).
   void push(ScriptedResponse response) {
     std::lock_guard<std::mutex> lock(mutex_);
     script_.push_back(std::move(response));
+  }
+  void set_default_answer(ScriptedResponse response) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    default_ = std::move(response);
   }
 
   std::vector<ReceivedRequest> requests() const {
@@ -127,6 +135,7 @@ class ScriptedHttpReceiver {
 
   void serve(int fd) {
     std::string buffer;
+    bool continued = false;  // "100 Continue" sent for the request being read
     while (running_) {
       pollfd p{fd, POLLIN, 0};
       if (::poll(&p, 1, 20) <= 0) continue;
@@ -135,14 +144,14 @@ class ScriptedHttpReceiver {
       if (n <= 0) break;
       buffer.append(chunk, static_cast<std::size_t>(n));
       if (!answer_) continue;
-      while (handle_one(fd, buffer)) {
+      while (handle_one(fd, buffer, continued)) {
       }
     }
     ::close(fd);
   }
 
   // Parses one complete request at the front of `buffer`, answers it; false if incomplete.
-  bool handle_one(int fd, std::string& buffer) {
+  bool handle_one(int fd, std::string& buffer, bool& continued) {
     const auto head_end = buffer.find("\r\n\r\n");
     if (head_end == std::string::npos) return false;
     ReceivedRequest request;
@@ -163,13 +172,13 @@ class ScriptedHttpReceiver {
     }
     const std::size_t length =
         request.headers.count("content-length") ? std::stoul(request.headers["content-length"]) : 0;
-    if (request.headers.count("expect") && !continued_) {
+    if (request.headers.count("expect") && !continued) {
       const std::string go = "HTTP/1.1 100 Continue\r\n\r\n";
       (void)!::write(fd, go.data(), go.size());
-      continued_ = true;
+      continued = true;
     }
     if (buffer.size() < head_end + 4 + length) return false;
-    continued_ = false;
+    continued = false;
     request.body = buffer.substr(head_end + 4, length);
     buffer.erase(0, head_end + 4 + length);
     ScriptedResponse response;
@@ -178,7 +187,10 @@ class ScriptedHttpReceiver {
       if (!script_.empty()) {
         response = std::move(script_.front());
         script_.pop_front();
+      } else {
+        response = default_;
       }
+      request.answered = response.status;
       requests_.push_back(std::move(request));
     }
     cv_.notify_all();
@@ -195,14 +207,25 @@ class ScriptedHttpReceiver {
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> running_{true};
-  bool continued_ = false;
   std::thread thread_;
   std::vector<std::thread> connections_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<ScriptedResponse> script_;
+  ScriptedResponse default_;
   std::vector<ReceivedRequest> requests_;
 };
+
+// Waits (bounded) until `done` holds; returns it.
+template <class Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
 
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);
