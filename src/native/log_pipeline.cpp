@@ -72,6 +72,10 @@ struct LogPipeline::Core {
   // Export thread only.
   TickCalibration calibration;
   std::vector<RecordablePtr> batch;
+  // Reused by every pass, so that an idle pass allocates nothing (a fork()ed child of an
+  // allocator without fork handlers, such as GCC 12's AddressSanitizer, could hang otherwise).
+  std::vector<std::shared_ptr<ThreadLogs>> threads;
+  std::deque<RecordablePtr> foreign_taken;
   std::chrono::steady_clock::time_point last_export = std::chrono::steady_clock::now();
 
   void enqueue_foreign(RecordablePtr recordable) noexcept;
@@ -178,7 +182,8 @@ RecordablePtr LogPipeline::Core::convert(const LogRecordHeader& header,
 void LogPipeline::Core::collect() noexcept {
   try {
     calibration.refresh();
-    for (const auto& thread : registry->threads()) {
+    registry->copy_threads(threads);
+    for (const auto& thread : threads) {
       const bool exited = thread->exited.load(std::memory_order_acquire);
       thread->drain(
           [&](const unsigned char* bytes) {
@@ -198,15 +203,16 @@ void LogPipeline::Core::collect() noexcept {
       // Everything it wrote before exiting was committed before `exited` was set.
       if (exited) registry->remove(thread);
     }
-    std::deque<RecordablePtr> foreign_now;
+    threads.clear();  // no thread state kept alive between passes
     {
       std::lock_guard<std::mutex> lock(foreign_mutex);
-      foreign_now.swap(foreign);
+      if (!foreign.empty()) foreign_taken.swap(foreign);
     }
-    for (RecordablePtr& record : foreign_now) {
+    for (RecordablePtr& record : foreign_taken) {
       batch.push_back(std::move(record));
       export_full_batches();
     }
+    foreign_taken.clear();
   } catch (...) {
     // Out of memory: what was taken is lost.
   }

@@ -104,6 +104,10 @@ struct SpanPipeline::Core {
     RecordablePtr recordable;
   };
   std::vector<Item> batch;
+  // Reused by every pass, so that an idle pass allocates nothing (a fork()ed child of an
+  // allocator without fork handlers, such as GCC 12's AddressSanitizer, could hang otherwise).
+  std::vector<std::shared_ptr<ThreadSpans>> threads;
+  std::deque<Foreign> foreign_taken;
   std::chrono::steady_clock::time_point last_export = std::chrono::steady_clock::now();
   std::size_t next_first_thread = 0;
 
@@ -201,7 +205,7 @@ std::size_t SpanPipeline::Core::collect(std::size_t limit,
   std::size_t taken = 0;
   try {
     calibration.refresh();
-    const auto threads = registry->threads();
+    registry->copy_threads(threads);
     // Each pass starts one thread further, so that a thread that always has a full pass's worth
     // of spans cannot starve the others.
     const std::size_t first = threads.empty() ? 0 : next_first_thread++ % threads.size();
@@ -238,16 +242,17 @@ std::size_t SpanPipeline::Core::collect(std::size_t limit,
       // Everything it wrote before exiting was committed before `exited` was set.
       if (exited && drained < budget) registry->remove(thread);
     }
-    std::deque<Foreign> foreign_now;
+    threads.clear();  // no thread state kept alive between passes
     {
       std::lock_guard<std::mutex> lock(mutex);
-      foreign_now.swap(foreign);
+      if (!foreign.empty()) foreign_taken.swap(foreign);
     }
-    for (Foreign& f : foreign_now) {
+    for (Foreign& f : foreign_taken) {
       sdk::tsan_receive(f.recordable.get());
       pass.push_back({f.end_ticks, std::move(f.recordable)});
     }
-    taken += foreign_now.size();
+    taken += foreign_taken.size();
+    foreign_taken.clear();
     std::stable_sort(pass.begin(), pass.end(),
                      [](const Item& a, const Item& b) { return a.end_ticks < b.end_ticks; });
     for (Item& item : pass) batch.push_back(std::move(item));

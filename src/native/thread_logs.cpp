@@ -122,9 +122,9 @@ std::shared_ptr<ThreadLogs> LogRegistry::add_thread() {
   return logs;
 }
 
-std::vector<std::shared_ptr<ThreadLogs>> LogRegistry::threads() const {
+void LogRegistry::copy_threads(std::vector<std::shared_ptr<ThreadLogs>>& out) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return threads_;
+  out = threads_;
 }
 
 void LogRegistry::remove(const std::shared_ptr<ThreadLogs>& thread) {

@@ -86,7 +86,8 @@ class LogRegistry {
 
   // A new ThreadLogs for the calling thread, registered; nullptr once closed.
   std::shared_ptr<ThreadLogs> add_thread();
-  std::vector<std::shared_ptr<ThreadLogs>> threads() const;
+  // The threads, into `out` (its storage reused: an idle export pass allocates nothing).
+  void copy_threads(std::vector<std::shared_ptr<ThreadLogs>>& out) const;
   // Forgets an exited thread, keeping its counts.
   void remove(const std::shared_ptr<ThreadLogs>& thread);
   // No new threads from now on, and write_log writes nothing more (counted as dropped).

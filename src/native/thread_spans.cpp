@@ -527,6 +527,11 @@ std::vector<std::shared_ptr<ThreadSpans>> SpanRegistry::threads() const {
   return threads_;
 }
 
+void SpanRegistry::copy_threads(std::vector<std::shared_ptr<ThreadSpans>>& out) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  out = threads_;
+}
+
 void SpanRegistry::remove(const std::shared_ptr<ThreadSpans>& thread) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = std::find(threads_.begin(), threads_.end(), thread);

@@ -52,7 +52,8 @@ class ThreadSpans {
   // Owner thread.
   std::uint32_t depth() const noexcept { return depth_local_; }
   Frame* frame_at(std::uint32_t index) const noexcept {
-    return &blocks_[index / kFramesPerBlock].load(std::memory_order_relaxed)
+    return &blocks_[index / kFramesPerBlock]
+                .load(std::memory_order_relaxed)
                 ->frames[index % kFramesPerBlock];
   }
   Frame* top() const noexcept { return depth_local_ == 0 ? nullptr : frame_at(depth_local_ - 1); }
@@ -121,6 +122,8 @@ class SpanRegistry {
   // A new ThreadSpans for the calling thread, registered; nullptr once closed.
   std::shared_ptr<ThreadSpans> add_thread();
   std::vector<std::shared_ptr<ThreadSpans>> threads() const;
+  // The same into `out` (its storage reused: an idle export pass allocates nothing).
+  void copy_threads(std::vector<std::shared_ptr<ThreadSpans>>& out) const;
   // Forgets an exited thread, keeping its counts.
   void remove(const std::shared_ptr<ThreadSpans>& thread);
   // Marks every thread closed; add_thread fails from now on.
@@ -175,7 +178,8 @@ void set_attribute(const Started& span, std::string_view key,
 void add_event(const Started& span, std::string_view name, AttributeList attributes) noexcept;
 // At `ticks`, or at `unix_ns` when that is not 0 (an explicit timestamp).
 void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
-               std::int64_t unix_ns, const opentelemetry::common::KeyValueIterable& attributes) noexcept;
+               std::int64_t unix_ns,
+               const opentelemetry::common::KeyValueIterable& attributes) noexcept;
 void add_link(const Started& span, const opentelemetry::trace::SpanContext& context) noexcept;
 void set_status(const Started& span, StatusCode code, std::string_view description) noexcept;
 void update_name(const Started& span, std::string_view name) noexcept;

@@ -322,8 +322,9 @@ TEST_F(LogsBridge, LargeBodiesAndStringArraysSurviveAndAreLimited) {
   std::string big(20000, 'x');
   big.back() = 'y';
   // The limit counts characters: "aééb" is 4 of them in 6 bytes.
-  const std::string accented = "a\xC3\xA9\xC3\xA9"
-                               "bc";
+  const std::string accented =
+      "a\xC3\xA9\xC3\xA9"
+      "bc";
   log::emit(log::Level::info, big,
             {{"k", accented}, {"list", std::vector<std::string>{"abcdef", "ab"}}});
   log::emit(log::Level::info, "small", {{"k", accented}});
@@ -449,6 +450,8 @@ TEST_F(LogsBridge, AForkedChildLogsNothingAndMaySetUpAgain) {
   set_up();
   setup_logging_bridge();
   log::info("parent before");
+  // The export thread idle at the fork, as a program forking its data loaders would see it.
+  ASSERT_TRUE(handle_.force_flush(std::chrono::milliseconds(2000)).ok());
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
