@@ -54,18 +54,8 @@ namespace logs_v1 = opentelemetry::proto::collector::logs::v1;
 namespace metrics_v1 = opentelemetry::proto::collector::metrics::v1;
 namespace trace_v1 = opentelemetry::proto::collector::trace::v1;
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-// AddressSanitizer's quarantine and padding make RSS follow what was allocated, not what is
-// live: no RSS bound there (as in otlp_setup_export_test.cpp).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kRssIsMeaningful = false;
-#else
-constexpr bool kRssIsMeaningful = true;
-#endif
+using test_servers::kRssIsMeaningful;
+using test_servers::kSanitized;
 
 constexpr int kRanks = 4;
 constexpr int kSteps = 1000;

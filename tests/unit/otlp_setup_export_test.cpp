@@ -45,18 +45,8 @@ namespace collector_metrics = opentelemetry::proto::collector::metrics::v1;
 namespace collector_trace = opentelemetry::proto::collector::trace::v1;
 using Clock = std::chrono::steady_clock;
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-// AddressSanitizer keeps freed memory in its quarantine (256 MiB by default) and pads every
-// allocation, so RSS follows the volume allocated, not what is live: no RSS bound there.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kRssIsMeaningful = false;
-#else
-constexpr bool kRssIsMeaningful = true;
-#endif
+using test_servers::kRssIsMeaningful;
+using test_servers::kSanitized;
 
 // The variables of an exporting rank with OTLP export; `extra` adds or replaces.
 Env::Map job_variables(const Env::Map& extra) {

@@ -38,6 +38,20 @@ namespace lens::test_servers {
 
 using namespace std::chrono_literals;
 
+// Timing bounds are looser in sanitizer builds.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+// AddressSanitizer keeps freed memory in its quarantine (256 MiB by default) and pads every
+// allocation, so RSS follows the volume allocated, not what is live: no RSS bound there.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRssIsMeaningful = false;
+#else
+constexpr bool kRssIsMeaningful = true;
+#endif
+
 struct ReceivedRequest {
   std::string method;
   std::string path;
