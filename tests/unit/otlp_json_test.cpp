@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "unit/otlp_proto_builders.hpp"
+
 namespace lens {
 namespace {
 
@@ -26,19 +28,8 @@ using opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
 using opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
 using opentelemetry::proto::collector::trace::v1::ExportTraceServiceResponse;
 
-// Bytes 0x01..0x10 and friends: ids whose hex form is easy to read.
-std::string bytes_from(int first, int count) {
-  std::string out;
-  for (int i = 0; i < count; ++i) out += static_cast<char>(first + i);
-  return out;
-}
-
-common::KeyValue* add_attribute(google::protobuf::RepeatedPtrField<common::KeyValue>* to,
-                                const std::string& key) {
-  common::KeyValue* attribute = to->Add();
-  attribute->set_key(key);
-  return attribute;
-}
+using test_support::add_attribute;
+using test_support::bytes_from;
 
 ExportTraceServiceRequest trace_request() {
   ExportTraceServiceRequest request;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "export/otlp_json.hpp"
+#include "unit/otlp_proto_builders.hpp"
 
 namespace lens {
 namespace {
@@ -82,18 +83,8 @@ void expect_fallback(const ExportTraceServiceRequest& request) {
   EXPECT_EQ(dispatched.thrown, generic.thrown);
 }
 
-std::string bytes_from(int first, int count) {
-  std::string out;
-  for (int i = 0; i < count; ++i) out += static_cast<char>(first + i);
-  return out;
-}
-
-common::KeyValue* add_attribute(google::protobuf::RepeatedPtrField<common::KeyValue>* to,
-                                const std::string& key) {
-  common::KeyValue* attribute = to->Add();
-  attribute->set_key(key);
-  return attribute;
-}
+using test_support::add_attribute;
+using test_support::bytes_from;
 
 // A request with one span; `span` and `resource_attributes` point into it.
 struct OneSpan {
