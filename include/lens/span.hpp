@@ -222,6 +222,10 @@ class SpanState {
   void add_event(std::string_view name, AttributeList attributes) noexcept;
 
  private:
+  // The opentelemetry-cpp path, out of line so that the native path's calls stay short.
+  void start_opentelemetry(std::string_view name, AttributeList attributes) noexcept;
+  void end_opentelemetry() noexcept;
+
   // opentelemetry-cpp path (empty on the native path: nothing to build or destroy there).
   std::optional<SpanPtr> span_;
   opentelemetry::nostd::unique_ptr<opentelemetry::context::Token> token_;

@@ -111,9 +111,10 @@ class SafeAttributeView final : public otel::common::KeyValueIterable {
       for (const auto& [key, value] : attributes_) {
         bool keep_going = true;
         // `&key = key`: a structured binding is not capturable before C++20 in Clang < 16.
-        with_otel_value(redact_value(key, value, redact_keys_), [&, &key = key](const OtelValue& v) {
-          keep_going = callback(otel::nostd::string_view(key.data(), key.size()), v);
-        });
+        with_otel_value(
+            redact_value(key, value, redact_keys_), [&, &key = key](const OtelValue& v) {
+              keep_going = callback(otel::nostd::string_view(key.data(), key.size()), v);
+            });
         if (!keep_going) {
           return false;
         }
@@ -192,13 +193,16 @@ namespace detail {
 SpanState::SpanState(std::string_view name, AttributeList attributes,
                      bool record_exception_events) noexcept
     : record_exception_events_(record_exception_events) {
-  if (native::active()) {
+  if (native::active()) [[likely]] {
     native_ = true;
-    const native::Started started = native::begin_span(name, attributes, record_exception_events);
-    native_thread_ = started.thread;
-    native_frame_ = started.frame;
+    native::begin_span(name, attributes, record_exception_events, native_thread_, native_frame_);
     return;
   }
+  start_opentelemetry(name, attributes);
+}
+
+[[gnu::noinline]] void SpanState::start_opentelemetry(std::string_view name,
+                                                      AttributeList attributes) noexcept {
   uncaught_at_start_ = std::uncaught_exceptions();
   span_.emplace(active_tracer()->StartSpan(otel::nostd::string_view(name.data(), name.size())));
   safe_set_span_attributes(span_->get(), attributes);
@@ -236,20 +240,25 @@ SpanState::SpanState(std::string_view name, AttributeList attributes, const NewT
 }
 
 SpanState::~SpanState() {
-  if (native_) {
-    native::end_span({native_thread_, native_frame_});
+  if (native_) [[likely]] {
+    native::end_span(native_thread_, native_frame_);
     return;
   }
+  end_opentelemetry();
+}
+
+[[gnu::noinline]] void SpanState::end_opentelemetry() noexcept {
   if (std::uncaught_exceptions() > uncaught_at_start_ && !exception_recorded_) {
     if (record_exception_events_) {
       (*span_)->AddEvent("exception",
-                      {{"exception.type",
-                        OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))},
-                       {"exception.message",
-                        OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))}});
+                         {{"exception.type",
+                           OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))},
+                          {"exception.message",
+                           OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))}});
     }
-    (*span_)->SetStatus(otel::trace::StatusCode::kError,
-                     otel::nostd::string_view(kUnknownException.data(), kUnknownException.size()));
+    (*span_)->SetStatus(
+        otel::trace::StatusCode::kError,
+        otel::nostd::string_view(kUnknownException.data(), kUnknownException.size()));
   }
   token_.reset();  // restores the previous context (Token's destructor detaches)
   (*span_)->End();
@@ -258,7 +267,8 @@ SpanState::~SpanState() {
 otel::trace::Span* SpanState::span() const noexcept {
   if (!native_) return span_->get();
   if (otel::trace::Span* view = native::view({native_thread_, native_frame_})) return view;
-  static auto* const nothing = new SpanPtr(new otel::trace::DefaultSpan(otel::trace::SpanContext::GetInvalid()));
+  static auto* const nothing =
+      new SpanPtr(new otel::trace::DefaultSpan(otel::trace::SpanContext::GetInvalid()));
   return nothing->get();
 }
 
@@ -278,8 +288,8 @@ void SpanState::record_exception(const std::exception& e) noexcept {
     try {
       const std::string type = type_name(e);
       (*span_)->AddEvent("exception",
-                      {{"exception.type", OtelValue(otel::nostd::string_view(type))},
-                       {"exception.message", OtelValue(otel::nostd::string_view(what))}});
+                         {{"exception.type", OtelValue(otel::nostd::string_view(type))},
+                          {"exception.message", OtelValue(otel::nostd::string_view(what))}});
     } catch (...) {  // allocation failure while demangling: status only
     }
   }

@@ -306,20 +306,21 @@ bool SpanPipeline::Core::finish() noexcept {
   // Newest first, so that children precede their parents (as the opentelemetry-cpp closer).
   std::stable_sort(open.begin(), open.end(),
                    [](const ThreadSpans::OpenSpan& a, const ThreadSpans::OpenSpan& b) {
-                     return a.data.start_ticks > b.data.start_ticks;
+                     return a.data.record.start_ticks > b.data.record.start_ticks;
                    });
   for (const ThreadSpans::OpenSpan& span : open) {
-    if (ended.count(span.data.id.span_id) != 0) continue;  // it ended before the last drain
+    if (ended.count(span.data.record.id.span_id) != 0) continue;  // it ended before the last drain
     const FrameData& d = span.data;
-    const std::string_view name = d.has_name_override ? std::string_view(span.extras.name)
-                                                      : std::string_view(d.payload, d.name_size);
-    RecordView record{&d.id,
+    const std::string_view name = d.record.has_name_override
+                                      ? std::string_view(span.extras.name)
+                                      : std::string_view(d.payload, d.record.name_size);
+    RecordView record{&d.record.id,
                       name,
-                      d.payload + d.name_size,
-                      static_cast<std::size_t>(d.used - d.name_size),
-                      d.status,
-                      d.start_ticks,
-                      std::max(end_ticks, d.start_ticks),
+                      d.payload + d.record.name_size,
+                      static_cast<std::size_t>(d.record.payload_size - d.record.name_size),
+                      d.record.status,
+                      d.record.start_ticks,
+                      std::max(end_ticks, d.record.start_ticks),
                       &span.extras,
                       true};
     if (RecordablePtr converted = convert(record)) {

@@ -36,7 +36,7 @@ struct SpanExtras {
     std::string name;
     std::uint64_t ticks = 0;
     std::int64_t unix_ns = 0;  // an explicit timestamp; 0: use `ticks`
-    std::string attributes;  // attribute_codec encoding
+    std::string attributes;    // attribute_codec encoding
   };
   std::string attributes;  // attributes that did not fit in the frame's payload
   std::vector<Event> events;
@@ -64,37 +64,6 @@ inline opentelemetry::trace::SpanId span_id_of(std::uint64_t value) noexcept {
   return opentelemetry::trace::SpanId(bytes);
 }
 
-// The plain part of an open span: what the snapshot of open spans copies.
-struct FrameData {
-  Identity id;
-  bool recording = false;  // the sampler kept it (record_only or record_and_sample)
-  bool parent_remote = false;
-  StatusCode status = StatusCode::kUnset;
-  bool exception_recorded = false;
-  bool record_exception_events = true;
-  bool has_name_override = false;  // the name is extras->name
-  bool has_trace_state = false;    // Frame::trace_state is set
-  bool has_view = false;           // Frame::view is set
-  int uncaught_at_start = 0;
-  std::int64_t context_depth = 0;  // the thread's opentelemetry attach depth at push
-  std::uint64_t start_ticks = 0;
-  std::uint16_t name_size = 0;
-  std::uint16_t used = 0;             // payload bytes used (name, then attributes)
-  std::uint16_t attribute_count = 0;  // attributes in the payload
-  SpanExtras* extras = nullptr;
-  char payload[kPayloadBytes];
-};
-
-// One open span of a thread. Reused: frames live in the thread's frame blocks.
-struct Frame {
-  std::atomic<std::uint32_t> seq{0};  // odd while the owner writes `data`
-  FrameData data;
-  // The trace state children inherit (null when empty).
-  opentelemetry::nostd::shared_ptr<opentelemetry::trace::TraceState> trace_state;
-  // The opentelemetry view of this span, made on first request (span(), GetCurrent()).
-  opentelemetry::nostd::shared_ptr<opentelemetry::trace::Span> view;
-};
-
 // A finished span in a ring: this header, then `payload_size` payload bytes, padded to 8.
 struct RecordHeader {
   std::uint32_t size = 0;  // header + payload + padding
@@ -108,6 +77,33 @@ struct RecordHeader {
   std::uint64_t start_ticks = 0;
   std::uint64_t end_ticks = 0;
   SpanExtras* extras = nullptr;  // owned by the record
+};
+
+// The plain part of an open span: what the snapshot of open spans copies. `record` and
+// `payload` are laid out as the ring record (header, then payload), so that ending the span
+// copies them as one block.
+struct FrameData {
+  RecordHeader record;  // name_size, payload_size (bytes used), ids, status, start, extras
+  char payload[kPayloadBytes];
+  bool recording = false;  // the sampler kept it (record_only or record_and_sample)
+  bool parent_remote = false;
+  bool exception_recorded = false;
+  bool record_exception_events = true;
+  bool has_trace_state = false;  // Frame::trace_state is set
+  bool has_view = false;         // Frame::view is set
+  int uncaught_at_start = 0;
+  std::int64_t context_depth = 0;  // the thread's opentelemetry attach depth at push
+};
+static_assert(offsetof(FrameData, payload) == sizeof(RecordHeader));
+
+// One open span of a thread. Reused: frames live in the thread's frame blocks.
+struct Frame {
+  std::atomic<std::uint32_t> seq{0};  // odd while the owner writes `data`
+  FrameData data;
+  // The trace state children inherit (null when empty).
+  opentelemetry::nostd::shared_ptr<opentelemetry::trace::TraceState> trace_state;
+  // The opentelemetry view of this span, made on first request (span(), GetCurrent()).
+  opentelemetry::nostd::shared_ptr<opentelemetry::trace::Span> view;
 };
 
 inline constexpr std::size_t record_size(std::size_t payload) noexcept {

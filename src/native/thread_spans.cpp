@@ -1,10 +1,13 @@
 // The native span hot path and per-thread state (see thread_spans.hpp).
 #include "native/thread_spans.hpp"
 
+#include <cxxabi.h>
 #include <opentelemetry/trace/context.h>
 #include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_id.h>
-#include <cxxabi.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <pthread.h>
 
 #include <algorithm>
@@ -184,8 +187,8 @@ AttributeArg redacted(std::string_view key, const AttributeArg& value) noexcept 
 }
 
 SpanExtras* extras_of(FrameData& data) noexcept {
-  if (data.extras == nullptr) data.extras = new (std::nothrow) SpanExtras();
-  return data.extras;
+  if (data.record.extras == nullptr) data.record.extras = new (std::nothrow) SpanExtras();
+  return data.record.extras;
 }
 
 // Appends an attribute to the payload, or to the extras when the payload is full.
@@ -198,7 +201,8 @@ SpanExtras* extras_of(FrameData& data) noexcept {
   if (value.is_null()) return;
   const bool redact = value.is_string() && is_default_redact_key(key);
   const AttributeArg& safe = redact ? kRedactedArg : value;
-  const std::size_t written = encode_attribute(data.payload + used, kPayloadBytes - used, key, safe);
+  const std::size_t written =
+      encode_attribute(data.payload + used, kPayloadBytes - used, key, safe);
   if (written != 0) {
     used += written;
     ++count;
@@ -217,41 +221,40 @@ std::uint64_t span_id_value(const otel::trace::SpanId& id) noexcept {
 }
 
 struct Parent {
-  bool valid = false;
+  const Identity* id = nullptr;  // the parent's trace id, span id and flags; null: a root
   bool remote = false;
-  Identity id;  // the parent's trace id, span id and flags
-  // The trace state children inherit: the parent frame's, or `owned_state` (null: none).
+  // The trace state children inherit: the parent frame's, or the thread's scratch (null: none).
   const otel::nostd::shared_ptr<otel::trace::TraceState>* trace_state = nullptr;
 };
 
-
 Parent parent_from_frame(const Frame& frame) noexcept {
   Parent parent;
-  parent.valid = true;
-  parent.id = frame.data.id;
+  parent.id = &frame.data.record.id;
   if (frame.data.has_trace_state) parent.trace_state = &frame.trace_state;
   return parent;
 }
 
-// The trace state, when there is one, is kept in `scratch` (the thread's).
-Parent parent_from_context(const otel::context::Context& context,
-                           otel::nostd::shared_ptr<otel::trace::TraceState>& scratch) noexcept {
+// The ids go to `id_storage`, the trace state, when there is one, to `state_storage`.
+Parent parent_from_context(
+    const otel::context::Context& context, Identity& id_storage,
+    otel::nostd::shared_ptr<otel::trace::TraceState>& state_storage) noexcept {
   Parent parent;
   const auto span = otel::trace::GetSpan(context);
   const otel::trace::SpanContext sc = span->GetContext();
   if (!sc.IsValid()) return parent;
-  parent.valid = true;
+  parent.id = &id_storage;
   parent.remote = sc.IsRemote();
-  std::memcpy(parent.id.trace_id.data(), sc.trace_id().Id().data(), 16);
-  parent.id.span_id = span_id_value(sc.span_id());
-  parent.id.flags = sc.trace_flags().flags();
+  std::memcpy(id_storage.trace_id.data(), sc.trace_id().Id().data(), 16);
+  id_storage.span_id = span_id_value(sc.span_id());
+  id_storage.parent_span_id = 0;
+  id_storage.flags = sc.trace_flags().flags();
   if (const auto* native = dynamic_cast<const NativeSpanView*>(span.get())) {
-    parent.id.flags = native->exported_flags();  // keeps the random-trace-id flag
+    id_storage.flags = native->exported_flags();  // keeps the random-trace-id flag
   }
   const auto state = sc.trace_state();
   if (state != nullptr && !state->Empty()) {
-    scratch = state;
-    parent.trace_state = &scratch;
+    state_storage = state;
+    parent.trace_state = &state_storage;
   }
   return parent;
 }
@@ -262,10 +265,10 @@ Parent parent_from_context(const otel::context::Context& context,
 [[gnu::noinline]] Parent parent_from_attached(ThreadSpans& spans, bool installed) noexcept {
   return parent_from_context(
       installed ? attached_context() : otel::context::RuntimeContext::GetCurrent(),
-      spans.context_trace_state);
+      spans.context_parent, spans.context_trace_state);
 }
 
-Parent resolve_parent(ThreadSpans& spans) noexcept {
+[[gnu::always_inline]] inline Parent resolve_parent(ThreadSpans& spans) noexcept {
   const Frame* top = spans.top();
   const std::int64_t depth = t_fast.context_depth;
   if (top != nullptr && top->data.context_depth == depth) return parent_from_frame(*top);
@@ -277,90 +280,128 @@ Parent resolve_parent(ThreadSpans& spans) noexcept {
   return {};
 }
 
+// The sampler's decision: the fixed rules without a call (see sampler_shape.hpp), anything else
+// through should_sample.
+[[gnu::always_inline]] inline SamplingDecision decide(const ThreadSpans& spans,
+                                                      const Parent& parent, const Identity& id,
+                                                      std::string_view name) noexcept {
+  using strategies::SamplerShape;
+  const bool parent_sampled = parent.id != nullptr && (parent.id->flags & kFlagSampled) != 0;
+  switch (spans.sampler_shape()) {
+    case SamplerShape::kAlwaysSample:
+      return SamplingDecision::record_and_sample;
+    case SamplerShape::kAlwaysDrop:
+      return SamplingDecision::drop;
+    case SamplerShape::kParentOrSample:
+      return parent.id == nullptr || parent_sampled ? SamplingDecision::record_and_sample
+                                                    : SamplingDecision::drop;
+    case SamplerShape::kParentOrDrop:
+      return parent_sampled ? SamplingDecision::record_and_sample : SamplingDecision::drop;
+    case SamplerShape::kCustom:
+      break;
+  }
+  SamplingParams params;
+  params.trace_id = id.trace_id;
+  params.has_parent = parent.id != nullptr;
+  params.parent_sampled = parent_sampled;
+  params.parent_remote = parent.remote;
+  params.name = name;
+  return spans.sampler().should_sample(params);
+}
+
+// The rare parts of a start, out of line: a name longer than the payload, a link.
+[[gnu::noinline]] void start_long_name(FrameData& data, std::string_view name) noexcept {
+  if (SpanExtras* extras = extras_of(data)) {
+    try {
+      extras->name.assign(name);
+      data.record.has_name_override = true;
+    } catch (...) {
+    }
+  }
+}
+
+[[gnu::noinline]] void start_link(FrameData& data, const otel::trace::SpanContext& link) noexcept {
+  if (!link.IsValid()) return;
+  if (SpanExtras* extras = extras_of(data)) {
+    try {
+      extras->links.push_back(link);
+    } catch (...) {
+    }
+  }
+}
+
 [[gnu::always_inline]] inline Started start(ThreadSpans& spans, std::string_view name,
-                                            AttributeList attributes,
-              bool record_exception_events, const Parent& parent,
-              const std::array<std::uint8_t, 16>* root_trace_id,
-              const otel::trace::SpanContext* link) noexcept {
+                                            AttributeList attributes, bool record_exception_events,
+                                            const Parent& parent,
+                                            const std::array<std::uint8_t, 16>* root_trace_id,
+                                            const otel::trace::SpanContext* link) noexcept {
   Frame* frame = spans.prepare_push();
-  if (frame == nullptr) {
+  if (frame == nullptr) [[unlikely]] {
     spans.dropped.increment();
     return {};
   }
-  Identity id;
-  if (parent.valid) {
-    id.trace_id = parent.id.trace_id;
-    id.parent_span_id = parent.id.span_id;
-  } else if (root_trace_id != nullptr) {
-    id.trace_id = *root_trace_id;
-  } else {
-    spans.random.next_trace_id(id.trace_id.data());
-  }
-  id.span_id = spans.random.next_nonzero();
-
-  SamplingParams params;
-  params.trace_id = id.trace_id;
-  params.has_parent = parent.valid;
-  params.parent_sampled = (parent.id.flags & kFlagSampled) != 0;
-  params.parent_remote = parent.remote;
-  params.name = name;
-  const SamplingDecision decision = spans.sampler().should_sample(params);
-  // A root's trace id is random (kFlagRandom); a child inherits the flag from its parent.
-  const std::uint8_t random = parent.valid ? (parent.id.flags & kFlagRandom) : kFlagRandom;
-  id.flags = static_cast<std::uint8_t>(
-      random | (decision == SamplingDecision::record_and_sample ? kFlagSampled : 0));
-
   {
     FrameWrite write(*frame);
     FrameData& data = frame->data;
-    data.id = id;
-    data.recording = decision != SamplingDecision::drop;
+    RecordHeader& record = data.record;
+    // The ids straight into the frame (no Identity on the stack to copy).
+    Identity& id = record.id;
+    if (parent.id != nullptr) {
+      id.trace_id = parent.id->trace_id;
+      id.parent_span_id = parent.id->span_id;
+    } else {
+      if (root_trace_id != nullptr) {
+        id.trace_id = *root_trace_id;
+      } else {
+        spans.random.next_trace_id(id.trace_id.data());
+      }
+      id.parent_span_id = 0;
+    }
+    id.span_id = spans.random.next_nonzero();
+    const SamplingDecision decision = decide(spans, parent, id, name);
+    // A root's trace id is random (kFlagRandom); a child inherits the flag from its parent.
+    const std::uint8_t random =
+        parent.id != nullptr ? (parent.id->flags & kFlagRandom) : kFlagRandom;
+    id.flags = static_cast<std::uint8_t>(
+        random | (decision == SamplingDecision::record_and_sample ? kFlagSampled : 0));
+
+    const bool recording = decision != SamplingDecision::drop;
+    data.recording = recording;
     data.parent_remote = parent.remote;
-    data.status = StatusCode::kUnset;
     data.exception_recorded = false;
     data.record_exception_events = record_exception_events;
-    data.has_name_override = false;
     data.uncaught_at_start = spans.uncaught_exceptions();
     data.context_depth = t_fast.context_depth;
-    data.used = 0;
-    data.name_size = 0;
-    data.attribute_count = 0;
-    data.extras = nullptr;
-    if (data.recording) {
-      if (name.size() <= kPayloadBytes) {
+    data.has_view = false;
+    record.status = StatusCode::kUnset;
+    record.has_name_override = false;
+    record.truncated = false;
+    record.extras = nullptr;
+    std::size_t used = 0;
+    std::uint16_t count = 0;
+    if (recording) [[likely]] {
+      if (name.size() <= kPayloadBytes) [[likely]] {
         codec::copy_short(data.payload, name.data(), name.size());
-        data.name_size = static_cast<std::uint16_t>(name.size());
-        data.used = data.name_size;
-      } else if (SpanExtras* extras = extras_of(data)) {
-        try {
-          extras->name.assign(name);
-          data.has_name_override = true;
-        } catch (...) {
-        }
+        used = name.size();
+      } else {
+        start_long_name(data, name);
       }
-      std::size_t used = data.used;
-      std::uint16_t count = 0;
+      record.name_size = static_cast<std::uint16_t>(used);
       for (const auto& [key, value] : attributes) put_attribute(data, used, count, key, value);
-      data.used = static_cast<std::uint16_t>(used);
-      data.attribute_count = count;
-      if (link != nullptr && link->IsValid()) {
-        if (SpanExtras* extras = extras_of(data)) {
-          try {
-            extras->links.push_back(*link);
-          } catch (...) {
-          }
-        }
-      }
+      if (link != nullptr) start_link(data, *link);
+    } else {
+      record.name_size = 0;
     }
-    if (parent.trace_state != nullptr) {
+    record.payload_size = static_cast<std::uint16_t>(used);
+    record.attribute_count = count;
+    if (parent.trace_state != nullptr) [[unlikely]] {
       frame->trace_state = *parent.trace_state;
       data.has_trace_state = true;
-    } else if (data.has_trace_state) {
+    } else if (data.has_trace_state) [[unlikely]] {
       frame->trace_state = nullptr;
       data.has_trace_state = false;
     }
-    data.has_view = false;
-    data.start_ticks = read_ticks();
+    record.start_ticks = read_ticks();
   }
   spans.publish_push();
   if (frame->data.recording) spans.started.increment();
@@ -408,6 +449,7 @@ ThreadSpans::ThreadSpans(std::uint64_t generation, std::shared_ptr<const Sampler
       fork_generation_(sdk::fork_generation()),
       eh_globals_(eh_globals_of_this_thread()),
       sampler_(std::move(sampler)),
+      sampler_shape_(strategies::sampler_shape(*sampler_)),
       ring_(std::move(pool)) {}
 
 ThreadSpans::~ThreadSpans() {
@@ -419,12 +461,12 @@ ThreadSpans::~ThreadSpans() {
   for (auto& slot : blocks_) {
     FrameBlock* block = slot.load(std::memory_order_relaxed);
     if (block == nullptr) continue;
-    for (Frame& frame : block->frames) delete frame.data.extras;
+    for (Frame& frame : block->frames) delete frame.data.record.extras;
     delete block;
   }
 }
 
-Frame* ThreadSpans::prepare_push() noexcept {
+Frame* ThreadSpans::prepare_block() noexcept {
   const std::uint32_t index = depth_local_;
   const std::uint32_t block = index / kFramesPerBlock;
   if (block >= kMaxBlocks) return nullptr;
@@ -447,36 +489,56 @@ void ThreadSpans::pop() noexcept {
   depth_.store(depth_local_, std::memory_order_release);
 }
 
+namespace {
+
+// memcpy of `size` bytes (a multiple of 8, at least 16) in 16-byte moves, inline: a span record
+// is a few hundred bytes at most, below where a library call (and its wide vector registers)
+// pays off.
+[[gnu::always_inline]] inline void copy_words(void* out, const void* in,
+                                              std::size_t size) noexcept {
+#if defined(__SSE2__)
+  auto* o = static_cast<unsigned char*>(out);
+  const auto* i = static_cast<const unsigned char*>(in);
+  std::size_t at = 0;
+  for (; at + 16 <= size; at += 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + at),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(i + at)));
+  }
+  if (at < size) {  // the last 8 bytes
+    std::uint64_t word;
+    std::memcpy(&word, i + at, 8);
+    std::memcpy(o + at, &word, 8);
+  }
+#else
+  std::memcpy(out, in, size);
+#endif
+}
+
+}  // namespace
+
 bool ThreadSpans::write_record(Frame& frame, std::uint64_t end_ticks) noexcept {
   FrameData& data = frame.data;
-  const std::size_t size = record_size(data.used);
+  const std::size_t size = record_size(data.record.payload_size);
   unsigned char* out = ring_.reserve(size);
   if (out == nullptr) {
-    delete data.extras;
-    data.extras = nullptr;
+    delete data.record.extras;
+    data.record.extras = nullptr;
     return false;
   }
   // Straight into the ring (no copy on the stack); the next record's lines are fetched for
   // writing now, so that their transfer from the export thread's core overlaps with the span.
   ring_.prefetch_next(size);
-  auto* header = new (out) RecordHeader;
-  header->size = static_cast<std::uint32_t>(size);
-  header->name_size = data.name_size;
-  header->payload_size = data.used;
-  header->attribute_count = data.attribute_count;
-  header->status = data.status;
-  header->has_name_override = data.has_name_override;
-  header->truncated = false;
-  header->id = data.id;
-  header->start_ticks = data.start_ticks;
-  header->end_ticks = end_ticks;
-  header->extras = data.extras;
-  // Whole 8-byte words (the record is padded to 8 and the payload array is a multiple of 8).
+  // The frame holds header and payload in the record's layout: one copy of whole 8-byte words
+  // (the record is padded to 8, the payload array is a multiple of 8), then the two fields the
+  // frame does not hold, written over the copy.
   static_assert(kPayloadBytes % 8 == 0 && sizeof(RecordHeader) % 8 == 0);
-  std::memcpy(out + sizeof(RecordHeader), data.payload, (data.used + 7U) & ~std::size_t{7});
+  copy_words(out, &data.record, size);
+  const auto size32 = static_cast<std::uint32_t>(size);
+  std::memcpy(out + offsetof(RecordHeader, size), &size32, sizeof(size32));
+  std::memcpy(out + offsetof(RecordHeader, end_ticks), &end_ticks, sizeof(end_ticks));
   // The extras travel with the record (published by the commit below); the export thread
   // deletes them.
-  data.extras = nullptr;
+  data.record.extras = nullptr;
   ring_.commit(size);
   return true;
 }
@@ -503,8 +565,9 @@ void ThreadSpans::snapshot_open(std::vector<OpenSpan>& out, bool with_extras) co
       seqlock_fence(std::memory_order_acquire);
       if (frame.seq.load(std::memory_order_relaxed) != before) continue;
       if (copy.data.recording) {
-        if (with_extras && copy.data.extras != nullptr) copy.extras = *copy.data.extras;
-        copy.data.extras = nullptr;
+        if (with_extras && copy.data.record.extras != nullptr)
+          copy.extras = *copy.data.record.extras;
+        copy.data.record.extras = nullptr;
         out.push_back(std::move(copy));
       }
       break;
@@ -599,12 +662,19 @@ void reset_after_fork() noexcept {
 
 // ---- Hot path -----------------------------------------------------------------------------
 
-Started begin_span(std::string_view name, AttributeList attributes,
-                   bool record_exception_events) noexcept {
+void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
+                ThreadSpans*& thread, Frame*& frame) noexcept {
   ThreadSpans* spans = current_thread();
-  if (spans == nullptr) return {};
+  if (spans == nullptr) {
+    thread = nullptr;
+    frame = nullptr;
+    return;
+  }
   const Parent parent = resolve_parent(*spans);
-  return start(*spans, name, attributes, record_exception_events, parent, nullptr, nullptr);
+  const Started started =
+      start(*spans, name, attributes, record_exception_events, parent, nullptr, nullptr);
+  thread = started.thread;
+  frame = started.frame;
 }
 
 Started begin_root_span(std::string_view name, AttributeList attributes,
@@ -617,15 +687,18 @@ Started begin_root_span(std::string_view name, AttributeList attributes,
                &root.link);
 }
 
-void end_span(const Started& span) noexcept {
-  ThreadSpans* spans = span.thread;
-  if (spans == nullptr) return;
-  const std::uint64_t end_ticks = read_ticks();
+namespace {
+
+// Everything end_span rarely meets: an exception escaping the scope, a span view, a trace state,
+// a span that is not recorded, a state inherited through fork, a closed pipeline.
+[[gnu::noinline]] void end_span_slow(ThreadSpans* spans, const Started& span,
+                                     std::uint64_t end_ticks) noexcept {
   Frame& frame = *span.frame;
   FrameData& data = frame.data;
   if (spans->uncaught_exceptions() > data.uncaught_at_start && !data.exception_recorded) {
     if (data.record_exception_events) {
-      add_event(span, "exception", {{"exception.type", "unknown"}, {"exception.message", "unknown"}});
+      add_event(span, "exception",
+                {{"exception.type", "unknown"}, {"exception.message", "unknown"}});
     }
     set_status(span, StatusCode::kError, "unknown exception");
   }
@@ -650,10 +723,33 @@ void end_span(const Started& span) noexcept {
     } else {
       spans->dropped.increment();
     }
-  } else if (data.extras != nullptr && !inherited) {
-    delete data.extras;
+  } else if (data.record.extras != nullptr && !inherited) {
+    delete data.record.extras;
   }
-  data.extras = nullptr;
+  data.record.extras = nullptr;
+  spans->pop();
+}
+
+}  // namespace
+
+void end_span(ThreadSpans* spans, Frame* frame) noexcept {
+  if (spans == nullptr) return;
+  const std::uint64_t end_ticks = read_ticks();
+  const FrameData& data = frame->data;
+  // One test for everything unusual (bitwise: no branch per condition).
+  const bool plain = data.recording & !data.has_view & !data.has_trace_state &
+                     (spans->uncaught_exceptions() <= data.uncaught_at_start) &
+                     (spans->fork_generation() == sdk::fork_generation()) &
+                     !spans->closed.load(std::memory_order_relaxed);
+  if (!plain) [[unlikely]] {
+    end_span_slow(spans, Started{spans, frame}, end_ticks);
+    return;
+  }
+  if (spans->write_record(*frame, end_ticks)) [[likely]] {
+    spans->ended.increment();
+  } else {
+    spans->dropped.increment();
+  }
   spans->pop();
 }
 
@@ -661,11 +757,11 @@ void set_attribute(const Started& span, std::string_view key, const AttributeArg
   if (span.thread == nullptr || !span.frame->data.recording) return;
   FrameWrite write(*span.frame);
   FrameData& data = span.frame->data;
-  std::size_t used = data.used;
-  std::uint16_t count = data.attribute_count;
+  std::size_t used = data.record.payload_size;
+  std::uint16_t count = data.record.attribute_count;
   put_attribute(data, used, count, key, value);
-  data.used = static_cast<std::uint16_t>(used);
-  data.attribute_count = count;
+  data.record.payload_size = static_cast<std::uint16_t>(used);
+  data.record.attribute_count = count;
 }
 
 void set_attribute(const Started& span, std::string_view key,
@@ -737,7 +833,7 @@ void set_status(const Started& span, StatusCode code, std::string_view descripti
   if (span.thread == nullptr || !span.frame->data.recording) return;
   FrameWrite write(*span.frame);
   FrameData& data = span.frame->data;
-  data.status = code;
+  data.record.status = code;
   // A description only goes with ERROR (as opentelemetry's SetStatus).
   if (code == StatusCode::kError && !description.empty()) {
     if (SpanExtras* extras = extras_of(data)) {
@@ -746,8 +842,8 @@ void set_status(const Started& span, StatusCode code, std::string_view descripti
       } catch (...) {
       }
     }
-  } else if (data.extras != nullptr) {
-    data.extras->status_description.clear();
+  } else if (data.record.extras != nullptr) {
+    data.record.extras->status_description.clear();
   }
 }
 
@@ -757,7 +853,7 @@ void update_name(const Started& span, std::string_view name) noexcept {
   if (SpanExtras* extras = extras_of(span.frame->data)) {
     try {
       extras->name.assign(name);
-      span.frame->data.has_name_override = true;
+      span.frame->data.record.has_name_override = true;
     } catch (...) {
     }
   }
@@ -775,13 +871,14 @@ void record_exception(const Started& span, std::string_view type, std::string_vi
 otel::trace::SpanContext span_context(const Frame& frame) noexcept {
   const FrameData& data = frame.data;
   const otel::trace::TraceId trace_id(
-      otel::nostd::span<const std::uint8_t, 16>(data.id.trace_id.data(), 16));
-  const otel::trace::TraceFlags flags(static_cast<std::uint8_t>(data.id.flags & kFlagSampled));
+      otel::nostd::span<const std::uint8_t, 16>(data.record.id.trace_id.data(), 16));
+  const otel::trace::TraceFlags flags(
+      static_cast<std::uint8_t>(data.record.id.flags & kFlagSampled));
   if (data.has_trace_state) {
-    return otel::trace::SpanContext(trace_id, span_id_of(data.id.span_id), flags, false,
+    return otel::trace::SpanContext(trace_id, span_id_of(data.record.id.span_id), flags, false,
                                     frame.trace_state);
   }
-  return otel::trace::SpanContext(trace_id, span_id_of(data.id.span_id), flags, false);
+  return otel::trace::SpanContext(trace_id, span_id_of(data.record.id.span_id), flags, false);
 }
 
 otel::trace::Span* view(const Started& span) noexcept {
@@ -792,8 +889,8 @@ otel::trace::Span* view(const Started& span) noexcept {
     if (owner == nullptr) return nullptr;
     try {
       frame.view = otel::nostd::shared_ptr<otel::trace::Span>(
-          new NativeSpanView(std::move(owner), span.frame, span_context(frame), frame.data.id.flags,
-                             frame.data.recording));
+          new NativeSpanView(std::move(owner), span.frame, span_context(frame),
+                             frame.data.record.id.flags, frame.data.recording));
     } catch (...) {
       return nullptr;
     }
@@ -811,17 +908,15 @@ bool current_span_identity(Identity& out) noexcept {
   const ThreadSpans* spans = t_fast.spans;
   const Frame* top = spans != nullptr ? spans->top() : nullptr;
   if (top != nullptr && (top->data.context_depth == depth || depth == 0)) {
-    out = top->data.id;
+    out = top->data.record.id;
     return true;
   }
   const bool installed = g_storage_installed.load(std::memory_order_relaxed);
   if (depth == 0 && installed) return false;
   otel::nostd::shared_ptr<otel::trace::TraceState> unused;
   const Parent parent = parent_from_context(
-      installed ? attached_context() : otel::context::RuntimeContext::GetCurrent(), unused);
-  if (!parent.valid) return false;
-  out = parent.id;
-  return true;
+      installed ? attached_context() : otel::context::RuntimeContext::GetCurrent(), out, unused);
+  return parent.id != nullptr;
 }
 
 void set_context_depth(std::int64_t depth) noexcept { t_fast.context_depth = depth; }

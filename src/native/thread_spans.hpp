@@ -25,6 +25,7 @@
 #include "native/owner_counter.hpp"
 #include "native/span_record.hpp"
 #include "sdk/random_source.hpp"
+#include "strategies/sampler_shape.hpp"
 
 namespace lens::native {
 
@@ -48,6 +49,7 @@ class ThreadSpans {
   std::uint64_t generation() const noexcept { return generation_; }
   std::uint64_t fork_generation() const noexcept { return fork_generation_; }
   const Sampler& sampler() const noexcept { return *sampler_; }
+  strategies::SamplerShape sampler_shape() const noexcept { return sampler_shape_; }
 
   // Owner thread.
   std::uint32_t depth() const noexcept { return depth_local_; }
@@ -57,8 +59,17 @@ class ThreadSpans {
                 ->frames[index % kFramesPerBlock];
   }
   Frame* top() const noexcept { return depth_local_ == 0 ? nullptr : frame_at(depth_local_ - 1); }
-  Frame* prepare_push() noexcept;  // the next frame, or nullptr when too deep
-  void publish_push() noexcept;    // after the frame was filled
+  // The next frame, or nullptr when too deep (or out of memory for a new block of frames).
+  Frame* prepare_push() noexcept {
+    const std::uint32_t index = depth_local_;
+    FrameBlock* block = index < kMaxBlocks * kFramesPerBlock
+                            ? blocks_[index / kFramesPerBlock].load(std::memory_order_relaxed)
+                            : nullptr;
+    if (block == nullptr) [[unlikely]]
+      return prepare_block();
+    return &block->frames[index % kFramesPerBlock];
+  }
+  void publish_push() noexcept;  // after the frame was filled
   void pop() noexcept;
   // Writes the finished record of `frame` into the ring; false when the ring is full (the
   // frame's extras are then deleted).
@@ -68,7 +79,9 @@ class ThreadSpans {
   sdk::RandomSource random;
   // std::uncaught_exceptions() of the owner thread, read without a call (see thread_spans.cpp).
   int uncaught_exceptions() const noexcept;
-  // Scratch for the trace state of a parent taken from an attached context (owner thread).
+  // Scratch for the ids and trace state of a parent taken from an attached context (owner
+  // thread).
+  Identity context_parent;
   opentelemetry::nostd::shared_ptr<opentelemetry::trace::TraceState> context_trace_state;
   OwnerCounter started;
   OwnerCounter ended;
@@ -98,11 +111,13 @@ class ThreadSpans {
   struct FrameBlock {
     Frame frames[kFramesPerBlock];
   };
+  Frame* prepare_block() noexcept;  // prepare_push when the frame's block is not there yet
 
   const std::uint64_t generation_;
   const std::uint64_t fork_generation_;
   const void* eh_globals_;  // the owner thread's C++ exception globals (Itanium C++ ABI)
   std::shared_ptr<const Sampler> sampler_;
+  const strategies::SamplerShape sampler_shape_;
   ChunkRing ring_;
   std::array<std::atomic<FrameBlock*>, kMaxBlocks> blocks_{};
   std::uint32_t depth_local_ = 0;
@@ -165,13 +180,15 @@ struct Started {
 };
 
 // A span on the calling thread as a child of its current context (native or opentelemetry).
-// Only while active().
-Started begin_span(std::string_view name, AttributeList attributes,
-                   bool record_exception_events) noexcept;
+// Only while active(). The result goes straight to the caller's members (`thread`, `frame`): a
+// returned pair would be stored twice and read back as one wider load, which stalls.
+void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
+                ThreadSpans*& thread, Frame*& frame) noexcept;
 // The root of a new trace (lens::NewTrace).
 Started begin_root_span(std::string_view name, AttributeList attributes,
                         const NewTrace& root) noexcept;
-void end_span(const Started& span) noexcept;
+void end_span(ThreadSpans* thread, Frame* frame) noexcept;
+inline void end_span(const Started& span) noexcept { end_span(span.thread, span.frame); }
 void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept;
 void set_attribute(const Started& span, std::string_view key,
                    const opentelemetry::common::AttributeValue& value) noexcept;

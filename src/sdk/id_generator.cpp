@@ -1,4 +1,4 @@
-// Per-thread RandomSource (xoshiro256** seeded from getrandom(2)), reseeded when the fork
+// Per-thread RandomSource (wyrand seeded from getrandom(2)), reseeded when the fork
 // generation changes. Thread-safety: see id_generator.hpp.
 #include "sdk/id_generator.hpp"
 

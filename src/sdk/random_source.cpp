@@ -34,7 +34,7 @@ bool os_entropy(void* out, std::size_t size) noexcept {
 }  // namespace
 
 void RandomSource::seed() noexcept {
-  if (!os_entropy(s_.data(), sizeof(s_))) {
+  if (!os_entropy(&state_, sizeof(state_))) {
     // Fallback, still independent of any user-seedable global: random_device (may throw on
     // exotic platforms), the clocks, pid and thread id, mixed through splitmix64.
     std::uint64_t mix = static_cast<std::uint64_t>(
@@ -46,9 +46,8 @@ void RandomSource::seed() noexcept {
       mix ^= (static_cast<std::uint64_t>(device()) << 32) | device();
     } catch (...) {
     }
-    for (auto& word : s_) word ^= splitmix64(mix);
+    state_ ^= splitmix64(mix);
   }
-  if ((s_[0] | s_[1] | s_[2] | s_[3]) == 0) s_[0] = 1;  // xoshiro's one forbidden state
 }
 
 }  // namespace lens::sdk

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "lens/strategies.hpp"
+#include "strategies/sampler_shape.hpp"
 
 namespace lens {
 namespace {
@@ -62,6 +63,9 @@ class TraceIdRatioSampler final : public Sampler {
     return "TraceIdRatioBasedSampler{" + std::to_string(ratio_) + "}";
   }
 
+  bool always() const noexcept { return always_; }
+  bool never() const noexcept { return never_; }
+
  private:
   double ratio_;
   bool always_;
@@ -84,6 +88,8 @@ class ParentBasedSampler final : public Sampler {
   }
 
   std::string description() const override { return "ParentBased{" + root_->description() + "}"; }
+
+  const Sampler& root() const noexcept { return *root_; }
 
  private:
   std::shared_ptr<const Sampler> root_;
@@ -150,3 +156,32 @@ std::string RankAwareSampler::description() const {
 }
 
 }  // namespace lens
+
+namespace lens::strategies {
+
+SamplerShape sampler_shape(const Sampler& sampler) noexcept {
+  if (dynamic_cast<const AlwaysOnSampler*>(&sampler) != nullptr) return SamplerShape::kAlwaysSample;
+  if (dynamic_cast<const AlwaysOffSampler*>(&sampler) != nullptr) return SamplerShape::kAlwaysDrop;
+  if (const auto* ratio = dynamic_cast<const TraceIdRatioSampler*>(&sampler)) {
+    if (ratio->always()) return SamplerShape::kAlwaysSample;
+    if (ratio->never()) return SamplerShape::kAlwaysDrop;
+    return SamplerShape::kCustom;
+  }
+  if (const auto* parent_based = dynamic_cast<const ParentBasedSampler*>(&sampler)) {
+    switch (sampler_shape(parent_based->root())) {
+      case SamplerShape::kAlwaysSample:
+        return SamplerShape::kParentOrSample;
+      case SamplerShape::kAlwaysDrop:
+        return SamplerShape::kParentOrDrop;
+      default:
+        return SamplerShape::kCustom;
+    }
+  }
+  if (const auto* rank_aware = dynamic_cast<const RankAwareSampler*>(&sampler)) {
+    if (!rank_aware->rank_kept()) return SamplerShape::kAlwaysDrop;
+    return sampler_shape(*rank_aware->delegate());
+  }
+  return SamplerShape::kCustom;
+}
+
+}  // namespace lens::strategies

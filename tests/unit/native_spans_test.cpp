@@ -256,9 +256,9 @@ TEST_F(NativeSpans, ExceptionsEventsAndStatusReachTheRecord) {
   EXPECT_EQ(unknown->GetStatus(), otel::trace::StatusCode::kError);
   EXPECT_EQ(unknown->GetDescription(), "unknown exception");
   ASSERT_EQ(unknown->GetEvents().size(), 1U);
-  EXPECT_EQ(otel::nostd::get<std::string>(
-                unknown->GetEvents()[0].GetAttributes().at("exception.type")),
-            "unknown");
+  EXPECT_EQ(
+      otel::nostd::get<std::string>(unknown->GetEvents()[0].GetAttributes().at("exception.type")),
+      "unknown");
 
   const auto* quiet = find(spans, "quiet");
   ASSERT_NE(quiet, nullptr);
@@ -314,9 +314,8 @@ TEST_F(NativeSpans, OpenTelemetrySeesTheNativeSpanAsCurrentAndNestsBothWays) {
     third->End();
     { LENS_SPAN("step", "native-after"); }
   }
-  EXPECT_FALSE(otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent())
-                   ->GetContext()
-                   .IsValid());
+  EXPECT_FALSE(
+      otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent())->GetContext().IsValid());
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 4U);
   const auto* outer = find(spans, "native-outer");
@@ -398,6 +397,46 @@ TEST_F(NativeSpans, TheSamplerDecidesAndDroppedSpansStillPropagateTheirContext) 
   EXPECT_EQ(stats.spans_started, spans.size());
 }
 
+// The samplers the hot path applies without a call (strategies/sampler_shape.hpp) decide as
+// the samplers themselves: roots, children of a sampled and of an unsampled remote parent.
+TEST_F(NativeSpans, FixedRuleSamplersDecideAsTheSamplersThemselves) {
+  struct Case {
+    const char* sampler;
+    bool root, child_of_sampled, child_of_unsampled;  // recorded?
+  };
+  const Case cases[] = {
+      {"always_on", true, true, true},
+      {"always_off", false, false, false},
+      {"parentbased_always_on", true, true, false},
+      {"parentbased_always_off", false, true, false},
+      {"parentbased_traceidratio", true, true, false},  // with ratio 1: roots always kept
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.sampler);
+    start({{"OTEL_TRACES_SAMPLER", c.sampler}, {"OTEL_TRACES_SAMPLER_ARG", "1"}});
+    { LENS_SPAN("step", "root"); }
+    for (const char* flags : {"01", "00"}) {
+      Carrier carrier{
+          {"traceparent",
+           std::string("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-") + flags}};
+      ContextScope remote(extract_context(carrier, otel::context::Context{}));
+      LENS_SPAN("step",
+                std::string_view(flags) == "01" ? "child-of-sampled" : "child-of-unsampled");
+    }
+    const auto spans = flushed();
+    EXPECT_EQ(find(spans, "root") != nullptr, c.root);
+    EXPECT_EQ(find(spans, "child-of-sampled") != nullptr, c.child_of_sampled);
+    EXPECT_EQ(find(spans, "child-of-unsampled") != nullptr, c.child_of_unsampled);
+    for (const auto& span : spans) {
+      if (std::string(span->GetName()) == "root") continue;
+      EXPECT_EQ(hex(span->GetParentSpanId()), "b7ad6b7169203331");
+      EXPECT_EQ(hex(span->GetTraceId()), "0af7651916cd43dd8448eb211c80319c");
+    }
+    ASSERT_TRUE(handle_->shutdown(2000ms).ok());
+    handle_.reset();
+  }
+}
+
 TEST_F(NativeSpans, SeveralProducerThreadsLoseAndDuplicateNothing) {
   start();
   constexpr int kThreads = 4;
@@ -470,10 +509,11 @@ class BlockingExporter final : public sdktrace::SpanExporter {
 
 TEST(NativeSpansBuffer, AFullBufferDropsAndCountsAndNeverBlocksTheProducer) {
   detail::reset_span_groups_for_testing();
-  const Env::Map env = {{"NEMO_LENS_ENABLED", "1"},        {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
-                        {"NEMO_LENS_RUN_ID", "buffer"},    {"NEMO_LENS_EXPORTER", "none"},
-                        {"NEMO_LENS_METRICS_ENABLED", "0"}, {"NEMO_LENS_SPAN_GROUPS", "all"},
-                        {"NEMO_LENS_SPAN_BUFFER_MB", "1"},  {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "16"}};
+  const Env::Map env = {
+      {"NEMO_LENS_ENABLED", "1"},         {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
+      {"NEMO_LENS_RUN_ID", "buffer"},     {"NEMO_LENS_EXPORTER", "none"},
+      {"NEMO_LENS_METRICS_ENABLED", "0"}, {"NEMO_LENS_SPAN_GROUPS", "all"},
+      {"NEMO_LENS_SPAN_BUFFER_MB", "1"},  {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "16"}};
   Config config = test_support::config_from(env);
   auto gate = std::make_shared<BlockingExporter::Gate>();
   SetupOverrides overrides;
@@ -630,7 +670,8 @@ TEST_F(NativeSpans, TheOpenTelemetryPathStaysSelectable) {
 }
 
 TEST(NativeSpansConfig, SpanPathAndBufferSizeAreValidated) {
-  const Env::Map base = {{"NEMO_LENS_ENABLED", "1"}, {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
+  const Env::Map base = {{"NEMO_LENS_ENABLED", "1"},
+                         {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
                          {"NEMO_LENS_RUN_ID", "v"}};
   Env::Map bad_path = base;
   bad_path.emplace("NEMO_LENS_SPAN_PATH", "fast");
