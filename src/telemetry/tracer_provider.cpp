@@ -14,6 +14,7 @@
 #include "sdk/id_generator.hpp"
 #include "sdk/limiting_exporter.hpp"
 #include "sdk/open_span_closer.hpp"
+#include "sdk/pipelined_exporter.hpp"
 #include "sdk/sampler_adapter.hpp"
 #include "telemetry/otel_resource.hpp"
 
@@ -45,7 +46,12 @@ Result<BuiltTracerProvider> build_tracer_provider(
 
   auto counting = std::make_unique<sdk::CountingExporter>(std::move(exporter));
   std::shared_ptr<const sdk::ExportCounters> export_counters = counting->counters();
-  auto limited = std::make_unique<sdk::LimitingExporter>(std::move(counting),
+  std::unique_ptr<sdktrace::SpanExporter> counted = std::move(counting);
+  if (config.span_path == "native") {
+    // The native export thread converts the next batch while this one is sent.
+    counted = std::make_unique<sdk::PipelinedExporter>(std::move(counted));
+  }
+  auto limited = std::make_unique<sdk::LimitingExporter>(std::move(counted),
                                                          sdk::SpanLimits::from(config.otel.limits));
 
   BuiltTracerProvider built;

@@ -537,7 +537,8 @@ TEST_F(Telemetry, ForkedChildHasTelemetryOffAndMaySetUpAgain) {
       keep(setup_telemetry(enabled_config(), rank_of(0, 1), {}, std::move(capture.overrides)));
   auto open_span = handle.tracer()->StartSpan("open-in-parent");
   const auto* parent_meter = handle.meter().get();
-  ASSERT_TRUE(settle_threads(base_threads_ + 2));  // plus the batch and metric reader workers
+  // Plus the span export thread, its sender and the metric reader's worker.
+  ASSERT_TRUE(settle_threads(base_threads_ + 3));
   const int status = run_in_child([&handle, parent_meter] {
     if (is_span_group_enabled("job")) return 10;
     if (handle.meter().get() == parent_meter) return 17;
@@ -581,8 +582,8 @@ TEST_F(Telemetry, ForkWhileAnotherThreadHoldsTheExporterBusy) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ASSERT_GT(gate->entered.load(), 0) << "the exporter thread never started exporting";
-  // The batch worker, blocked in Export(), and the metric reader's worker.
-  ASSERT_TRUE(settle_threads(base_threads_ + 2));
+  // The span export thread, its sender (blocked in Export()) and the metric reader's worker.
+  ASSERT_TRUE(settle_threads(base_threads_ + 3));
   const int status = run_in_child([] {
     Capture child_capture = in_memory();
     auto again =

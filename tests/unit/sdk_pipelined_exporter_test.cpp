@@ -1,0 +1,208 @@
+// PipelinedExporter: batches are sent in order on a thread of its own, at most one waits while
+// one is sent, ForceFlush and Shutdown wait for what was handed over within their timeout, and
+// a Shutdown that times out leaves the wrapped exporter's shutdown to the sender.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "opentelemetry/sdk/trace/span_data.h"
+#include "sdk/counting_exporter.hpp"
+#include "sdk/pipelined_exporter.hpp"
+
+namespace {
+
+namespace otel_sdk = opentelemetry::sdk::trace;
+using opentelemetry::sdk::common::ExportResult;
+using RecordablePtr = std::unique_ptr<otel_sdk::Recordable>;
+using namespace std::chrono_literals;
+
+// What the wrapped exporter saw, readable after the exporter moved into the pipeline.
+struct Script {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool gate_open = true;  // Export returns only while open
+  std::vector<std::vector<std::string>> batches;
+  std::vector<std::thread::id> export_threads;
+  int force_flushes = 0;
+  int shutdowns = 0;
+
+  void set_gate(bool open) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      gate_open = open;
+    }
+    changed.notify_all();
+  }
+  template <class T, class F>
+  T read(F&& f) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return f();
+  }
+};
+
+class ScriptedExporter final : public otel_sdk::SpanExporter {
+ public:
+  explicit ScriptedExporter(std::shared_ptr<Script> script) : script_(std::move(script)) {}
+  RecordablePtr MakeRecordable() noexcept override {
+    return std::make_unique<otel_sdk::SpanData>();
+  }
+  ExportResult Export(const opentelemetry::nostd::span<RecordablePtr>& spans) noexcept override {
+    std::vector<std::string> names;
+    for (const auto& span : spans) {
+      names.emplace_back(static_cast<otel_sdk::SpanData*>(span.get())->GetName());
+    }
+    std::unique_lock<std::mutex> lock(script_->mutex);
+    script_->changed.wait(lock, [this] { return script_->gate_open; });
+    script_->batches.push_back(std::move(names));
+    script_->export_threads.push_back(std::this_thread::get_id());
+    script_->changed.notify_all();
+    return ExportResult::kSuccess;
+  }
+  bool ForceFlush(std::chrono::microseconds) noexcept override {
+    std::lock_guard<std::mutex> lock(script_->mutex);
+    ++script_->force_flushes;
+    return true;
+  }
+  bool Shutdown(std::chrono::microseconds) noexcept override {
+    std::lock_guard<std::mutex> lock(script_->mutex);
+    ++script_->shutdowns;
+    script_->changed.notify_all();
+    return true;
+  }
+
+ private:
+  std::shared_ptr<Script> script_;
+};
+
+// A batch of spans named `prefix`0, `prefix`1, ...
+std::vector<RecordablePtr> batch_of(otel_sdk::SpanExporter& exporter, const std::string& prefix,
+                                    int count) {
+  std::vector<RecordablePtr> spans;
+  for (int i = 0; i < count; ++i) {
+    RecordablePtr span = exporter.MakeRecordable();
+    span->SetName(prefix + std::to_string(i));
+    spans.push_back(std::move(span));
+  }
+  return spans;
+}
+
+ExportResult export_batch(otel_sdk::SpanExporter& exporter, std::vector<RecordablePtr>& spans) {
+  return exporter.Export(opentelemetry::nostd::span<RecordablePtr>(spans.data(), spans.size()));
+}
+
+TEST(SdkPipelinedExporter, SendsBatchesInOrderOnItsOwnThread) {
+  auto script = std::make_shared<Script>();
+  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script));
+  for (const char* prefix : {"a", "b", "c"}) {
+    auto spans = batch_of(exporter, prefix, 2);
+    EXPECT_EQ(export_batch(exporter, spans), ExportResult::kSuccess);
+  }
+  ASSERT_TRUE(exporter.ForceFlush(10s));
+  const auto batches =
+      script->read<std::vector<std::vector<std::string>>>([&] { return script->batches; });
+  const std::vector<std::vector<std::string>> expected = {{"a0", "a1"}, {"b0", "b1"}, {"c0", "c1"}};
+  EXPECT_EQ(batches, expected);
+  for (const auto& id :
+       script->read<std::vector<std::thread::id>>([&] { return script->export_threads; })) {
+    EXPECT_NE(id, std::this_thread::get_id());
+  }
+  EXPECT_EQ(script->read<int>([&] { return script->force_flushes; }), 1);
+  EXPECT_TRUE(exporter.Shutdown(10s));
+  EXPECT_EQ(script->read<int>([&] { return script->shutdowns; }), 1);
+}
+
+TEST(SdkPipelinedExporter, AtMostOneBatchWaitsWhileOneIsBeingSent) {
+  auto script = std::make_shared<Script>();
+  script->set_gate(false);
+  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script));
+  auto first = batch_of(exporter, "first", 1);
+  auto second = batch_of(exporter, "second", 1);
+  auto third = batch_of(exporter, "third", 1);
+  // The first is taken by the sender (stuck at the gate), the second waits: both return at once.
+  EXPECT_EQ(export_batch(exporter, first), ExportResult::kSuccess);
+  EXPECT_EQ(export_batch(exporter, second), ExportResult::kSuccess);
+  // The third must wait for room.
+  auto third_done = std::async(std::launch::async, [&] { return export_batch(exporter, third); });
+  EXPECT_EQ(third_done.wait_for(200ms), std::future_status::timeout);
+  script->set_gate(true);
+  ASSERT_EQ(third_done.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(third_done.get(), ExportResult::kSuccess);
+  ASSERT_TRUE(exporter.ForceFlush(10s));
+  const auto batches =
+      script->read<std::vector<std::vector<std::string>>>([&] { return script->batches; });
+  const std::vector<std::vector<std::string>> expected = {{"first0"}, {"second0"}, {"third0"}};
+  EXPECT_EQ(batches, expected);
+}
+
+TEST(SdkPipelinedExporter, ForceFlushWaitsForTheBatchInFlightWithinItsTimeout) {
+  auto script = std::make_shared<Script>();
+  script->set_gate(false);
+  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script));
+  auto spans = batch_of(exporter, "s", 3);
+  EXPECT_EQ(export_batch(exporter, spans), ExportResult::kSuccess);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(exporter.ForceFlush(100ms));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, 100ms);
+  EXPECT_LT(waited, 5s);
+  EXPECT_EQ(script->read<int>([&] { return script->force_flushes; }), 0);  // not reached
+  script->set_gate(true);
+  EXPECT_TRUE(exporter.ForceFlush(10s));
+  EXPECT_EQ(script->read<std::size_t>([&] { return script->batches.size(); }), 1U);
+  EXPECT_EQ(script->read<int>([&] { return script->force_flushes; }), 1);
+}
+
+TEST(SdkPipelinedExporter, ShutdownSendsWhatWasHandedOverThenRefusesMore) {
+  auto script = std::make_shared<Script>();
+  script->set_gate(false);
+  auto counting =
+      std::make_unique<lens::sdk::CountingExporter>(std::make_unique<ScriptedExporter>(script));
+  const auto counters = counting->counters();
+  lens::sdk::PipelinedExporter exporter(std::move(counting));
+  auto first = batch_of(exporter, "x", 4);
+  auto second = batch_of(exporter, "y", 5);
+  EXPECT_EQ(export_batch(exporter, first), ExportResult::kSuccess);
+  EXPECT_EQ(export_batch(exporter, second), ExportResult::kSuccess);
+  std::thread opener([&] {
+    std::this_thread::sleep_for(50ms);
+    script->set_gate(true);
+  });
+  EXPECT_TRUE(exporter.Shutdown(10s));
+  opener.join();
+  EXPECT_EQ(counters->exported.load(), 9U);
+  EXPECT_EQ(counters->failed.load(), 0U);
+  EXPECT_EQ(script->read<std::size_t>([&] { return script->batches.size(); }), 2U);
+  EXPECT_EQ(script->read<int>([&] { return script->shutdowns; }), 1);
+  auto late = batch_of(exporter, "late", 1);
+  EXPECT_EQ(export_batch(exporter, late), ExportResult::kFailure);
+  EXPECT_EQ(script->read<std::size_t>([&] { return script->batches.size(); }), 2U);
+  EXPECT_TRUE(exporter.Shutdown(10s));  // once only
+  EXPECT_EQ(script->read<int>([&] { return script->shutdowns; }), 1);
+}
+
+TEST(SdkPipelinedExporter, AShutdownThatTimesOutLeavesTheInnerShutdownToTheSender) {
+  auto script = std::make_shared<Script>();
+  script->set_gate(false);
+  {
+    lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script));
+    auto spans = batch_of(exporter, "stuck", 1);
+    EXPECT_EQ(export_batch(exporter, spans), ExportResult::kSuccess);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(exporter.Shutdown(100ms));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+    EXPECT_EQ(script->read<int>([&] { return script->shutdowns; }), 0);
+  }  // destroyed while the sender is still stuck: it is detached and keeps what it uses
+  script->set_gate(true);
+  std::unique_lock<std::mutex> lock(script->mutex);
+  EXPECT_TRUE(script->changed.wait_for(lock, 10s, [&] { return script->shutdowns == 1; }));
+  EXPECT_EQ(script->batches.size(), 1U);
+}
+
+}  // namespace
