@@ -24,6 +24,7 @@
 #include <opentelemetry/trace/span_context.h>
 
 #include <array>
+#include <atomic>
 #include <concepts>
 #include <cstdint>
 #include <exception>
@@ -196,6 +197,27 @@ struct SpanStart {
   AttributeList attributes;
 };
 
+// The native span path's handle of one open span (null members: nothing to end).
+struct NativeSpanRef {
+  native::ThreadSpans* thread = nullptr;
+  native::Frame* frame = nullptr;
+};
+
+}  // namespace detail
+
+// The native span path's entry points, defined in the library (src/native/thread_spans.cpp) and
+// called from SpanState's inline constructor and destructor. Not API.
+namespace native {
+// Non-zero while a native span pipeline takes spans.
+extern std::atomic<std::uint64_t> g_active_generation;
+// A span on the calling thread as a child of its current context, into `out`.
+void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
+                detail::NativeSpanRef& out) noexcept;
+void end_span(ThreadSpans* thread, Frame* frame) noexcept;
+}  // namespace native
+
+namespace detail {
+
 // The started part of a scoped span, shared by ManagedSpan and ScopedSpan (out of line).
 // While setup_telemetry's native span path is active (the default), the span is a frame of the
 // calling thread's native span stack (see docs/design/native-spans.md); otherwise it is an
@@ -206,12 +228,28 @@ struct SpanStart {
 // describe is recorded as type "unknown", message "unknown", status ERROR "unknown exception" —
 // the in-flight exception object is not reachable from a destructor (std::current_exception()
 // is null until a handler is entered). Then the previous context is restored and the span ended.
+// On the native path the constructor and the destructor are one call each into the library
+// (inline here: no second call level on the path every recorded span takes).
 class SpanState {
  public:
-  SpanState(std::string_view name, AttributeList attributes, bool record_exception_events) noexcept;
+  SpanState(std::string_view name, AttributeList attributes, bool record_exception_events) noexcept
+      : record_exception_events_(record_exception_events) {
+    if (native::g_active_generation.load(std::memory_order_acquire) != 0) [[likely]] {
+      native_ = true;
+      native::begin_span(name, attributes, record_exception_events, native_span_);
+      return;
+    }
+    start_opentelemetry(name, attributes);
+  }
   // The root of a new trace (see NewTrace), made current like any other.
   SpanState(std::string_view name, AttributeList attributes, const NewTrace& root) noexcept;
-  ~SpanState();
+  ~SpanState() {
+    if (native_) [[likely]] {
+      native::end_span(native_span_.thread, native_span_.frame);
+      return;
+    }
+    end_opentelemetry();
+  }
   SpanState(const SpanState&) = delete;
   SpanState& operator=(const SpanState&) = delete;
 
@@ -230,8 +268,7 @@ class SpanState {
   std::optional<SpanPtr> span_;
   opentelemetry::nostd::unique_ptr<opentelemetry::context::Token> token_;
   // Native path (native_ true; thread and frame null when nothing is recorded).
-  native::ThreadSpans* native_thread_ = nullptr;
-  native::Frame* native_frame_ = nullptr;
+  NativeSpanRef native_span_;
   bool native_ = false;
   int uncaught_at_start_ = 0;
   bool record_exception_events_ = true;

@@ -190,19 +190,7 @@ void safe_set_span_attributes(otel::trace::Span* span, AttributeList attributes,
 
 namespace detail {
 
-SpanState::SpanState(std::string_view name, AttributeList attributes,
-                     bool record_exception_events) noexcept
-    : record_exception_events_(record_exception_events) {
-  if (native::active()) [[likely]] {
-    native_ = true;
-    native::begin_span(name, attributes, record_exception_events, native_thread_, native_frame_);
-    return;
-  }
-  start_opentelemetry(name, attributes);
-}
-
-[[gnu::noinline]] void SpanState::start_opentelemetry(std::string_view name,
-                                                      AttributeList attributes) noexcept {
+void SpanState::start_opentelemetry(std::string_view name, AttributeList attributes) noexcept {
   uncaught_at_start_ = std::uncaught_exceptions();
   span_.emplace(active_tracer()->StartSpan(otel::nostd::string_view(name.data(), name.size())));
   safe_set_span_attributes(span_->get(), attributes);
@@ -215,8 +203,8 @@ SpanState::SpanState(std::string_view name, AttributeList attributes, const NewT
   if (native::active()) {
     native_ = true;
     const native::Started started = native::begin_root_span(name, attributes, root);
-    native_thread_ = started.thread;
-    native_frame_ = started.frame;
+    native_span_.thread = started.thread;
+    native_span_.frame = started.frame;
     return;
   }
   uncaught_at_start_ = std::uncaught_exceptions();
@@ -239,15 +227,7 @@ SpanState::SpanState(std::string_view name, AttributeList attributes, const NewT
   token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, *span_));
 }
 
-SpanState::~SpanState() {
-  if (native_) [[likely]] {
-    native::end_span(native_thread_, native_frame_);
-    return;
-  }
-  end_opentelemetry();
-}
-
-[[gnu::noinline]] void SpanState::end_opentelemetry() noexcept {
+void SpanState::end_opentelemetry() noexcept {
   if (std::uncaught_exceptions() > uncaught_at_start_ && !exception_recorded_) {
     if (record_exception_events_) {
       (*span_)->AddEvent("exception",
@@ -266,7 +246,8 @@ SpanState::~SpanState() {
 
 otel::trace::Span* SpanState::span() const noexcept {
   if (!native_) return span_->get();
-  if (otel::trace::Span* view = native::view({native_thread_, native_frame_})) return view;
+  if (otel::trace::Span* view = native::view({native_span_.thread, native_span_.frame}))
+    return view;
   static auto* const nothing =
       new SpanPtr(new otel::trace::DefaultSpan(otel::trace::SpanContext::GetInvalid()));
   return nothing->get();
@@ -281,7 +262,7 @@ void SpanState::record_exception(const std::exception& e) noexcept {
       type = type_name(e);
     } catch (...) {  // allocation failure while demangling: status and message only
     }
-    native::record_exception({native_thread_, native_frame_}, type, what);
+    native::record_exception({native_span_.thread, native_span_.frame}, type, what);
     return;
   }
   if (record_exception_events_ && (*span_)->IsRecording()) {
@@ -298,7 +279,7 @@ void SpanState::record_exception(const std::exception& e) noexcept {
 
 void SpanState::set_attribute(std::string_view key, const AttributeArg& value) noexcept {
   if (native_) {
-    native::set_attribute({native_thread_, native_frame_}, key, value);
+    native::set_attribute({native_span_.thread, native_span_.frame}, key, value);
     return;
   }
   safe_set_span_attributes(span_->get(), {{key, value}});
@@ -306,7 +287,7 @@ void SpanState::set_attribute(std::string_view key, const AttributeArg& value) n
 
 void SpanState::add_event(std::string_view name, AttributeList attributes) noexcept {
   if (native_) {
-    native::add_event({native_thread_, native_frame_}, name, attributes);
+    native::add_event({native_span_.thread, native_span_.frame}, name, attributes);
     return;
   }
   if (!(*span_)->IsRecording()) {

@@ -157,8 +157,8 @@ class SpanRegistry {
 
 // ---- Activation (process-wide) -------------------------------------------------------------
 
-// Non-zero while a native pipeline takes spans; read on every span start.
-extern std::atomic<std::uint64_t> g_active_generation;
+// g_active_generation (declared in lens/span.hpp): non-zero while a native pipeline takes spans;
+// read on every span start.
 
 inline bool active() noexcept { return g_active_generation.load(std::memory_order_acquire) != 0; }
 // Installs lens's context storage (once; see context_storage.hpp) and lets the hot paths rely on
@@ -179,15 +179,12 @@ struct Started {
   Frame* frame = nullptr;
 };
 
-// A span on the calling thread as a child of its current context (native or opentelemetry).
-// Only while active(). The result goes straight to the caller's members (`thread`, `frame`): a
-// returned pair would be stored twice and read back as one wider load, which stalls.
-void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
-                ThreadSpans*& thread, Frame*& frame) noexcept;
+// begin_span and end_span(thread, frame) are declared in lens/span.hpp (SpanState calls them
+// inline). begin_span writes its result into the caller's NativeSpanRef: a returned pair would
+// be stored as two words and read back as one wider load, which stalls.
 // The root of a new trace (lens::NewTrace).
 Started begin_root_span(std::string_view name, AttributeList attributes,
                         const NewTrace& root) noexcept;
-void end_span(ThreadSpans* thread, Frame* frame) noexcept;
 inline void end_span(const Started& span) noexcept { end_span(span.thread, span.frame); }
 void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept;
 void set_attribute(const Started& span, std::string_view key,
