@@ -61,10 +61,16 @@ class ChunkRing {
   // Producer: room for `size` bytes (a multiple of 8, at most Chunk::kCapacity), or nullptr when
   // the pool is exhausted. Write the record there, then commit().
   unsigned char* reserve(std::size_t size) noexcept {
-    if (tail_ != nullptr && write_pos_ + size <= Chunk::kCapacity) {
+    if (unsigned char* out = reserve_in_current_chunk(size)) return out;
+    return reserve_in_new_chunk(size);
+  }
+  // The same without taking a new chunk (no call: for the hot path); nullptr when the record
+  // does not fit in the current one.
+  unsigned char* reserve_in_current_chunk(std::size_t size) noexcept {
+    if (tail_ != nullptr && write_pos_ + size <= Chunk::kCapacity) [[likely]] {
       return tail_->data + write_pos_;
     }
-    return reserve_in_new_chunk(size);
+    return nullptr;
   }
   // Asks the CPU to fetch, for writing, the lines after a record of `size` bytes at the write
   // position (the next record's), when they are in the same chunk.

@@ -531,6 +531,40 @@ namespace {
 
 }  // namespace
 
+namespace {
+
+// Writes the record of `data` (`size` bytes) at `out` in the ring.
+[[gnu::always_inline]] inline void fill_record(unsigned char* out, FrameData& data, std::size_t size,
+                                               std::uint64_t end_ticks) noexcept {
+  // The frame holds header and payload in the record's layout: one copy of whole 8-byte words
+  // (the record is padded to 8, the payload array is a multiple of 8), then the two fields the
+  // frame does not hold, written over the copy.
+  static_assert(kPayloadBytes % 8 == 0 && sizeof(RecordHeader) % 8 == 0);
+  copy_words(out, &data.record, size);
+  const auto size32 = static_cast<std::uint32_t>(size);
+  std::memcpy(out + offsetof(RecordHeader, size), &size32, sizeof(size32));
+  std::memcpy(out + offsetof(RecordHeader, end_ticks), &end_ticks, sizeof(end_ticks));
+  // The extras travel with the record (published by the commit); the export thread deletes
+  // them.
+  data.record.extras = nullptr;
+}
+
+}  // namespace
+
+[[gnu::always_inline]] inline bool ThreadSpans::write_record_in_current_chunk(
+    Frame& frame, std::uint64_t end_ticks) noexcept {
+  FrameData& data = frame.data;
+  const std::size_t size = record_size(data.record.payload_size);
+  unsigned char* out = ring_.reserve_in_current_chunk(size);
+  if (out == nullptr) [[unlikely]] return false;
+  // The next record's lines are fetched for writing now, so that their transfer from the export
+  // thread's core overlaps with the span.
+  ring_.prefetch_next(size);
+  fill_record(out, data, size, end_ticks);
+  ring_.commit(size);
+  return true;
+}
+
 bool ThreadSpans::write_record(Frame& frame, std::uint64_t end_ticks) noexcept {
   FrameData& data = frame.data;
   const std::size_t size = record_size(data.record.payload_size);
@@ -540,20 +574,8 @@ bool ThreadSpans::write_record(Frame& frame, std::uint64_t end_ticks) noexcept {
     data.record.extras = nullptr;
     return false;
   }
-  // Straight into the ring (no copy on the stack); the next record's lines are fetched for
-  // writing now, so that their transfer from the export thread's core overlaps with the span.
   ring_.prefetch_next(size);
-  // The frame holds header and payload in the record's layout: one copy of whole 8-byte words
-  // (the record is padded to 8, the payload array is a multiple of 8), then the two fields the
-  // frame does not hold, written over the copy.
-  static_assert(kPayloadBytes % 8 == 0 && sizeof(RecordHeader) % 8 == 0);
-  copy_words(out, &data.record, size);
-  const auto size32 = static_cast<std::uint32_t>(size);
-  std::memcpy(out + offsetof(RecordHeader, size), &size32, sizeof(size32));
-  std::memcpy(out + offsetof(RecordHeader, end_ticks), &end_ticks, sizeof(end_ticks));
-  // The extras travel with the record (published by the commit below); the export thread
-  // deletes them.
-  data.record.extras = nullptr;
+  fill_record(out, data, size, end_ticks);
   ring_.commit(size);
   return true;
 }
@@ -704,9 +726,11 @@ Started begin_root_span(std::string_view name, AttributeList attributes,
 namespace {
 
 // Everything end_span rarely meets: an exception escaping the scope, a span view, a trace state,
-// a span that is not recorded, a state inherited through fork, a closed pipeline.
-[[gnu::noinline]] void end_span_slow(ThreadSpans* spans, const Started& span,
+// a span that is not recorded, a state inherited through fork, a closed pipeline, a record that
+// needs a new chunk of the ring.
+[[gnu::noinline]] void end_span_slow(ThreadSpans* spans, Frame* frame_pointer,
                                      std::uint64_t end_ticks) noexcept {
+  const Started span{spans, frame_pointer};
   Frame& frame = *span.frame;
   FrameData& data = frame.data;
   if (spans->uncaught_exceptions() > data.uncaught_at_start && !data.exception_recorded) {
@@ -746,9 +770,9 @@ namespace {
 
 }  // namespace
 
-// Flattened: write_record and the ring's reserve and commit inline here, on the one path that
-// matters.
-[[gnu::flatten]] void end_span(ThreadSpans* spans, Frame* frame) noexcept {
+// Without a call on the common path (the rest is a tail call), so that it needs no registers
+// saved.
+void end_span(ThreadSpans* spans, Frame* frame) noexcept {
   if (spans == nullptr) return;
   const std::uint64_t end_ticks = read_ticks();
   const FrameData& data = frame->data;
@@ -757,15 +781,11 @@ namespace {
                      (spans->uncaught_exceptions() <= data.uncaught_at_start) &
                      (spans->fork_generation() == sdk::fork_generation()) &
                      !spans->closed.load(std::memory_order_relaxed);
-  if (!plain) [[unlikely]] {
-    end_span_slow(spans, Started{spans, frame}, end_ticks);
+  if (!plain || !spans->write_record_in_current_chunk(*frame, end_ticks)) [[unlikely]] {
+    end_span_slow(spans, frame, end_ticks);
     return;
   }
-  if (spans->write_record(*frame, end_ticks)) [[likely]] {
-    spans->ended.increment();
-  } else {
-    spans->dropped.increment();
-  }
+  spans->ended.increment();
   spans->pop();
 }
 

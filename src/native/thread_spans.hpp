@@ -74,6 +74,9 @@ class ThreadSpans {
   // Writes the finished record of `frame` into the ring; false when the ring is full (the
   // frame's extras are then deleted).
   bool write_record(Frame& frame, std::uint64_t end_ticks) noexcept;
+  // The same when the record fits in the ring's current chunk (the hot path: no call); false,
+  // with nothing written, otherwise. Inline, defined in thread_spans.cpp (its only user).
+  inline bool write_record_in_current_chunk(Frame& frame, std::uint64_t end_ticks) noexcept;
 
   // Ids of this thread's spans (owner thread only; a forked child never uses an inherited one).
   sdk::RandomSource random;
