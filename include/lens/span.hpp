@@ -32,6 +32,7 @@
 #include <initializer_list>
 #include <limits>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <string>
@@ -199,8 +200,8 @@ struct SpanStart {
 
 // The native span path's handle of one open span (null members: nothing to end).
 struct NativeSpanRef {
-  native::ThreadSpans* thread = nullptr;
-  native::Frame* frame = nullptr;
+  native::ThreadSpans* thread;
+  native::Frame* frame;
 };
 
 }  // namespace detail
@@ -232,27 +233,34 @@ namespace detail {
 // (inline here: no second call level on the path every recorded span takes).
 class SpanState {
  public:
-  SpanState(std::string_view name, AttributeList attributes, bool record_exception_events) noexcept
-      : record_exception_events_(record_exception_events) {
+  // `enabled` false: nothing is started (ManagedSpan's group was off); started() is false and
+  // nothing else may be called.
+  SpanState(bool enabled, std::string_view name, AttributeList attributes,
+            bool record_exception_events) noexcept {
+    if (!enabled) return;
     if (native::g_active_generation.load(std::memory_order_acquire) != 0) [[likely]] {
-      native_ = true;
+      mode_ = Mode::kNative;
       native::begin_span(name, attributes, record_exception_events, native_span_);
       return;
     }
-    start_opentelemetry(name, attributes);
+    start_opentelemetry(name, attributes, record_exception_events);
   }
+  SpanState(std::string_view name, AttributeList attributes, bool record_exception_events) noexcept
+      : SpanState(true, name, attributes, record_exception_events) {}
   // The root of a new trace (see NewTrace), made current like any other.
-  SpanState(std::string_view name, AttributeList attributes, const NewTrace& root) noexcept;
+  SpanState(bool enabled, std::string_view name, AttributeList attributes,
+            const NewTrace& root) noexcept;
   ~SpanState() {
-    if (native_) [[likely]] {
+    if (mode_ == Mode::kNative) [[likely]] {
       native::end_span(native_span_.thread, native_span_.frame);
-      return;
+    } else if (mode_ == Mode::kOpenTelemetry) {
+      end_opentelemetry();
     }
-    end_opentelemetry();
   }
   SpanState(const SpanState&) = delete;
   SpanState& operator=(const SpanState&) = delete;
 
+  bool started() const noexcept { return mode_ != Mode::kOff; }
   // Never null: a non-recording span when nothing is recorded.
   opentelemetry::trace::Span* span() const noexcept;
   void record_exception(const std::exception& e) noexcept;
@@ -261,18 +269,31 @@ class SpanState {
 
  private:
   // The opentelemetry-cpp path, out of line so that the native path's calls stay short.
-  void start_opentelemetry(std::string_view name, AttributeList attributes) noexcept;
+  void start_opentelemetry(std::string_view name, AttributeList attributes,
+                           bool record_exception_events) noexcept;
   void end_opentelemetry() noexcept;
 
-  // opentelemetry-cpp path (empty on the native path: nothing to build or destroy there).
-  std::optional<SpanPtr> span_;
-  opentelemetry::nostd::unique_ptr<opentelemetry::context::Token> token_;
-  // Native path (native_ true; thread and frame null when nothing is recorded).
+  // The opentelemetry-cpp path's state: made by start_opentelemetry (or the NewTrace
+  // constructor) in raw storage, destroyed by end_opentelemetry, never touched on the native
+  // path: nothing is made or destroyed implicitly, which keeps the inline destructor (in every
+  // instrumented scope) down to one test and one call.
+  struct OtelPath {
+    SpanPtr span;
+    opentelemetry::nostd::unique_ptr<opentelemetry::context::Token> token;
+    int uncaught_at_start = 0;
+    bool record_exception_events = true;
+    bool exception_recorded = false;
+  };
+  alignas(OtelPath) unsigned char otel_storage_[sizeof(OtelPath)];
+  OtelPath& otel() noexcept { return *std::launder(reinterpret_cast<OtelPath*>(otel_storage_)); }
+  const OtelPath& otel() const noexcept {
+    return *std::launder(reinterpret_cast<const OtelPath*>(otel_storage_));
+  }
+  // Only the mode is set when the span is off (one store on the disabled path).
+  enum class Mode : unsigned char { kOff, kNative, kOpenTelemetry };
+  Mode mode_ = Mode::kOff;
+  // Native path: filled by begin_span (thread and frame null when nothing is recorded).
   NativeSpanRef native_span_;
-  bool native_ = false;
-  int uncaught_at_start_ = 0;
-  bool record_exception_events_ = true;
-  bool exception_recorded_ = false;
 };
 
 }  // namespace detail
@@ -289,54 +310,43 @@ class SpanState {
 class ManagedSpan {
  public:
   ManagedSpan(const SpanGroupHandle& group, std::string_view name,
-              AttributeList attributes = {}) noexcept {
-    if (group.enabled()) {
-      state_.emplace(name, attributes, true);
-    }
-  }
+              AttributeList attributes = {}) noexcept
+      : state_(group.enabled(), name, attributes, true) {}
   // Looks the group up by name (a shared lock per call): prefer a cached SpanGroupHandle.
-  ManagedSpan(std::string_view group, std::string_view name,
-              AttributeList attributes = {}) noexcept {
-    if (is_span_group_enabled(group)) {
-      state_.emplace(name, attributes, true);
-    }
-  }
+  ManagedSpan(std::string_view group, std::string_view name, AttributeList attributes = {}) noexcept
+      : state_(is_span_group_enabled(group), name, attributes, true) {}
   // As the root of a new trace (see NewTrace) instead of a child of the current context.
   ManagedSpan(const SpanGroupHandle& group, std::string_view name, AttributeList attributes,
-              const NewTrace& root) noexcept {
-    if (group.enabled()) {
-      state_.emplace(name, attributes, root);
-    }
-  }
+              const NewTrace& root) noexcept
+      : state_(group.enabled(), name, attributes, root) {}
   // For LENS_SPAN: the gate was already read.
-  explicit ManagedSpan(const detail::SpanStart& start) noexcept {
-    if (start.enabled) {
-      state_.emplace(start.name, start.attributes, true);
-    }
-  }
+  explicit ManagedSpan(const detail::SpanStart& start) noexcept
+      : state_(start.enabled, start.name, start.attributes, true) {}
   ManagedSpan(const ManagedSpan&) = delete;
   ManagedSpan& operator=(const ManagedSpan&) = delete;
 
-  explicit operator bool() const noexcept { return state_.has_value(); }
+  explicit operator bool() const noexcept { return state_.started(); }
   // The span, or nullptr when the group was off. Owned by the guard.
-  opentelemetry::trace::Span* span() const noexcept { return state_ ? state_->span() : nullptr; }
+  opentelemetry::trace::Span* span() const noexcept {
+    return state_.started() ? state_.span() : nullptr;
+  }
 
   // Adds the `exception` event (exception.type = the demangled dynamic type, exception.message =
   // what()) and sets status ERROR with description what(). No-op when off.
   void record_exception(const std::exception& e) noexcept {
-    if (state_) state_->record_exception(e);
+    if (state_.started()) state_.record_exception(e);
   }
   // Through safe_set_span_attributes (nulls skipped, strings redacted). No-op when off.
   void set_attribute(std::string_view key, const AttributeArg& value) noexcept {
-    if (state_) state_->set_attribute(key, value);
+    if (state_.started()) state_.set_attribute(key, value);
   }
   // Attributes follow the safe_set_span_attributes rules. No-op when off.
   void add_event(std::string_view name, AttributeList attributes = {}) noexcept {
-    if (state_) state_->add_event(name, attributes);
+    if (state_.started()) state_.add_event(name, attributes);
   }
 
  private:
-  std::optional<detail::SpanState> state_;
+  detail::SpanState state_;
 };
 
 // span_cm (SPEC §F.3): an ungated scope guard; always starts a span (non-recording when the

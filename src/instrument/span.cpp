@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <new>
 #include <typeinfo>
 
 #include "core/next_trace_id.hpp"
@@ -190,62 +191,70 @@ void safe_set_span_attributes(otel::trace::Span* span, AttributeList attributes,
 
 namespace detail {
 
-void SpanState::start_opentelemetry(std::string_view name, AttributeList attributes) noexcept {
-  uncaught_at_start_ = std::uncaught_exceptions();
-  span_.emplace(active_tracer()->StartSpan(otel::nostd::string_view(name.data(), name.size())));
-  safe_set_span_attributes(span_->get(), attributes);
+void SpanState::start_opentelemetry(std::string_view name, AttributeList attributes,
+                                    bool record_exception_events) noexcept {
+  mode_ = Mode::kOpenTelemetry;
+  new (otel_storage_)
+      OtelPath{active_tracer()->StartSpan(otel::nostd::string_view(name.data(), name.size())),
+               nullptr, std::uncaught_exceptions(), record_exception_events, false};
+  safe_set_span_attributes(otel().span.get(), attributes);
   auto context = otel::context::RuntimeContext::GetCurrent();
-  token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, *span_));
+  otel().token = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, otel().span));
 }
 
-SpanState::SpanState(std::string_view name, AttributeList attributes, const NewTrace& root) noexcept
-    : record_exception_events_(true) {
+SpanState::SpanState(bool enabled, std::string_view name, AttributeList attributes,
+                     const NewTrace& root) noexcept {
+  if (!enabled) return;
   if (native::active()) {
-    native_ = true;
+    mode_ = Mode::kNative;
     const native::Started started = native::begin_root_span(name, attributes, root);
     native_span_.thread = started.thread;
     native_span_.frame = started.frame;
     return;
   }
-  uncaught_at_start_ = std::uncaught_exceptions();
+  mode_ = Mode::kOpenTelemetry;
+  const int uncaught_at_start = std::uncaught_exceptions();
   const detail::TracerPtr tracer = active_tracer();
   const otel::nostd::string_view span_name(name.data(), name.size());
   otel::trace::StartSpanOptions options;
   // An invalid SpanContext would mean "the current span"; this marks the new span a root.
   options.parent = otel::context::Context{}.SetValue(otel::trace::kIsRootSpanKey, true);
   core::request_next_trace_id(root.trace_id);
+  new (otel_storage_) OtelPath();
+  otel().uncaught_at_start = uncaught_at_start;
   if (root.link.IsValid()) {
     using NoAttributes = std::initializer_list<std::pair<otel::nostd::string_view, OtelValue>>;
-    span_.emplace(
-        tracer->StartSpan(span_name, NoAttributes{}, {{root.link, NoAttributes{}}}, options));
+    otel().span =
+        tracer->StartSpan(span_name, NoAttributes{}, {{root.link, NoAttributes{}}}, options);
   } else {
-    span_.emplace(tracer->StartSpan(span_name, options));
+    otel().span = tracer->StartSpan(span_name, options);
   }
   core::clear_next_trace_id();  // a tracer with another id generator left it untaken
-  safe_set_span_attributes(span_->get(), attributes);
+  safe_set_span_attributes(otel().span.get(), attributes);
   auto context = otel::context::RuntimeContext::GetCurrent();
-  token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, *span_));
+  otel().token = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, otel().span));
 }
 
 void SpanState::end_opentelemetry() noexcept {
-  if (std::uncaught_exceptions() > uncaught_at_start_ && !exception_recorded_) {
-    if (record_exception_events_) {
-      (*span_)->AddEvent("exception",
-                         {{"exception.type",
-                           OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))},
-                          {"exception.message",
-                           OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))}});
+  if (std::uncaught_exceptions() > otel().uncaught_at_start && !otel().exception_recorded) {
+    if (otel().record_exception_events) {
+      otel().span->AddEvent(
+          "exception", {{"exception.type",
+                         OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))},
+                        {"exception.message",
+                         OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))}});
     }
-    (*span_)->SetStatus(
+    otel().span->SetStatus(
         otel::trace::StatusCode::kError,
         otel::nostd::string_view(kUnknownException.data(), kUnknownException.size()));
   }
-  token_.reset();  // restores the previous context (Token's destructor detaches)
-  (*span_)->End();
+  otel().token.reset();  // restores the previous context (Token's destructor detaches)
+  otel().span->End();
+  otel().~OtelPath();
 }
 
 otel::trace::Span* SpanState::span() const noexcept {
-  if (!native_) return span_->get();
+  if (mode_ != Mode::kNative) return otel().span.get();
   if (otel::trace::Span* view = native::view({native_span_.thread, native_span_.frame}))
     return view;
   static auto* const nothing =
@@ -254,9 +263,8 @@ otel::trace::Span* SpanState::span() const noexcept {
 }
 
 void SpanState::record_exception(const std::exception& e) noexcept {
-  exception_recorded_ = true;
   const char* what = e.what();
-  if (native_) {
+  if (mode_ == Mode::kNative) {
     std::string type;
     try {
       type = type_name(e);
@@ -265,40 +273,41 @@ void SpanState::record_exception(const std::exception& e) noexcept {
     native::record_exception({native_span_.thread, native_span_.frame}, type, what);
     return;
   }
-  if (record_exception_events_ && (*span_)->IsRecording()) {
+  otel().exception_recorded = true;
+  if (otel().record_exception_events && otel().span->IsRecording()) {
     try {
       const std::string type = type_name(e);
-      (*span_)->AddEvent("exception",
-                         {{"exception.type", OtelValue(otel::nostd::string_view(type))},
-                          {"exception.message", OtelValue(otel::nostd::string_view(what))}});
+      otel().span->AddEvent("exception",
+                            {{"exception.type", OtelValue(otel::nostd::string_view(type))},
+                             {"exception.message", OtelValue(otel::nostd::string_view(what))}});
     } catch (...) {  // allocation failure while demangling: status only
     }
   }
-  (*span_)->SetStatus(otel::trace::StatusCode::kError, otel::nostd::string_view(what));
+  otel().span->SetStatus(otel::trace::StatusCode::kError, otel::nostd::string_view(what));
 }
 
 void SpanState::set_attribute(std::string_view key, const AttributeArg& value) noexcept {
-  if (native_) {
+  if (mode_ == Mode::kNative) {
     native::set_attribute({native_span_.thread, native_span_.frame}, key, value);
     return;
   }
-  safe_set_span_attributes(span_->get(), {{key, value}});
+  safe_set_span_attributes(otel().span.get(), {{key, value}});
 }
 
 void SpanState::add_event(std::string_view name, AttributeList attributes) noexcept {
-  if (native_) {
+  if (mode_ == Mode::kNative) {
     native::add_event({native_span_.thread, native_span_.frame}, name, attributes);
     return;
   }
-  if (!(*span_)->IsRecording()) {
+  if (!otel().span->IsRecording()) {
     return;
   }
   const otel::nostd::string_view event_name(name.data(), name.size());
   if (attributes.size() == 0) {
-    (*span_)->AddEvent(event_name);
+    otel().span->AddEvent(event_name);
     return;
   }
-  (*span_)->AddEvent(event_name, SafeAttributeView(attributes, default_redact_keys()));
+  otel().span->AddEvent(event_name, SafeAttributeView(attributes, default_redact_keys()));
 }
 
 }  // namespace detail

@@ -85,12 +85,18 @@ struct RecordHeader {
 struct FrameData {
   RecordHeader record;  // name_size, payload_size (bytes used), ids, status, start, extras
   char payload[kPayloadBytes];
-  bool recording = false;  // the sampler kept it (record_only or record_and_sample)
-  bool parent_remote = false;
-  bool exception_recorded = false;
-  bool record_exception_events = true;
-  bool has_trace_state = false;  // Frame::trace_state is set
-  bool has_view = false;         // Frame::view is set
+  // The span's yes/no state, one byte (written once per start, tested at once at the end).
+  static constexpr std::uint8_t kRecording = 1;  // the sampler kept it (record_only or more)
+  static constexpr std::uint8_t kRecordExceptionEvents = 2;
+  static constexpr std::uint8_t kExceptionRecorded = 4;
+  static constexpr std::uint8_t kHasTraceState = 8;  // Frame::trace_state is set
+  static constexpr std::uint8_t kHasView = 16;       // Frame::view is set
+  std::uint8_t bits = kRecordExceptionEvents;
+  bool has(std::uint8_t bit) const noexcept { return (bits & bit) != 0; }
+  void set(std::uint8_t bit, bool on) noexcept {
+    bits = static_cast<std::uint8_t>(on ? (bits | bit) : (bits & ~bit));
+  }
+  bool recording() const noexcept { return has(kRecording); }
   int uncaught_at_start = 0;
   std::int64_t context_depth = 0;  // the thread's opentelemetry attach depth at push
 };

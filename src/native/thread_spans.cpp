@@ -192,6 +192,17 @@ SpanExtras* extras_of(FrameData& data) noexcept {
 }
 
 // Appends an attribute to the payload, or to the extras when the payload is full.
+// An attribute that did not fit in the payload, into the extras (out of line: rare).
+[[gnu::noinline]] void spill_attribute(FrameData& data, std::string_view key,
+                                       const AttributeArg& value) noexcept {
+  if (SpanExtras* extras = extras_of(data)) {
+    try {
+      append_attribute(extras->attributes, key, value);
+    } catch (...) {  // out of memory: the attribute is dropped
+    }
+  }
+}
+
 // Appends an attribute (redacted by key) to the payload at `used`, counting it in `count`, or to
 // the extras when the payload is full. The offsets are the caller's locals, stored back once:
 // narrow stores read back at once stall store forwarding.
@@ -203,14 +214,11 @@ SpanExtras* extras_of(FrameData& data) noexcept {
   const AttributeArg& safe = redact ? kRedactedArg : value;
   const std::size_t written =
       encode_attribute(data.payload + used, kPayloadBytes - used, key, safe);
-  if (written != 0) {
+  if (written != 0) [[likely]] {
     used += written;
     ++count;
-  } else if (SpanExtras* extras = extras_of(data)) {
-    try {
-      append_attribute(extras->attributes, key, safe);
-    } catch (...) {  // out of memory: the attribute is dropped
-    }
+  } else {
+    spill_attribute(data, key, safe);
   }
 }
 
@@ -230,7 +238,7 @@ struct Parent {
 Parent parent_from_frame(const Frame& frame) noexcept {
   Parent parent;
   parent.id = &frame.data.record.id;
-  if (frame.data.has_trace_state) parent.trace_state = &frame.trace_state;
+  if (frame.data.has(FrameData::kHasTraceState)) parent.trace_state = &frame.trace_state;
   return parent;
 }
 
@@ -374,17 +382,16 @@ Parent parent_from_context(
         random | (decision == SamplingDecision::record_and_sample ? kFlagSampled : 0));
 
     const bool recording = decision != SamplingDecision::drop;
-    data.recording = recording;
-    data.parent_remote = parent.remote;
-    data.exception_recorded = false;
-    data.record_exception_events = record_exception_events;
+    // The trace-state bit is kept: whether the frame's trace_state needs clearing (below).
+    data.bits = static_cast<std::uint8_t>(
+        (recording ? FrameData::kRecording : 0) |
+        (record_exception_events ? FrameData::kRecordExceptionEvents : 0) |
+        (data.bits & FrameData::kHasTraceState));
     data.uncaught_at_start = spans.uncaught_exceptions();
     data.context_depth = t_fast.context_depth;
-    data.has_view = false;
     record.status = StatusCode::kUnset;
     record.has_name_override = false;
-    record.truncated = false;
-    record.extras = nullptr;
+    record.extras = nullptr;  // (record.truncated is never set in a frame)
     std::size_t used = 0;
     std::uint16_t count = 0;
     if (recording) [[likely]] {
@@ -404,15 +411,15 @@ Parent parent_from_context(
     record.attribute_count = count;
     if (parent.trace_state != nullptr) [[unlikely]] {
       frame->trace_state = *parent.trace_state;
-      data.has_trace_state = true;
-    } else if (data.has_trace_state) [[unlikely]] {
+      data.set(FrameData::kHasTraceState, true);
+    } else if (data.has(FrameData::kHasTraceState)) [[unlikely]] {
       frame->trace_state = nullptr;
-      data.has_trace_state = false;
+      data.set(FrameData::kHasTraceState, false);
     }
     record.start_ticks = read_ticks();
   }
   spans.publish_push();
-  if (frame->data.recording) spans.started.increment();
+  if (frame->data.recording()) spans.started.increment();
   return {&spans, frame};
 }
 
@@ -534,8 +541,8 @@ namespace {
 namespace {
 
 // Writes the record of `data` (`size` bytes) at `out` in the ring.
-[[gnu::always_inline]] inline void fill_record(unsigned char* out, FrameData& data, std::size_t size,
-                                               std::uint64_t end_ticks) noexcept {
+[[gnu::always_inline]] inline void fill_record(unsigned char* out, FrameData& data,
+                                               std::size_t size, std::uint64_t end_ticks) noexcept {
   // The frame holds header and payload in the record's layout: one copy of whole 8-byte words
   // (the record is padded to 8, the payload array is a multiple of 8), then the two fields the
   // frame does not hold, written over the copy.
@@ -556,7 +563,8 @@ namespace {
   FrameData& data = frame.data;
   const std::size_t size = record_size(data.record.payload_size);
   unsigned char* out = ring_.reserve_in_current_chunk(size);
-  if (out == nullptr) [[unlikely]] return false;
+  if (out == nullptr) [[unlikely]]
+    return false;
   // The next record's lines are fetched for writing now, so that their transfer from the export
   // thread's core overlaps with the span.
   ring_.prefetch_next(size);
@@ -601,7 +609,7 @@ void ThreadSpans::snapshot_open(std::vector<OpenSpan>& out, bool with_extras) co
 #endif
       seqlock_fence(std::memory_order_acquire);
       if (frame.seq.load(std::memory_order_relaxed) != before) continue;
-      if (copy.data.recording) {
+      if (copy.data.recording()) {
         if (with_extras && copy.data.record.extras != nullptr)
           copy.extras = *copy.data.record.extras;
         copy.data.record.extras = nullptr;
@@ -733,22 +741,23 @@ namespace {
   const Started span{spans, frame_pointer};
   Frame& frame = *span.frame;
   FrameData& data = frame.data;
-  if (spans->uncaught_exceptions() > data.uncaught_at_start && !data.exception_recorded) {
-    if (data.record_exception_events) {
+  if (spans->uncaught_exceptions() > data.uncaught_at_start &&
+      !data.has(FrameData::kExceptionRecorded)) {
+    if (data.has(FrameData::kRecordExceptionEvents)) {
       add_event(span, "exception",
                 {{"exception.type", "unknown"}, {"exception.message", "unknown"}});
     }
     set_status(span, StatusCode::kError, "unknown exception");
   }
-  if (data.has_view) {
+  if (data.has(FrameData::kHasView)) {
     static_cast<NativeSpanView*>(frame.view.get())->detach();
     frame.view = nullptr;
-    data.has_view = false;
+    data.set(FrameData::kHasView, false);
   }
   // A forked child never writes into what it inherited (the pool's lock may be held).
   const bool inherited = spans->fork_generation() != sdk::fork_generation();
-  if (data.recording && !inherited && !spans->closed.load(std::memory_order_relaxed)) {
-    if (data.has_trace_state) {
+  if (data.recording() && !inherited && !spans->closed.load(std::memory_order_relaxed)) {
+    if (data.has(FrameData::kHasTraceState)) {
       if (SpanExtras* extras = extras_of(data)) {
         try {
           extras->trace_state = frame.trace_state->ToHeader();
@@ -777,7 +786,8 @@ void end_span(ThreadSpans* spans, Frame* frame) noexcept {
   const std::uint64_t end_ticks = read_ticks();
   const FrameData& data = frame->data;
   // One test for everything unusual (bitwise: no branch per condition).
-  const bool plain = data.recording & !data.has_view & !data.has_trace_state &
+  constexpr std::uint8_t kUnusual = FrameData::kHasView | FrameData::kHasTraceState;
+  const bool plain = ((data.bits & (FrameData::kRecording | kUnusual)) == FrameData::kRecording) &
                      (spans->uncaught_exceptions() <= data.uncaught_at_start) &
                      (spans->fork_generation() == sdk::fork_generation()) &
                      !spans->closed.load(std::memory_order_relaxed);
@@ -790,7 +800,7 @@ void end_span(ThreadSpans* spans, Frame* frame) noexcept {
 }
 
 void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording) return;
+  if (span.thread == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   FrameData& data = span.frame->data;
   std::size_t used = data.record.payload_size;
@@ -802,7 +812,7 @@ void set_attribute(const Started& span, std::string_view key, const AttributeArg
 
 void set_attribute(const Started& span, std::string_view key,
                    const otel::common::AttributeValue& value) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording) return;
+  if (span.thread == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   if (SpanExtras* extras = extras_of(span.frame->data)) {
     try {
@@ -818,7 +828,7 @@ namespace {
 template <class Encode>
 void push_event(const Started& span, std::string_view name, std::uint64_t ticks,
                 std::int64_t unix_ns, Encode&& encode) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording) return;
+  if (span.thread == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   SpanExtras* extras = extras_of(span.frame->data);
   if (extras == nullptr) return;
@@ -855,7 +865,7 @@ void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
 }
 
 void add_link(const Started& span, const otel::trace::SpanContext& context) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording || !context.IsValid()) return;
+  if (span.thread == nullptr || !span.frame->data.recording() || !context.IsValid()) return;
   FrameWrite write(*span.frame);
   if (SpanExtras* extras = extras_of(span.frame->data)) {
     try {
@@ -866,7 +876,7 @@ void add_link(const Started& span, const otel::trace::SpanContext& context) noex
 }
 
 void set_status(const Started& span, StatusCode code, std::string_view description) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording) return;
+  if (span.thread == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   FrameData& data = span.frame->data;
   data.record.status = code;
@@ -884,7 +894,7 @@ void set_status(const Started& span, StatusCode code, std::string_view descripti
 }
 
 void update_name(const Started& span, std::string_view name) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording) return;
+  if (span.thread == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   if (SpanExtras* extras = extras_of(span.frame->data)) {
     try {
@@ -897,8 +907,8 @@ void update_name(const Started& span, std::string_view name) noexcept {
 
 void record_exception(const Started& span, std::string_view type, std::string_view what) noexcept {
   if (span.thread == nullptr) return;
-  span.frame->data.exception_recorded = true;
-  if (span.frame->data.record_exception_events) {
+  span.frame->data.set(FrameData::kExceptionRecorded, true);
+  if (span.frame->data.has(FrameData::kRecordExceptionEvents)) {
     add_event(span, "exception", {{"exception.type", type}, {"exception.message", what}});
   }
   set_status(span, StatusCode::kError, what);
@@ -910,7 +920,7 @@ otel::trace::SpanContext span_context(const Frame& frame) noexcept {
       otel::nostd::span<const std::uint8_t, 16>(data.record.id.trace_id.data(), 16));
   const otel::trace::TraceFlags flags(
       static_cast<std::uint8_t>(data.record.id.flags & kFlagSampled));
-  if (data.has_trace_state) {
+  if (data.has(FrameData::kHasTraceState)) {
     return otel::trace::SpanContext(trace_id, span_id_of(data.record.id.span_id), flags, false,
                                     frame.trace_state);
   }
@@ -920,18 +930,18 @@ otel::trace::SpanContext span_context(const Frame& frame) noexcept {
 otel::trace::Span* view(const Started& span) noexcept {
   if (span.thread == nullptr) return nullptr;
   Frame& frame = *span.frame;
-  if (!frame.data.has_view) {
+  if (!frame.data.has(FrameData::kHasView)) {
     std::shared_ptr<ThreadSpans> owner = t_owner.find(span.thread);
     if (owner == nullptr) return nullptr;
     try {
       frame.view = otel::nostd::shared_ptr<otel::trace::Span>(
           new NativeSpanView(std::move(owner), span.frame, span_context(frame),
-                             frame.data.record.id.flags, frame.data.recording));
+                             frame.data.record.id.flags, frame.data.recording()));
     } catch (...) {
       return nullptr;
     }
     FrameWrite write(frame);
-    frame.data.has_view = true;
+    frame.data.set(FrameData::kHasView, true);
   }
   return frame.view.get();
 }
