@@ -99,6 +99,9 @@ struct SpanPipeline::Core {
 
   // Export thread only.
   TickCalibration calibration;
+  // Shared by every span without a trace state (one reference count less per span).
+  const otel::nostd::shared_ptr<otel::trace::TraceState> default_trace_state =
+      otel::trace::TraceState::GetDefault();
   struct Item {
     std::uint64_t end_ticks;
     RecordablePtr recordable;
@@ -147,12 +150,11 @@ RecordablePtr SpanPipeline::Core::convert(const RecordView& r) noexcept {
     const otel::trace::TraceId trace_id(
         otel::nostd::span<const std::uint8_t, 16>(r.id->trace_id.data(), 16));
     const otel::trace::TraceFlags flags(r.id->flags);
-    otel::nostd::shared_ptr<otel::trace::TraceState> state = otel::trace::TraceState::GetDefault();
-    if (r.extras != nullptr && !r.extras->trace_state.empty()) {
-      state = otel::trace::TraceState::FromHeader(view(r.extras->trace_state));
-    }
-    const otel::trace::SpanContext context(trace_id, span_id_of(r.id->span_id), flags, false,
-                                           state);
+    const bool has_state = r.extras != nullptr && !r.extras->trace_state.empty();
+    const otel::trace::SpanContext context(
+        trace_id, span_id_of(r.id->span_id), flags, false,
+        has_state ? otel::trace::TraceState::FromHeader(view(r.extras->trace_state))
+                  : default_trace_state);
     out->SetIdentity(context, span_id_of(r.id->parent_span_id));
     out->SetTraceFlags(flags);
     out->SetResource(resource);
