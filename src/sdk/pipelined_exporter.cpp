@@ -141,7 +141,11 @@ bool PipelinedExporter::Shutdown(std::chrono::microseconds timeout) noexcept {
     }
   }
   state_->changed.notify_all();
-  if (!idle) return false;
+  if (!idle) {
+    // It finishes its batch and the wrapped exporter's shutdown on its own, holding the state.
+    if (sender_.joinable()) sender_.detach();
+    return false;
+  }
   if (sender_.joinable()) sender_.join();
   return state_->inner->Shutdown(left_until(deadline));
 }
