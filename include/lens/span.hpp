@@ -219,7 +219,7 @@ void end_span(ThreadSpans* thread, Frame* frame) noexcept;
 
 namespace detail {
 
-// The started part of a scoped span, shared by ManagedSpan and ScopedSpan (out of line).
+// The started part of a scoped span, shared by ManagedSpan and ScopedSpan.
 // While setup_telemetry's native span path is active (the default), the span is a frame of the
 // calling thread's native span stack (see docs/design/native-spans.md); otherwise it is an
 // opentelemetry-cpp span of the active tracer. Either way: the current context is the parent,
