@@ -207,9 +207,7 @@ SpanState::SpanState(bool enabled, std::string_view name, AttributeList attribut
   if (!enabled) return;
   if (native::active()) {
     mode_ = Mode::kNative;
-    const native::Started started = native::begin_root_span(name, attributes, root);
-    native_span_.thread = started.thread;
-    native_span_.frame = started.frame;
+    native_span_ = native::begin_root_span(name, attributes, root);
     return;
   }
   mode_ = Mode::kOpenTelemetry;
@@ -255,8 +253,7 @@ void SpanState::end_opentelemetry() noexcept {
 
 otel::trace::Span* SpanState::span() const noexcept {
   if (mode_ != Mode::kNative) return otel().span.get();
-  if (otel::trace::Span* view = native::view({native_span_.thread, native_span_.frame}))
-    return view;
+  if (otel::trace::Span* view = native::view(native_span_)) return view;
   static auto* const nothing =
       new SpanPtr(new otel::trace::DefaultSpan(otel::trace::SpanContext::GetInvalid()));
   return nothing->get();
@@ -270,7 +267,7 @@ void SpanState::record_exception(const std::exception& e) noexcept {
       type = type_name(e);
     } catch (...) {  // allocation failure while demangling: status and message only
     }
-    native::record_exception({native_span_.thread, native_span_.frame}, type, what);
+    native::record_exception(native_span_, type, what);
     return;
   }
   otel().exception_recorded = true;
@@ -288,7 +285,7 @@ void SpanState::record_exception(const std::exception& e) noexcept {
 
 void SpanState::set_attribute(std::string_view key, const AttributeArg& value) noexcept {
   if (mode_ == Mode::kNative) {
-    native::set_attribute({native_span_.thread, native_span_.frame}, key, value);
+    native::set_attribute(native_span_, key, value);
     return;
   }
   safe_set_span_attributes(otel().span.get(), {{key, value}});
@@ -296,7 +293,7 @@ void SpanState::set_attribute(std::string_view key, const AttributeArg& value) n
 
 void SpanState::add_event(std::string_view name, AttributeList attributes) noexcept {
   if (mode_ == Mode::kNative) {
-    native::add_event({native_span_.thread, native_span_.frame}, name, attributes);
+    native::add_event(native_span_, name, attributes);
     return;
   }
   if (!otel().span->IsRecording()) {

@@ -715,10 +715,7 @@ void begin_span(std::string_view name, AttributeList attributes, bool record_exc
     return;
   }
   const Parent parent = resolve_parent(*spans);
-  const Started started =
-      start(*spans, name, attributes, record_exception_events, parent, nullptr, nullptr);
-  out.thread = started.thread;
-  out.frame = started.frame;
+  out = start(*spans, name, attributes, record_exception_events, parent, nullptr, nullptr);
 }
 
 Started begin_root_span(std::string_view name, AttributeList attributes,

@@ -177,10 +177,9 @@ void reset_after_fork() noexcept;
 
 // ---- The hot path, used by lens::detail::SpanState ----------------------------------------
 
-struct Started {
-  ThreadSpans* thread = nullptr;  // null: nothing to end (too deep, or out of memory)
-  Frame* frame = nullptr;
-};
+// A started span: the guard's NativeSpanRef (lens/span.hpp); null members: nothing to end (too
+// deep, or out of memory).
+using Started = detail::NativeSpanRef;
 
 // begin_span and end_span(thread, frame) are declared in lens/span.hpp (SpanState calls them
 // inline). begin_span writes its result into the caller's NativeSpanRef: a returned pair would
