@@ -191,16 +191,35 @@ SpanExtras* extras_of(FrameData& data) noexcept {
   return data.record.extras;
 }
 
-// Appends an attribute to the payload, or to the extras when the payload is full.
+// Applies `change` to the frame's extras, made on first need; when memory runs out the change is
+// dropped and the span keeps what it has.
+template <class Change>
+void change_extras(FrameData& data, Change&& change) noexcept {
+  SpanExtras* extras = extras_of(data);
+  if (extras == nullptr) return;
+  try {
+    change(*extras);
+  } catch (...) {
+  }
+}
+
 // An attribute that did not fit in the payload, into the extras (out of line: rare).
 [[gnu::noinline]] void spill_attribute(FrameData& data, std::string_view key,
                                        const AttributeArg& value) noexcept {
-  if (SpanExtras* extras = extras_of(data)) {
-    try {
-      append_attribute(extras->attributes, key, value);
-    } catch (...) {  // out of memory: the attribute is dropped
-    }
-  }
+  change_extras(data, [&](SpanExtras& extras) { append_attribute(extras.attributes, key, value); });
+}
+
+// A name kept in the extras: longer than the payload at start, or changed by UpdateName.
+[[gnu::noinline]] void set_name_override(FrameData& data, std::string_view name) noexcept {
+  change_extras(data, [&](SpanExtras& extras) {
+    extras.name.assign(name);
+    data.record.has_name_override = true;
+  });
+}
+
+[[gnu::noinline]] void add_link_to(FrameData& data, const otel::trace::SpanContext& link) noexcept {
+  if (!link.IsValid()) return;
+  change_extras(data, [&](SpanExtras& extras) { extras.links.push_back(link); });
 }
 
 // Appends an attribute (redacted by key) to the payload at `used`, counting it in `count`, or to
@@ -325,27 +344,6 @@ Parent parent_from_context(
   return decide_by_call(spans, parent, id, name);
 }
 
-// The rare parts of a start, out of line: a name longer than the payload, a link.
-[[gnu::noinline]] void start_long_name(FrameData& data, std::string_view name) noexcept {
-  if (SpanExtras* extras = extras_of(data)) {
-    try {
-      extras->name.assign(name);
-      data.record.has_name_override = true;
-    } catch (...) {
-    }
-  }
-}
-
-[[gnu::noinline]] void start_link(FrameData& data, const otel::trace::SpanContext& link) noexcept {
-  if (!link.IsValid()) return;
-  if (SpanExtras* extras = extras_of(data)) {
-    try {
-      extras->links.push_back(link);
-    } catch (...) {
-    }
-  }
-}
-
 [[gnu::always_inline]] inline Started start(ThreadSpans& spans, std::string_view name,
                                             AttributeList attributes, bool record_exception_events,
                                             const Parent& parent,
@@ -399,11 +397,11 @@ Parent parent_from_context(
         codec::copy_short(data.payload, name.data(), name.size());
         used = name.size();
       } else {
-        start_long_name(data, name);
+        set_name_override(data, name);
       }
       record.name_size = static_cast<std::uint16_t>(used);
       for (const auto& [key, value] : attributes) put_attribute(data, used, count, key, value);
-      if (link != nullptr) start_link(data, *link);
+      if (link != nullptr) add_link_to(data, *link);
     } else {
       record.name_size = 0;
     }
@@ -535,10 +533,6 @@ namespace {
   std::memcpy(out, in, size);
 #endif
 }
-
-}  // namespace
-
-namespace {
 
 // Writes the record of `data` (`size` bytes) at `out` in the ring.
 [[gnu::always_inline]] inline void fill_record(unsigned char* out, FrameData& data,
@@ -755,12 +749,8 @@ namespace {
   const bool inherited = spans->fork_generation() != sdk::fork_generation();
   if (data.recording() && !inherited && !spans->closed.load(std::memory_order_relaxed)) {
     if (data.has(FrameData::kHasTraceState)) {
-      if (SpanExtras* extras = extras_of(data)) {
-        try {
-          extras->trace_state = frame.trace_state->ToHeader();
-        } catch (...) {
-        }
-      }
+      change_extras(
+          data, [&](SpanExtras& extras) { extras.trace_state = frame.trace_state->ToHeader(); });
     }
     if (spans->write_record(frame, end_ticks)) {
       spans->ended.increment();
@@ -811,12 +801,8 @@ void set_attribute(const Started& span, std::string_view key,
                    const otel::common::AttributeValue& value) noexcept {
   if (span.thread == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
-  if (SpanExtras* extras = extras_of(span.frame->data)) {
-    try {
-      append_attribute(extras->attributes, key, value);
-    } catch (...) {
-    }
-  }
+  change_extras(span.frame->data,
+                [&](SpanExtras& extras) { append_attribute(extras.attributes, key, value); });
 }
 
 namespace {
@@ -827,17 +813,14 @@ void push_event(const Started& span, std::string_view name, std::uint64_t ticks,
                 std::int64_t unix_ns, Encode&& encode) noexcept {
   if (span.thread == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
-  SpanExtras* extras = extras_of(span.frame->data);
-  if (extras == nullptr) return;
-  try {
+  change_extras(span.frame->data, [&](SpanExtras& extras) {
     SpanExtras::Event event;
     event.name.assign(name);
     event.ticks = ticks;
     event.unix_ns = unix_ns;
     encode(event.attributes);
-    extras->events.push_back(std::move(event));
-  } catch (...) {  // out of memory: the event is dropped
-  }
+    extras.events.push_back(std::move(event));
+  });
 }
 
 }  // namespace
@@ -864,12 +847,7 @@ void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
 void add_link(const Started& span, const otel::trace::SpanContext& context) noexcept {
   if (span.thread == nullptr || !span.frame->data.recording() || !context.IsValid()) return;
   FrameWrite write(*span.frame);
-  if (SpanExtras* extras = extras_of(span.frame->data)) {
-    try {
-      extras->links.push_back(context);
-    } catch (...) {
-    }
-  }
+  add_link_to(span.frame->data, context);
 }
 
 void set_status(const Started& span, StatusCode code, std::string_view description) noexcept {
@@ -879,12 +857,7 @@ void set_status(const Started& span, StatusCode code, std::string_view descripti
   data.record.status = code;
   // A description only goes with ERROR (as opentelemetry's SetStatus).
   if (code == StatusCode::kError && !description.empty()) {
-    if (SpanExtras* extras = extras_of(data)) {
-      try {
-        extras->status_description.assign(description);
-      } catch (...) {
-      }
-    }
+    change_extras(data, [&](SpanExtras& extras) { extras.status_description.assign(description); });
   } else if (data.record.extras != nullptr) {
     data.record.extras->status_description.clear();
   }
@@ -893,13 +866,7 @@ void set_status(const Started& span, StatusCode code, std::string_view descripti
 void update_name(const Started& span, std::string_view name) noexcept {
   if (span.thread == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
-  if (SpanExtras* extras = extras_of(span.frame->data)) {
-    try {
-      extras->name.assign(name);
-      span.frame->data.record.has_name_override = true;
-    } catch (...) {
-    }
-  }
+  set_name_override(span.frame->data, name);
 }
 
 void record_exception(const Started& span, std::string_view type, std::string_view what) noexcept {
