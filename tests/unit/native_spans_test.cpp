@@ -468,6 +468,37 @@ TEST_F(NativeSpans, SeveralProducerThreadsLoseAndDuplicateNothing) {
   EXPECT_EQ(stats.spans_dropped, 0U);
 }
 
+TEST_F(NativeSpans, SpansOneAfterAnotherOnAThreadNeverOverlapOnceExported) {
+  start();
+  // Converted over many export passes (every 10 ms), each refreshing the tick rate.
+  constexpr int kRounds = 40;
+  constexpr int kSpansPerRound = 1000;
+  for (int round = 0; round < kRounds; ++round) {
+    for (int i = 0; i < kSpansPerRound; ++i) {
+      LENS_SPAN("step", "work", {"i", round * kSpansPerRound + i});
+    }
+    std::this_thread::sleep_for(3ms);
+  }
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), static_cast<std::size_t>(kRounds * kSpansPerRound));
+  std::vector<std::pair<std::int64_t, std::int64_t>> times(spans.size());  // by "i"
+  for (const auto& span : spans) {
+    const std::int64_t begin = span->GetStartTime().time_since_epoch().count();
+    times.at(static_cast<std::size_t>(attr<std::int64_t>(*span, "i"))) = {
+        begin, begin + span->GetDuration().count()};
+  }
+  int overlaps = 0;
+  for (std::size_t i = 1; i < times.size(); ++i) {
+    if (times[i].first < times[i - 1].second) {
+      if (++overlaps <= 3) {
+        ADD_FAILURE() << "span " << i << " starts " << times[i - 1].second - times[i].first
+                      << " ns before span " << i - 1 << " ends";
+      }
+    }
+  }
+  EXPECT_EQ(overlaps, 0);
+}
+
 TEST_F(NativeSpans, AThreadThatExitsRightAfterItsSpansHandsThemOver) {
   start();
   for (int round = 0; round < 20; ++round) {
