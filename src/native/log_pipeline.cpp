@@ -69,8 +69,11 @@ struct LogPipeline::Core {
   std::atomic<std::uint64_t> exported{0};
   std::atomic<std::uint64_t> failed{0};
 
+  // Shared with the other signal's pipeline of the setup (see the options).
+  const std::shared_ptr<SharedTickCalibration> calibration =
+      options.clock != nullptr ? options.clock : std::make_shared<SharedTickCalibration>();
+
   // Export thread only.
-  TickCalibration calibration;
   std::vector<RecordablePtr> batch;
   // Reused by every pass, so that an idle pass allocates nothing (a fork()ed child of an
   // allocator without fork handlers, such as GCC 12's AddressSanitizer, could hang otherwise).
@@ -146,7 +149,7 @@ RecordablePtr LogPipeline::Core::convert(const LogRecordHeader& header,
     out->SetResource(resource);
     out->SetInstrumentationScope(*scope);
     const otel::common::SystemTimestamp at(
-        std::chrono::nanoseconds(calibration.unix_nanos(header.ticks)));
+        std::chrono::nanoseconds(calibration->unix_nanos(header.ticks)));
     out->SetTimestamp(at);
     out->SetObservedTimestamp(at);
     out->SetSeverity(static_cast<otel::logs::Severity>(header.severity));
@@ -181,7 +184,7 @@ RecordablePtr LogPipeline::Core::convert(const LogRecordHeader& header,
 
 void LogPipeline::Core::collect() noexcept {
   try {
-    calibration.refresh();
+    calibration->refresh();
     registry->copy_threads(threads);
     for (const auto& thread : threads) {
       const bool exited = thread->exited.load(std::memory_order_acquire);

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "native/thread_logs.hpp"
+#include "native/tick_clock.hpp"
 
 namespace lens::native {
 
@@ -35,6 +36,9 @@ struct LogPipelineOptions {
   std::optional<std::int64_t> attribute_value_length_limit;  // bytes, strings cut on UTF-8 bounds
   // How often the export thread looks at the rings (logging threads never wake it).
   std::chrono::milliseconds drain_interval{10};
+  // The tick conversion, shared with the other signal's pipeline of the same setup so that
+  // log lines and spans agree on time; the pipeline makes its own when null.
+  std::shared_ptr<SharedTickCalibration> clock;
 };
 
 struct LogPipelineCounts {

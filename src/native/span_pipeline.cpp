@@ -97,8 +97,11 @@ struct SpanPipeline::Core {
   std::atomic<std::uint64_t> foreign_dropped{0};
   std::atomic<std::uint64_t> truncated{0};
 
+  // Shared with the other signal's pipeline of the setup (see the options).
+  const std::shared_ptr<SharedTickCalibration> calibration =
+      options.clock != nullptr ? options.clock : std::make_shared<SharedTickCalibration>();
+
   // Export thread only.
-  TickCalibration calibration;
   // Shared by every span without a trace state (one reference count less per span).
   const otel::nostd::shared_ptr<otel::trace::TraceState> default_trace_state =
       otel::trace::TraceState::GetDefault();
@@ -161,7 +164,7 @@ RecordablePtr SpanPipeline::Core::convert(const RecordView& r) noexcept {
     out->SetInstrumentationScope(*scope);
     out->SetName(view(r.name));
     out->SetSpanKind(otel::trace::SpanKind::kInternal);
-    out->SetStartTime(timestamp(calibration.unix_nanos(r.start_ticks)));
+    out->SetStartTime(timestamp(calibration->unix_nanos(r.start_ticks)));
     auto set = [&out](otel::nostd::string_view key, const otel::common::AttributeValue& value) {
       out->SetAttribute(key, value);
     };
@@ -173,7 +176,7 @@ RecordablePtr SpanPipeline::Core::convert(const RecordView& r) noexcept {
     if (r.extras != nullptr) {
       for (const SpanExtras::Event& event : r.extras->events) {
         const std::int64_t at =
-            event.unix_ns != 0 ? event.unix_ns : calibration.unix_nanos(event.ticks);
+            event.unix_ns != 0 ? event.unix_ns : calibration->unix_nanos(event.ticks);
         out->AddEvent(view(event.name), timestamp(at),
                       EncodedAttributes(event.attributes.data(), event.attributes.size()));
       }
@@ -182,7 +185,7 @@ RecordablePtr SpanPipeline::Core::convert(const RecordView& r) noexcept {
       }
     }
     if (r.truncated) {
-      out->AddEvent(view(kTruncated), timestamp(calibration.unix_nanos(r.end_ticks)),
+      out->AddEvent(view(kTruncated), timestamp(calibration->unix_nanos(r.end_ticks)),
                     OneAttribute(kTruncatedReasonKey, kTruncatedReason));
     }
     if (r.status != StatusCode::kUnset) {
@@ -194,7 +197,7 @@ RecordablePtr SpanPipeline::Core::convert(const RecordView& r) noexcept {
       out->SetStatus(code, view(description));
     }
     out->SetDuration(
-        std::chrono::nanoseconds(calibration.nanos_between(r.start_ticks, r.end_ticks)));
+        std::chrono::nanoseconds(calibration->nanos_between(r.start_ticks, r.end_ticks)));
   } catch (...) {
     return nullptr;  // out of memory while converting: the span is lost
   }
@@ -206,7 +209,7 @@ std::size_t SpanPipeline::Core::collect(std::size_t limit,
   std::vector<Item> pass;
   std::size_t taken = 0;
   try {
-    calibration.refresh();
+    calibration->refresh();
     registry->copy_threads(threads);
     // Each pass starts one thread further, so that a thread that always has a full pass's worth
     // of spans cannot starve the others.

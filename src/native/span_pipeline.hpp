@@ -22,6 +22,7 @@
 
 #include "lens/sampling.hpp"
 #include "native/thread_spans.hpp"
+#include "native/tick_clock.hpp"
 
 namespace lens::native {
 
@@ -34,6 +35,9 @@ struct SpanPipelineOptions {
   std::size_t buffer_bytes = std::size_t{64} << 20;
   // How often the export thread looks at the rings (recording threads never wake it).
   std::chrono::milliseconds drain_interval{10};
+  // The tick conversion, shared with the other signal's pipeline of the same setup so that
+  // log lines and spans agree on time; the pipeline makes its own when null.
+  std::shared_ptr<SharedTickCalibration> clock;
 };
 
 struct SpanPipelineCounts {

@@ -2,13 +2,15 @@
 // DESIGN.md property 2), turned into Unix nanoseconds on the export thread. x86-64 reads the
 // time-stamp counter (invariant on every CPU this library targets), AArch64 the virtual counter;
 // elsewhere the ticks are steady_clock nanoseconds. Thread-safety: read_ticks() anywhere;
-// TickCalibration belongs to one thread (the export thread).
+// TickCalibration belongs to one thread; SharedTickCalibration is for several (the span and log
+// export threads).
 #pragma once
 
 #include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -93,6 +95,34 @@ class TickCalibration {
   std::array<Segment, kSegments> segments_{};
   std::size_t newest_ = 0;
   std::size_t count_ = 0;
+};
+
+// One TickCalibration for the span and the log export thread of a setup, so that a log line and
+// the span around it are converted by one function: a tick converts to the same nanosecond
+// whichever thread converts it and whenever (see above), and ticks keep their order across both
+// signals. One uncontended lock per conversion, on the export threads only.
+class SharedTickCalibration {
+ public:
+  SharedTickCalibration() noexcept = default;
+  SharedTickCalibration(const SharedTickCalibration&) = delete;
+  SharedTickCalibration& operator=(const SharedTickCalibration&) = delete;
+
+  void refresh() noexcept {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    calibration_.refresh();
+  }
+  std::int64_t unix_nanos(std::uint64_t ticks) const noexcept {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return calibration_.unix_nanos(ticks);
+  }
+  std::int64_t nanos_between(std::uint64_t start, std::uint64_t end) const noexcept {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return calibration_.nanos_between(start, end);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  TickCalibration calibration_;
 };
 
 }  // namespace lens::native

@@ -8,8 +8,10 @@ namespace lens::telemetry {
 namespace sdklogs = opentelemetry::sdk::logs;
 
 BuiltLoggerProvider build_logger_provider(const Config& config, const Attributes& resource,
-                                          std::unique_ptr<sdklogs::LogRecordExporter> exporter) {
+                                          std::unique_ptr<sdklogs::LogRecordExporter> exporter,
+                                          std::shared_ptr<native::SharedTickCalibration> clock) {
   native::LogPipelineOptions options;
+  options.clock = std::move(clock);
   options.max_queue_size = static_cast<std::size_t>(config.otel.blrp.max_queue_size.value);
   options.max_export_batch_size =
       static_cast<std::size_t>(config.otel.blrp.max_export_batch_size.value);

@@ -20,8 +20,10 @@ struct BuiltLoggerProvider {
   std::shared_ptr<opentelemetry::sdk::logs::LoggerProvider> provider;
 };
 
+// `clock`: the tick conversion, shared with the native span pipeline (null: its own).
 BuiltLoggerProvider build_logger_provider(
     const Config& config, const Attributes& resource,
-    std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> exporter);
+    std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> exporter,
+    std::shared_ptr<native::SharedTickCalibration> clock = nullptr);
 
 }  // namespace lens::telemetry

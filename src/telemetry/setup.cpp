@@ -36,6 +36,7 @@
 #include "logs/active_logger.hpp"
 #include "native/span_pipeline.hpp"
 #include "native/thread_spans.hpp"
+#include "native/tick_clock.hpp"
 #include "sdk/diagnostics.hpp"
 #include "telemetry/logger_provider.hpp"
 #include "telemetry/meter_provider.hpp"
@@ -514,9 +515,15 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
         log_exporter = std::move(made).value();
       }
     }
+    // One tick conversion for native spans and logs: a line logged inside a span is stamped
+    // within it. (Measuring its first rate busy-waits 2 ms: only when a native path needs it.)
+    std::shared_ptr<native::SharedTickCalibration> clock;
+    if ((config.traces_enabled && config.span_path == "native") || config.logs_enabled) {
+      clock = std::make_shared<native::SharedTickCalibration>();
+    }
     if (config.traces_enabled) {
-      auto built =
-          telemetry::build_tracer_provider(config, rank, state->resource, std::move(span_exporter));
+      auto built = telemetry::build_tracer_provider(config, rank, state->resource,
+                                                    std::move(span_exporter), clock);
       if (!built.ok()) {
         return Error(built.message());
       }
@@ -536,8 +543,8 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
       state->meter = state->meter_provider->GetMeter("nemo.lens", kVersion);
     }
     if (config.logs_enabled) {
-      auto built =
-          telemetry::build_logger_provider(config, state->resource, std::move(log_exporter));
+      auto built = telemetry::build_logger_provider(config, state->resource,
+                                                    std::move(log_exporter), clock);
       state->logger_provider = built.provider;
       state->log_pipeline = built.pipeline;
       state->logger = state->logger_provider->GetLogger("nemo.lens", "nemo.lens", kVersion);

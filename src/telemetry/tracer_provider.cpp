@@ -38,7 +38,8 @@ std::unique_ptr<sdktrace::SpanProcessor> make_batch_processor(
 
 Result<BuiltTracerProvider> build_tracer_provider(
     const Config& config, const RankInfo& rank, const Attributes& resource,
-    std::unique_ptr<sdktrace::SpanExporter> exporter) {
+    std::unique_ptr<sdktrace::SpanExporter> exporter,
+    std::shared_ptr<native::SharedTickCalibration> clock) {
   auto sampler = make_sampler(config, rank);
   if (!sampler.ok()) {
     return Error(sampler.message());
@@ -64,6 +65,7 @@ Result<BuiltTracerProvider> build_tracer_provider(
     options.schedule_delay = std::chrono::milliseconds(config.otel.bsp.schedule_delay_ms.value);
     options.max_queue_size = static_cast<std::size_t>(config.otel.bsp.max_queue_size.value);
     options.buffer_bytes = static_cast<std::size_t>(config.span_buffer_mb) << 20;
+    options.clock = std::move(clock);
     built.pipeline = std::make_shared<native::SpanPipeline>(options, std::move(limited), *sampler,
                                                             to_otel_resource(resource));
     next = built.pipeline->make_handoff_processor();

@@ -21,6 +21,7 @@ namespace lens::sdk {
 class CountingExporter;
 }
 namespace lens::native {
+class SharedTickCalibration;
 class SpanPipeline;
 }
 
@@ -37,8 +38,10 @@ struct BuiltTracerProvider {
   std::function<std::uint64_t()> failed;
 };
 
+// `clock`: the native span path's tick conversion, shared with the log pipeline (null: its own).
 Result<BuiltTracerProvider> build_tracer_provider(
     const Config& config, const RankInfo& rank, const Attributes& resource,
-    std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> exporter);
+    std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> exporter,
+    std::shared_ptr<native::SharedTickCalibration> clock = nullptr);
 
 }  // namespace lens::telemetry

@@ -2,7 +2,9 @@
 // by the presence of a logger provider, idempotent set-up, trace correlation ids, attributes and
 // event names, the console log line's keys, the OTLP JSON file line, and the statistics.
 #include <gtest/gtest.h>
+#include <opentelemetry/exporters/memory/in_memory_span_exporter.h>
 #include <opentelemetry/proto/collector/logs/v1/logs_service.pb.h>
+#include <opentelemetry/sdk/trace/span_data.h>
 #include <spdlog/logger.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -171,6 +174,64 @@ TEST_F(LogsBridge, RecordsCarryTheActiveSpansIds) {
   EXPECT_EQ(line["body"], "inside");
   EXPECT_TRUE(line["attributes"].is_null());
   EXPECT_EQ(line["resource"]["attributes"]["nemo.run.id"], "logs-run");
+}
+
+// Native spans and native logs are stamped with CPU ticks and converted on two export threads:
+// a line logged inside a span must still fall between its start and end once both are exported,
+// in every export pass (the conversion is refreshed on every pass).
+TEST_F(LogsBridge, ALineLoggedInsideANativeSpanIsStampedWithinIt) {
+  detail::reset_span_groups_for_testing();
+  Config config = logs_config();
+  config.span_groups = "all";
+  config.span_path = "native";
+  auto span_exporter = std::make_unique<opentelemetry::exporter::memory::InMemorySpanExporter>(100000);
+  const auto spans_data = span_exporter->GetData();
+  SetupOverrides overrides;
+  overrides.env = Env::from({});
+  overrides.span_exporter = std::move(span_exporter);
+  overrides.log_record_exporter = std::make_unique<CapturingExporter>(captured_);
+  auto made =
+      setup_telemetry(std::move(config), test_support::rank_of(0, 1), {}, std::move(overrides));
+  ASSERT_TRUE(made.ok()) << made.message();
+  handle_ = *made;
+  setup_logging_bridge();
+  constexpr int kRounds = 30;
+  constexpr int kPerRound = 100;
+  for (int round = 0; round < kRounds; ++round) {
+    for (int i = 0; i < kPerRound; ++i) {
+      LENS_SPAN("step", "work", {"i", round * kPerRound + i});
+      log::info("inside");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+  }
+  ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(5000)).ok());
+  const auto spans = spans_data->GetSpans();
+  ASSERT_EQ(spans.size(), static_cast<std::size_t>(kRounds * kPerRound));
+  ASSERT_EQ(captured_->records.size(), spans.size());
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> span_times;  // span id -> times
+  for (const auto& span : spans) {
+    char id[16];
+    span->GetSpanId().ToLowerBase16(id);
+    const std::int64_t start = span->GetStartTime().time_since_epoch().count();
+    span_times[std::string(id, 16)] = {start, start + span->GetDuration().count()};
+  }
+  int outside = 0;
+  for (const auto& record : captured_->records) {
+    char id[16];
+    record->span_id().ToLowerBase16(id);
+    const auto it = span_times.find(std::string(id, 16));
+    ASSERT_NE(it, span_times.end());
+    const std::int64_t at = record->timestamp().time_since_epoch().count();
+    if (at < it->second.first || at > it->second.second) {
+      if (++outside <= 3) {
+        ADD_FAILURE() << "log at " << at << " outside its span [" << it->second.first << ", "
+                      << it->second.second << "]: " << at - it->second.first << " ns after start, "
+                      << it->second.second - at << " ns before end";
+      }
+    }
+  }
+  EXPECT_EQ(outside, 0);
+  detail::reset_span_groups_for_testing();
 }
 
 TEST_F(LogsBridge, SpdlogSinkForwardsMessagesWithTheLoggerName) {
