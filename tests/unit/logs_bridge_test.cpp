@@ -195,8 +195,8 @@ TEST_F(LogsBridge, ALineLoggedInsideANativeSpanIsStampedWithinIt) {
   ASSERT_TRUE(made.ok()) << made.message();
   handle_ = *made;
   setup_logging_bridge();
-  constexpr int kRounds = 30;
-  constexpr int kPerRound = 100;
+  constexpr int kRounds = 100;
+  constexpr int kPerRound = 20;  // well inside the per-thread queue, even under a sanitizer
   for (int round = 0; round < kRounds; ++round) {
     for (int i = 0; i < kPerRound; ++i) {
       LENS_SPAN("step", "work", {"i", round * kPerRound + i});
@@ -207,7 +207,9 @@ TEST_F(LogsBridge, ALineLoggedInsideANativeSpanIsStampedWithinIt) {
   ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(5000)).ok());
   const auto spans = spans_data->GetSpans();
   ASSERT_EQ(spans.size(), static_cast<std::size_t>(kRounds * kPerRound));
-  ASSERT_EQ(captured_->records.size(), spans.size());
+  // A line the full queue refused is counted, never lost silently.
+  ASSERT_GT(captured_->records.size(), 0U);
+  ASSERT_EQ(captured_->records.size() + handle_.stats().log_records_dropped, spans.size());
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> span_times;  // span id -> times
   for (const auto& span : spans) {
     char id[16];
