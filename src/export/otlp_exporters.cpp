@@ -4,7 +4,6 @@
 #include <opentelemetry/exporters/otlp/otlp_log_recordable.h>
 #include <opentelemetry/exporters/otlp/otlp_metric_utils.h>
 #include <opentelemetry/exporters/otlp/otlp_preferred_temporality.h>
-#include <opentelemetry/exporters/otlp/otlp_recordable.h>
 #include <opentelemetry/exporters/otlp/otlp_recordable_utils.h>
 #include <opentelemetry/proto/collector/logs/v1/logs_service.pb.h>
 #include <opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h>
@@ -14,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "export/otlp_span_batch.hpp"
 #include "export/otlp_transport.hpp"
 
 namespace lens::exporters {
@@ -89,20 +89,23 @@ class OtlpSpanExporter final : public sdktrace::SpanExporter {
   explicit OtlpSpanExporter(std::unique_ptr<OtlpExportCore> core) : core_(std::move(core)) {}
 
   std::unique_ptr<sdktrace::Recordable> MakeRecordable() noexcept override {
-    return std::make_unique<otlp::OtlpRecordable>();
+    return std::make_unique<OtlpSpanRecordable>();
   }
   ExportResult Export(const opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>&
                           spans) noexcept override {
     if (spans.empty()) return ExportResult::kSuccess;
-    opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest request;
-    otlp::OtlpRecordableUtils::PopulateRequest(spans, &request);
-    return core_->send(request, spans.size());
+    try {
+      return core_->send(batch_.build(spans), spans.size());
+    } catch (...) {
+      return ExportResult::kFailure;  // out of memory building the request
+    }
   }
   bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
   bool Shutdown(std::chrono::microseconds) noexcept override { return core_->shutdown(); }
 
  private:
   std::unique_ptr<OtlpExportCore> core_;
+  OtlpSpanBatch batch_;  // Export runs on one thread at a time
 };
 
 class OtlpMetricExporter final : public sdkmetrics::PushMetricExporter {

@@ -3,8 +3,10 @@
 // settings (endpoint, headers, timeout, compression, TLS files, insecure) rather than left to the
 // library's own environment reading, so that what `lens config` shows is what is used.
 //
-// opentelemetry-cpp's recordables and request builders turn the SDK's data into OTLP requests;
-// otlp_transport.hpp sends them (opentelemetry-cpp's gRPC channel and curl HTTP client), with
+// Spans go into lens's own recordable and are written into one request per batch on a reused
+// protobuf arena (otlp_span_batch.hpp: the same request opentelemetry-cpp's OtlpRecordable would
+// give, with a fraction of its allocations); metrics and logs use opentelemetry-cpp's recordables
+// and request builders. otlp_transport.hpp sends them (opentelemetry-cpp's gRPC channel and curl HTTP client), with
 // retries as OTLP prescribes bounded by the export timeout (otlp_retry.hpp). Every exporter
 // counts its outcome in an ExportReport and reports each failure cause and each partial_success
 // once on stderr. Thread-safety: the factories are stateless.
