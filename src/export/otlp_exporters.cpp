@@ -10,8 +10,10 @@
 #include <opentelemetry/proto/collector/trace/v1/trace_service.pb.h>
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "export/otlp_span_batch.hpp"
 #include "export/otlp_transport.hpp"
@@ -94,18 +96,45 @@ class OtlpSpanExporter final : public sdktrace::SpanExporter {
   ExportResult Export(const opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>&
                           spans) noexcept override {
     if (spans.empty()) return ExportResult::kSuccess;
+    std::unique_ptr<OtlpSpanBatch> batch;
+    ExportResult result = ExportResult::kFailure;
     try {
-      return core_->send(batch_.build(spans), spans.size());
+      batch = take_batch();
+      result = core_->send(batch->build(spans), spans.size());
     } catch (...) {
       return ExportResult::kFailure;  // out of memory building the request
     }
+    give_back(std::move(batch));
+    return result;
   }
   bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
   bool Shutdown(std::chrono::microseconds) noexcept override { return core_->shutdown(); }
 
  private:
+  // Export may run on several threads at once (PipelinedExporter's senders): each call takes a
+  // request builder of its own, and gives it back for the next call to reuse its arena block.
+  std::unique_ptr<OtlpSpanBatch> take_batch() {
+    {
+      std::lock_guard<std::mutex> lock(batches_mutex_);
+      if (!idle_batches_.empty()) {
+        std::unique_ptr<OtlpSpanBatch> batch = std::move(idle_batches_.back());
+        idle_batches_.pop_back();
+        return batch;
+      }
+    }
+    return std::make_unique<OtlpSpanBatch>();
+  }
+  void give_back(std::unique_ptr<OtlpSpanBatch> batch) noexcept {
+    try {
+      std::lock_guard<std::mutex> lock(batches_mutex_);
+      idle_batches_.push_back(std::move(batch));
+    } catch (...) {
+    }
+  }
+
   std::unique_ptr<OtlpExportCore> core_;
-  OtlpSpanBatch batch_;  // Export runs on one thread at a time
+  std::mutex batches_mutex_;
+  std::vector<std::unique_ptr<OtlpSpanBatch>> idle_batches_;
 };
 
 class OtlpMetricExporter final : public sdkmetrics::PushMetricExporter {

@@ -22,7 +22,7 @@ struct PipelinedExporter::State {
   std::condition_variable changed;
   std::vector<RecordablePtr> waiting;  // the batch handed over, not yet taken by the sender
   bool has_waiting = false;
-  bool sending = false;
+  std::size_t sending = 0;      // batches being sent, one per busy sender thread
   bool stopping = false;        // no more batches; the sender leaves once idle
   bool shutdown_inner = false;  // the sender shuts `inner` down when it leaves
   bool inner_shut_down = false;
@@ -30,7 +30,7 @@ struct PipelinedExporter::State {
   // Until nothing is waiting or being sent; false when `deadline` came first.
   bool wait_idle(std::unique_lock<std::mutex>& lock,
                  std::chrono::steady_clock::time_point deadline) {
-    return changed.wait_until(lock, deadline, [this] { return !has_waiting && !sending; });
+    return changed.wait_until(lock, deadline, [this] { return !has_waiting && sending == 0; });
   }
 
   void run() noexcept {
@@ -41,16 +41,17 @@ struct PipelinedExporter::State {
       std::vector<RecordablePtr> batch = std::move(waiting);
       waiting.clear();
       has_waiting = false;
-      sending = true;
+      ++sending;
       changed.notify_all();  // Export may hand over the next batch now
       lock.unlock();
       inner->Export(opentelemetry::nostd::span<RecordablePtr>(batch.data(), batch.size()));
       batch.clear();  // the recordables are freed here, not under the lock
       lock.lock();
-      sending = false;
+      --sending;
       changed.notify_all();
     }
-    if (shutdown_inner && !inner_shut_down) {
+    // The last sender to leave shuts the wrapped exporter down, after every batch.
+    if (shutdown_inner && !inner_shut_down && sending == 0) {
       inner_shut_down = true;
       lock.unlock();
       inner->Shutdown(std::chrono::microseconds(0));
@@ -74,9 +75,23 @@ std::chrono::microseconds left_until(std::chrono::steady_clock::time_point deadl
 
 }  // namespace
 
-PipelinedExporter::PipelinedExporter(std::unique_ptr<otel_sdk::SpanExporter> inner)
+PipelinedExporter::PipelinedExporter(std::unique_ptr<otel_sdk::SpanExporter> inner,
+                                     std::size_t senders)
     : state_(std::make_shared<State>(std::move(inner))) {
-  sender_ = std::thread([state = state_] { state->run(); });
+  for (std::size_t i = 0; i < std::max<std::size_t>(senders, 1); ++i) {
+    senders_.emplace_back([state = state_] { state->run(); });
+  }
+}
+
+void PipelinedExporter::join_or_detach_senders(bool join) noexcept {
+  for (std::thread& sender : senders_) {
+    if (!sender.joinable()) continue;
+    if (join) {
+      sender.join();
+    } else {
+      sender.detach();  // it holds the state, and so the wrapped exporter, until it is done
+    }
+  }
 }
 
 PipelinedExporter::~PipelinedExporter() {
@@ -84,15 +99,10 @@ PipelinedExporter::~PipelinedExporter() {
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     state_->stopping = true;
-    idle = !state_->has_waiting && !state_->sending;
+    idle = !state_->has_waiting && state_->sending == 0;
   }
   state_->changed.notify_all();
-  if (!sender_.joinable()) return;
-  if (idle) {
-    sender_.join();
-  } else {
-    sender_.detach();  // it holds the state, and so the wrapped exporter, until it is done
-  }
+  join_or_detach_senders(idle);
 }
 
 RecordablePtr PipelinedExporter::MakeRecordable() noexcept {
@@ -142,11 +152,12 @@ bool PipelinedExporter::Shutdown(std::chrono::microseconds timeout) noexcept {
   }
   state_->changed.notify_all();
   if (!idle) {
-    // It finishes its batch and the wrapped exporter's shutdown on its own, holding the state.
-    if (sender_.joinable()) sender_.detach();
+    // They finish their batches and the wrapped exporter's shutdown on their own, holding the
+    // state.
+    join_or_detach_senders(false);
     return false;
   }
-  if (sender_.joinable()) sender_.join();
+  join_or_detach_senders(true);
   return state_->inner->Shutdown(left_until(deadline));
 }
 

@@ -1,9 +1,12 @@
-// PipelinedExporter: runs the wrapped exporter's Export on a sender thread of its own, so that
+// PipelinedExporter: runs the wrapped exporter's Export on sender threads of its own, so that
 // the native span pipeline's export thread converts the next batch while the previous one is on
 // the wire (an OTLP exporter returns only once the receiver has answered; without this the two
-// processes take turns and both sit idle half the time). At most one batch waits while one is
-// being sent: Export blocks its caller while a batch is already waiting, which bounds memory and
-// keeps back-pressure on the export thread (never on a recording thread).
+// processes take turns and both sit idle half the time). With two or more senders (for an
+// exporter whose Export may run on several threads at once, as lens's OTLP exporters) several
+// batches are on the wire at once, so that the receiver works on one while the next is encoded.
+// At most one batch waits while the senders are busy: Export blocks its caller while a batch is
+// already waiting, which bounds memory and keeps back-pressure on the export thread (never on a
+// recording thread). Batches may reach the receiver out of order with several senders.
 // Results: Export returns kSuccess once the batch is handed over (the wrapped exporter, a
 // CountingExporter in lens, counts what was delivered) and kFailure after Shutdown. ForceFlush
 // and Shutdown first wait for the batches handed over, within their timeout.
@@ -14,6 +17,7 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "opentelemetry/sdk/trace/exporter.h"
 
@@ -21,8 +25,9 @@ namespace lens::sdk {
 
 class PipelinedExporter final : public opentelemetry::sdk::trace::SpanExporter {
  public:
-  // `inner` must not be null.
-  explicit PipelinedExporter(std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> inner);
+  // `inner` must not be null. `senders` > 1 only for an exporter whose Export is thread-safe.
+  explicit PipelinedExporter(std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> inner,
+                             std::size_t senders = 1);
   // Lets a batch still being sent finish on its own (the sender thread owns what it uses).
   ~PipelinedExporter() override;
   PipelinedExporter(const PipelinedExporter&) = delete;
@@ -42,8 +47,10 @@ class PipelinedExporter final : public opentelemetry::sdk::trace::SpanExporter {
   struct State;  // shared with the sender thread
 
  private:
+  void join_or_detach_senders(bool join) noexcept;
+
   std::shared_ptr<State> state_;
-  std::thread sender_;
+  std::vector<std::thread> senders_;
 };
 
 }  // namespace lens::sdk

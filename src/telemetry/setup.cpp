@@ -85,6 +85,9 @@ namespace {
 
 using State = TelemetryHandle::State;
 
+// Span batches lens's OTLP exporter may have on the wire at once on the native path.
+constexpr std::size_t kConcurrentOtlpSpanExports = 3;
+
 // Process-wide lifecycle state. Leaked on purpose: a forked child must never run the
 // destructors of the parent's providers (their threads do not exist in the child).
 struct Lifecycle {
@@ -290,15 +293,14 @@ TelemetryStats stats_of(const State& state) noexcept {
   }
   if (state.failed) {
     stats.spans_failed = state.failed();
-    stats.spans_dropped = stats.spans_failed + native_counts.lost_unended +
-                          native_counts.lost_queue_full;
+    stats.spans_dropped =
+        stats.spans_failed + native_counts.lost_unended + native_counts.lost_queue_full;
   }
   const bool shut_down = state.shut_down.load();
   // Once shut down, every ended span was either exported or lost (failed or queue full); the
   // native spans lost before they could end into a buffer come on top.
   if (shut_down && stats.spans_ended > stats.spans_exported) {
-    stats.spans_dropped =
-        stats.spans_ended - stats.spans_exported + native_counts.lost_unended;
+    stats.spans_dropped = stats.spans_ended - stats.spans_exported + native_counts.lost_unended;
   }
   for (const auto& report : {state.trace_report, state.metric_report, state.log_report}) {
     if (!report) continue;
@@ -477,6 +479,10 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     state->resource = build_resource(config, rank, resource_attributes, env);
     // Every exporter is made before any provider, so that a failure leaves nothing running.
     std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> span_exporter;
+    // lens's OTLP span exporter takes batches on several threads at once: with several on the
+    // wire the receiver decodes one while the next is encoded (one alone leaves both sides
+    // waiting on each other about a third of the time).
+    std::size_t concurrent_span_exports = 1;
     if (config.traces_enabled) {
       if (overrides.span_exporter != nullptr) {
         span_exporter = std::move(overrides.span_exporter);
@@ -487,6 +493,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
           return Error(made.message());
         }
         span_exporter = std::move(made).value();
+        if (config.exporter == "otlp") concurrent_span_exports = kConcurrentOtlpSpanExports;
       }
     }
     std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> metric_exporter;
@@ -522,8 +529,8 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
       clock = std::make_shared<native::SharedTickCalibration>();
     }
     if (config.traces_enabled) {
-      auto built = telemetry::build_tracer_provider(config, rank, state->resource,
-                                                    std::move(span_exporter), clock);
+      auto built = telemetry::build_tracer_provider(
+          config, rank, state->resource, std::move(span_exporter), clock, concurrent_span_exports);
       if (!built.ok()) {
         return Error(built.message());
       }
@@ -543,8 +550,8 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
       state->meter = state->meter_provider->GetMeter("nemo.lens", kVersion);
     }
     if (config.logs_enabled) {
-      auto built = telemetry::build_logger_provider(config, state->resource,
-                                                    std::move(log_exporter), clock);
+      auto built =
+          telemetry::build_logger_provider(config, state->resource, std::move(log_exporter), clock);
       state->logger_provider = built.provider;
       state->log_pipeline = built.pipeline;
       state->logger = state->logger_provider->GetLogger("nemo.lens", "nemo.lens", kVersion);

@@ -39,7 +39,7 @@ std::unique_ptr<sdktrace::SpanProcessor> make_batch_processor(
 Result<BuiltTracerProvider> build_tracer_provider(
     const Config& config, const RankInfo& rank, const Attributes& resource,
     std::unique_ptr<sdktrace::SpanExporter> exporter,
-    std::shared_ptr<native::SharedTickCalibration> clock) {
+    std::shared_ptr<native::SharedTickCalibration> clock, std::size_t concurrent_exports) {
   auto sampler = make_sampler(config, rank);
   if (!sampler.ok()) {
     return Error(sampler.message());
@@ -50,7 +50,7 @@ Result<BuiltTracerProvider> build_tracer_provider(
   std::unique_ptr<sdktrace::SpanExporter> counted = std::move(counting);
   if (config.span_path == "native") {
     // The native export thread converts the next batch while this one is sent.
-    counted = std::make_unique<sdk::PipelinedExporter>(std::move(counted));
+    counted = std::make_unique<sdk::PipelinedExporter>(std::move(counted), concurrent_exports);
   }
   auto limited = std::make_unique<sdk::LimitingExporter>(std::move(counted),
                                                          sdk::SpanLimits::from(config.otel.limits));

@@ -23,7 +23,7 @@ class CountingExporter;
 namespace lens::native {
 class SharedTickCalibration;
 class SpanPipeline;
-}
+}  // namespace lens::native
 
 namespace lens::telemetry {
 
@@ -39,9 +39,12 @@ struct BuiltTracerProvider {
 };
 
 // `clock`: the native span path's tick conversion, shared with the log pipeline (null: its own).
+// `concurrent_exports`: how many batches the native path may have in the exporter's Export at
+// once (more than one only for an exporter whose Export is thread-safe: lens's OTLP exporter).
 Result<BuiltTracerProvider> build_tracer_provider(
     const Config& config, const RankInfo& rank, const Attributes& resource,
     std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> exporter,
-    std::shared_ptr<native::SharedTickCalibration> clock = nullptr);
+    std::shared_ptr<native::SharedTickCalibration> clock = nullptr,
+    std::size_t concurrent_exports = 1);
 
 }  // namespace lens::telemetry

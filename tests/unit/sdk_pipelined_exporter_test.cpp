@@ -1,8 +1,10 @@
-// PipelinedExporter: batches are sent in order on a thread of its own, at most one waits while
-// one is sent, ForceFlush and Shutdown wait for what was handed over within their timeout, and
-// a Shutdown that times out leaves the wrapped exporter's shutdown to the sender.
+// PipelinedExporter: batches are sent in order on a thread of its own (or several at once on
+// several senders), at most one waits while the senders are busy, ForceFlush and Shutdown wait for
+// what was handed over within their timeout, and a Shutdown that times out leaves the wrapped
+// exporter's shutdown to the sender.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -32,6 +34,9 @@ struct Script {
   std::vector<std::thread::id> export_threads;
   int force_flushes = 0;
   int shutdowns = 0;
+  std::size_t batches_at_shutdown = 0;
+  int in_export = 0;  // Export calls under way, and their most at once
+  int most_in_export = 0;
 
   void set_gate(bool open) {
     {
@@ -59,7 +64,10 @@ class ScriptedExporter final : public otel_sdk::SpanExporter {
       names.emplace_back(static_cast<otel_sdk::SpanData*>(span.get())->GetName());
     }
     std::unique_lock<std::mutex> lock(script_->mutex);
+    script_->most_in_export = std::max(script_->most_in_export, ++script_->in_export);
+    script_->changed.notify_all();
     script_->changed.wait(lock, [this] { return script_->gate_open; });
+    --script_->in_export;
     script_->batches.push_back(std::move(names));
     script_->export_threads.push_back(std::this_thread::get_id());
     script_->changed.notify_all();
@@ -73,6 +81,7 @@ class ScriptedExporter final : public otel_sdk::SpanExporter {
   bool Shutdown(std::chrono::microseconds) noexcept override {
     std::lock_guard<std::mutex> lock(script_->mutex);
     ++script_->shutdowns;
+    script_->batches_at_shutdown = script_->batches.size();
     script_->changed.notify_all();
     return true;
   }
@@ -139,6 +148,60 @@ TEST(SdkPipelinedExporter, AtMostOneBatchWaitsWhileOneIsBeingSent) {
       script->read<std::vector<std::vector<std::string>>>([&] { return script->batches; });
   const std::vector<std::vector<std::string>> expected = {{"first0"}, {"second0"}, {"third0"}};
   EXPECT_EQ(batches, expected);
+}
+
+TEST(SdkPipelinedExporter, WithThreeSendersThreeBatchesAreSentAtOnceAndOneWaits) {
+  auto script = std::make_shared<Script>();
+  script->set_gate(false);
+  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script), 3);
+  std::vector<std::vector<RecordablePtr>> batches;
+  for (const char* prefix : {"a", "b", "c", "d", "e"}) {
+    batches.push_back(batch_of(exporter, prefix, 2));
+  }
+  // Three are taken by the senders (stuck at the gate), the fourth waits: all return at once.
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(export_batch(exporter, batches[i]), ExportResult::kSuccess);
+  {
+    std::unique_lock<std::mutex> lock(script->mutex);
+    EXPECT_TRUE(script->changed.wait_for(lock, 10s, [&] { return script->in_export == 3; }));
+  }
+  // The fifth must wait for room.
+  auto fifth = std::async(std::launch::async, [&] { return export_batch(exporter, batches[4]); });
+  EXPECT_EQ(fifth.wait_for(200ms), std::future_status::timeout);
+  EXPECT_EQ(script->read<int>([&] { return script->most_in_export; }), 3);
+  script->set_gate(true);
+  ASSERT_EQ(fifth.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(fifth.get(), ExportResult::kSuccess);
+  ASSERT_TRUE(exporter.ForceFlush(10s));
+  auto sent = script->read<std::vector<std::vector<std::string>>>([&] { return script->batches; });
+  std::sort(sent.begin(), sent.end());  // several senders: any order
+  const std::vector<std::vector<std::string>> expected = {
+      {"a0", "a1"}, {"b0", "b1"}, {"c0", "c1"}, {"d0", "d1"}, {"e0", "e1"}};
+  EXPECT_EQ(sent, expected);
+  EXPECT_EQ(script->read<int>([&] { return script->most_in_export; }), 3);
+  EXPECT_TRUE(exporter.Shutdown(10s));
+  EXPECT_EQ(script->read<int>([&] { return script->shutdowns; }), 1);
+}
+
+TEST(SdkPipelinedExporter, WithSeveralSendersTheLastOneShutsTheInnerDownAfterEveryBatch) {
+  auto script = std::make_shared<Script>();
+  script->set_gate(false);
+  {
+    lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script), 3);
+    std::vector<std::vector<RecordablePtr>> batches;
+    for (const char* prefix : {"a", "b", "c"}) {
+      batches.push_back(batch_of(exporter, prefix, 1));
+      EXPECT_EQ(export_batch(exporter, batches.back()), ExportResult::kSuccess);
+    }
+    EXPECT_FALSE(exporter.Shutdown(100ms));
+    EXPECT_EQ(script->read<int>([&] { return script->shutdowns; }), 0);
+  }  // destroyed with three batches in flight
+  script->set_gate(true);
+  std::unique_lock<std::mutex> lock(script->mutex);
+  EXPECT_TRUE(script->changed.wait_for(lock, 10s, [&] { return script->shutdowns == 1; }));
+  EXPECT_EQ(script->batches_at_shutdown, 3U);
+  lock.unlock();
+  std::this_thread::sleep_for(100ms);  // no second shutdown from the other senders
+  EXPECT_EQ(script->read<int>([&] { return script->shutdowns; }), 1);
 }
 
 TEST(SdkPipelinedExporter, ForceFlushWaitsForTheBatchInFlightWithinItsTimeout) {
