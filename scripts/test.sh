@@ -12,6 +12,19 @@ cd "${root}"
 
 bash scripts/setup.sh
 
+# ThreadSanitizer writes its reports to files (some tests capture stderr, and a report written
+# there would be lost with only exit status 66 to show); they are printed when a run fails.
+tsan_options() {
+  echo "halt_on_error=1 suppressions=${root}/tests/tsan.supp log_path=${root}/$1/tsan-report"
+}
+show_tsan_reports() {
+  local reports=("${root}/$1"/tsan-report.*)
+  if [[ -e "${reports[0]}" ]]; then
+    echo "==> ThreadSanitizer reports in $1:" >&2
+    cat "${reports[@]}" >&2
+  fi
+}
+
 # Builds and tests one build directory; LENS_CTEST_ARGS adds ctest arguments (a test filter).
 run_suite() {
   local dir=$1
@@ -40,8 +53,10 @@ for sanitizer in ${LENS_TEST_SANITIZERS:-asan tsan-unit}; do
           --repeat until-pass:3
       ) ;;
     tsan)
-      TSAN_OPTIONS="halt_on_error=1 suppressions=${root}/tests/tsan.supp" \
-        run_suite build-tsan -DLENS_SANITIZE_THREAD=ON -DLENS_BUILD_BENCHMARKS=OFF ;;
+      rm -f "${root}"/build-tsan/tsan-report.*
+      TSAN_OPTIONS=$(tsan_options build-tsan) \
+        run_suite build-tsan -DLENS_SANITIZE_THREAD=ON -DLENS_BUILD_BENCHMARKS=OFF ||
+        { show_tsan_reports build-tsan; exit 1; } ;;
     tsan-unit)
       # One process for the unit tests. fork() of a multi-threaded process is outside what GCC
       # 12's ThreadSanitizer supports, so the fork tests run in the other two builds only.
@@ -51,8 +66,10 @@ for sanitizer in ${LENS_TEST_SANITIZERS:-asan tsan-unit}; do
       cmake --build "${root}/build-tsan" --parallel "${LENS_BUILD_JOBS:-$(nproc)}" \
         --target lens_unit_tests lens_cli  # the unit tests start bin/lens (lens collect)
       echo "==> testing build-tsan (unit tests, ThreadSanitizer)"
-      TSAN_OPTIONS="halt_on_error=1 suppressions=${root}/tests/tsan.supp" \
-        "${root}/build-tsan/bin/lens_unit_tests" --gtest_filter='-*Fork*' --gtest_brief=1 ;;
+      rm -f "${root}"/build-tsan/tsan-report.*
+      TSAN_OPTIONS=$(tsan_options build-tsan) \
+        "${root}/build-tsan/bin/lens_unit_tests" --gtest_filter='-*Fork*' --gtest_brief=1 ||
+        { show_tsan_reports build-tsan; exit 1; } ;;
     none) ;;
     *)
       echo "test.sh: unknown sanitizer '${sanitizer}' in LENS_TEST_SANITIZERS; accepted: asan, tsan, tsan-unit, none" >&2
