@@ -6,10 +6,10 @@
 // Spans go into lens's own recordable and are written into one request per batch on a reused
 // protobuf arena (otlp_span_batch.hpp: the same request opentelemetry-cpp's OtlpRecordable would
 // give, with a fraction of its allocations); metrics and logs use opentelemetry-cpp's recordables
-// and request builders. otlp_transport.hpp sends them (opentelemetry-cpp's gRPC channel and curl HTTP client), with
-// retries as OTLP prescribes bounded by the export timeout (otlp_retry.hpp). Every exporter
-// counts its outcome in an ExportReport and reports each failure cause and each partial_success
-// once on stderr. Thread-safety: the factories are stateless.
+// and request builders. otlp_transport.hpp sends them (opentelemetry-cpp's gRPC channel and curl
+// HTTP client), with retries as OTLP prescribes bounded by the export timeout (otlp_retry.hpp).
+// Every exporter counts its outcome in an ExportReport and reports each failure cause and each
+// partial_success once on stderr. Thread-safety: the factories are stateless.
 #pragma once
 
 #include <opentelemetry/sdk/logs/exporter.h>
