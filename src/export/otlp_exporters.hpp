@@ -9,7 +9,8 @@
 // and request builders. otlp_transport.hpp sends them (opentelemetry-cpp's gRPC channel and curl
 // HTTP client), with retries as OTLP prescribes bounded by the export timeout (otlp_retry.hpp).
 // Every exporter counts its outcome in an ExportReport and reports each failure cause and each
-// partial_success once on stderr. Thread-safety: the factories are stateless.
+// partial_success once on stderr. Thread-safety: the factories are stateless; the span exporter's
+// Export may run on several threads at once (the native path's concurrent batches).
 #pragma once
 
 #include <opentelemetry/sdk/logs/exporter.h>
