@@ -32,11 +32,11 @@ ClockSource real_clocks() noexcept { return {&real_ticks, &real_steady_ns, &real
 
 TickCalibration::TickCalibration(std::chrono::microseconds initial_window,
                                  ClockSource clocks) noexcept
-    : clocks_(clocks), anchor_(read()) {
+    : clocks_(clocks), anchor_(read(true)) {
   const std::int64_t until = anchor_.steady_ns + initial_window.count() * 1000;
   while (clocks_.steady_ns() < until) {
   }
-  const Reading now = read();
+  const Reading now = read(false);
   double rate = 1.0;
   if (now.ticks > anchor_.ticks && now.steady_ns > anchor_.steady_ns) {
     rate = static_cast<double>(now.steady_ns - anchor_.steady_ns) /
@@ -46,13 +46,13 @@ TickCalibration::TickCalibration(std::chrono::microseconds initial_window,
   count_ = 1;
 }
 
-TickCalibration::Reading TickCalibration::read() const noexcept {
+TickCalibration::Reading TickCalibration::read(bool with_unix_clock) const noexcept {
   Reading best{};
   std::uint64_t best_spread = ~std::uint64_t{0};
   for (int attempt = 0; attempt < kReadTries; ++attempt) {
     const std::uint64_t before = clocks_.ticks();
     const std::int64_t steady = clocks_.steady_ns();
-    const std::int64_t unix = clocks_.unix_ns();
+    const std::int64_t unix = with_unix_clock ? clocks_.unix_ns() : 0;
     const std::uint64_t after = clocks_.ticks();
     // Ticks going backwards (a migration between cores whose counters disagree) rank last.
     const std::uint64_t spread = after >= before ? after - before : ~std::uint64_t{0};
@@ -65,7 +65,7 @@ TickCalibration::Reading TickCalibration::read() const noexcept {
 }
 
 void TickCalibration::refresh() noexcept {
-  const Reading now = read();
+  const Reading now = read(false);
   const Segment& last = newest();
   const std::int64_t age_ns = now.steady_ns - anchor_.steady_ns;
   const std::int64_t spacing_ns =

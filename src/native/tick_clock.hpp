@@ -76,7 +76,7 @@ class TickCalibration {
   struct Reading {
     std::uint64_t ticks;
     std::int64_t steady_ns;
-    std::int64_t unix_ns;
+    std::int64_t unix_ns;  // read for the anchor only; 0 in a refresh's readings
   };
   struct Segment {
     std::uint64_t ticks;      // where it starts
@@ -85,7 +85,9 @@ class TickCalibration {
     double nanos_per_tick;
   };
 
-  Reading read() const noexcept;
+  // The narrowest of a few bracketed tries; the Unix clock is read only `with_unix_clock` (the
+  // anchor), so a refresh's bracket holds one clock read.
+  Reading read(bool with_unix_clock) const noexcept;
   const Segment& newest() const noexcept { return segments_[newest_]; }
   const Segment& segment_for(std::uint64_t ticks) const noexcept;
   static std::int64_t convert(const Segment& segment, std::uint64_t ticks) noexcept;
