@@ -16,6 +16,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "export/console_log_exporter.hpp"
@@ -212,27 +213,24 @@ TEST_F(LogsBridge, ALineLoggedInsideANativeSpanIsStampedWithinIt) {
   ASSERT_EQ(captured_->records.size() + handle_.stats().log_records_dropped, spans.size());
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> span_times;  // span id -> times
   for (const auto& span : spans) {
-    char id[16];
-    span->GetSpanId().ToLowerBase16(id);
     const std::int64_t start = span->GetStartTime().time_since_epoch().count();
-    span_times[std::string(id, 16)] = {start, start + span->GetDuration().count()};
+    span_times[test_support::hex(span->GetSpanId())] = {start, start + span->GetDuration().count()};
   }
-  int outside = 0;
+  test_support::FailureCounter outside;
   for (const auto& record : captured_->records) {
-    char id[16];
-    record->span_id().ToLowerBase16(id);
-    const auto it = span_times.find(std::string(id, 16));
+    const auto it = span_times.find(test_support::hex(record->span_id()));
     ASSERT_NE(it, span_times.end());
     const std::int64_t at = record->timestamp().time_since_epoch().count();
-    if (at < it->second.first || at > it->second.second) {
-      if (++outside <= 3) {
-        ADD_FAILURE() << "log at " << at << " outside its span [" << it->second.first << ", "
-                      << it->second.second << "]: " << at - it->second.first << " ns after start, "
-                      << it->second.second - at << " ns before end";
-      }
+    const auto [start, end] = it->second;
+    if (at < start || at > end) {
+      outside.add([&] {
+        return "log at " + std::to_string(at) + " outside its span [" + std::to_string(start) +
+               ", " + std::to_string(end) + "]: " + std::to_string(at - start) +
+               " ns after start, " + std::to_string(end - at) + " ns before end";
+      });
     }
   }
-  EXPECT_EQ(outside, 0);
+  EXPECT_EQ(outside.count(), 0);
   detail::reset_span_groups_for_testing();
 }
 

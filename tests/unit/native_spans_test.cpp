@@ -487,16 +487,17 @@ TEST_F(NativeSpans, SpansOneAfterAnotherOnAThreadNeverOverlapOnceExported) {
     times.at(static_cast<std::size_t>(attr<std::int64_t>(*span, "i"))) = {
         begin, begin + span->GetDuration().count()};
   }
-  int overlaps = 0;
+  test_support::FailureCounter overlaps;
   for (std::size_t i = 1; i < times.size(); ++i) {
     if (times[i].first < times[i - 1].second) {
-      if (++overlaps <= 3) {
-        ADD_FAILURE() << "span " << i << " starts " << times[i - 1].second - times[i].first
-                      << " ns before span " << i - 1 << " ends";
-      }
+      overlaps.add([&] {
+        return "span " + std::to_string(i) + " starts " +
+               std::to_string(times[i - 1].second - times[i].first) + " ns before span " +
+               std::to_string(i - 1) + " ends";
+      });
     }
   }
-  EXPECT_EQ(overlaps, 0);
+  EXPECT_EQ(overlaps.count(), 0);
 }
 
 TEST_F(NativeSpans, AThreadThatExitsRightAfterItsSpansHandsThemOver) {
