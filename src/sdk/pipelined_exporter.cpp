@@ -78,8 +78,23 @@ std::chrono::microseconds left_until(std::chrono::steady_clock::time_point deadl
 PipelinedExporter::PipelinedExporter(std::unique_ptr<otel_sdk::SpanExporter> inner,
                                      std::size_t senders)
     : state_(std::make_shared<State>(std::move(inner))) {
-  for (std::size_t i = 0; i < std::max<std::size_t>(senders, 1); ++i) {
-    senders_.emplace_back([state = state_] { state->run(); });
+  const std::size_t count = std::max<std::size_t>(senders, 1);
+  senders_.reserve(count);
+  try {
+    for (std::size_t i = 0; i < count; ++i) {
+      senders_.emplace_back([state = state_] { state->run(); });
+    }
+  } catch (...) {
+    // A thread that could not start (a process or container thread limit): the ones that did
+    // are stopped and joined before the error reaches setup, which reports it. Left joinable,
+    // their std::thread objects would end the process.
+    {
+      std::lock_guard<std::mutex> lock(state_->mutex);
+      state_->stopping = true;
+    }
+    state_->changed.notify_all();
+    join_or_detach_senders(/*join=*/true);
+    throw;
   }
 }
 

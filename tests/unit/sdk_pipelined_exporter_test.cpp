@@ -2,7 +2,10 @@
 // several senders), at most one waits while the senders are busy, ForceFlush and Shutdown wait for
 // what was handed over within their timeout, and a Shutdown that times out leaves the wrapped
 // exporter's shutdown to the sender.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,12 +14,14 @@
 #include <future>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "opentelemetry/sdk/trace/span_data.h"
 #include "sdk/counting_exporter.hpp"
 #include "sdk/pipelined_exporter.hpp"
+#include "unit/test_support.hpp"
 
 namespace {
 
@@ -202,6 +207,57 @@ TEST(SdkPipelinedExporter, WithSeveralSendersTheLastOneShutsTheInnerDownAfterEve
   lock.unlock();
   std::this_thread::sleep_for(100ms);  // no second shutdown from the other senders
   EXPECT_EQ(script->read<int>([&] { return script->shutdowns; }), 1);
+}
+
+int thread_count() {
+  int count = 0;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* entry = readdir(dir)) {
+      if (entry->d_name[0] != '.') ++count;
+    }
+    closedir(dir);
+  }
+  return count;
+}
+
+// A sender thread that cannot start (a process or container limit) fails the constructor with
+// that error, after the senders that did start are stopped and joined; left joinable, their
+// std::thread objects would end the process (std::terminate, SIGABRT).
+TEST(SdkPipelinedExporter, InAForkedChildWithRoomForOneSenderTheConstructorThrowsAndJoinsIt) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's own mappings make an address-space limit meaningless";
+#else
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // Room for one 8 MiB thread stack, not two.
+    if (!lens::test_support::limit_address_space(std::size_t{12} << 20)) _exit(10);
+    try {
+      lens::sdk::PipelinedExporter exporter(
+          std::make_unique<ScriptedExporter>(std::make_shared<Script>()), 3);
+      _exit(11);  // every sender started: the limit did not bite
+    } catch (const std::system_error&) {
+      _exit(thread_count() == 1 ? 0 : 12);  // the sender that started was joined
+    } catch (...) {
+      _exit(13);
+    }
+  }
+  int status = 0;
+  pid_t waited = 0;
+  for (int i = 0; i < 1000 && waited == 0; ++i) {
+    waited = waitpid(pid, &status, WNOHANG);
+    if (waited == 0) std::this_thread::sleep_for(10ms);
+  }
+  if (waited == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "the child did not exit within 10 s";
+  }
+  ASSERT_TRUE(WIFEXITED(status)) << "the child was ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "10: limit not set, 11: every sender started, 12: a sender left running, 13: another "
+         "exception";
+#endif
 }
 
 TEST(SdkPipelinedExporter, ForceFlushWaitsForTheBatchInFlightWithinItsTimeout) {

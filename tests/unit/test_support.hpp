@@ -1,13 +1,17 @@
 // Small builders shared by the unit tests: a RankInfo and a Config from a fixed environment,
 // failing the current test (not aborting) when they cannot be built; ids as lowercase hex; a
-// counter of failures over many items that reports only the first few.
+// counter of failures over many items that reports only the first few; an address-space limit
+// for a forked child.
 #pragma once
 
 #include <gtest/gtest.h>
-
 #include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_id.h>
+#include <pthread.h>
+#include <sys/resource.h>
 
+#include <cstddef>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -62,5 +66,28 @@ class FailureCounter {
   int shown_;
   int count_ = 0;
 };
+
+// For a forked child only: limits the process's address space to what it maps now plus `room`
+// bytes and makes new threads' stacks 8 MiB, so that a thread start or a large allocation beyond
+// the room fails, as it does at a container's memory or thread limit. False when the limit could
+// not be set.
+inline bool limit_address_space(std::size_t room) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  unsigned long long mapped_kib = 0;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmSize:", 0) == 0) mapped_kib = std::stoull(line.substr(7));
+  }
+  if (mapped_kib == 0) return false;
+  pthread_attr_t attributes;
+  if (pthread_attr_init(&attributes) != 0) return false;
+  const bool stack_set = pthread_attr_setstacksize(&attributes, std::size_t{8} << 20) == 0 &&
+                         pthread_setattr_default_np(&attributes) == 0;
+  pthread_attr_destroy(&attributes);
+  if (!stack_set) return false;
+  const rlim_t limit = static_cast<rlim_t>(mapped_kib) * 1024 + room;
+  const rlimit address_space{limit, limit};
+  return setrlimit(RLIMIT_AS, &address_space) == 0;
+}
 
 }  // namespace lens::test_support
