@@ -19,7 +19,9 @@
 
 #include <condition_variable>
 #include <cstdio>
+#include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -433,7 +435,7 @@ Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
 
 Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
                                         const Attributes& resource_attributes,
-                                        SetupOverrides overrides) {
+                                        SetupOverrides overrides) try {
   install_fork_handlers();
   const Env env = overrides.env ? *overrides.env : Env::process();
   std::unique_lock<std::mutex> lock(lifecycle().mutex);
@@ -602,6 +604,12 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
   }
   l.live = state;
   return TelemetryHandle(state);
+} catch (const std::exception& e) {
+  // Out of memory or threads (a process or container limit) while building: what was built is
+  // torn down with the state, and the caller gets an error, never the exception.
+  return Error(std::string("setup_telemetry() could not build the telemetry pipelines (out of "
+                           "memory or threads?): ") +
+               e.what() + "; telemetry is off");
 }
 
 }  // namespace lens

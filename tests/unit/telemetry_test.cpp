@@ -566,6 +566,42 @@ TEST_F(Telemetry, ForkedChildHasTelemetryOffAndMaySetUpAgain) {
   EXPECT_EQ(spans[0]->GetName(), "open-in-parent");
 }
 
+// Out of memory or threads while building (a container's limit): setup returns an error that
+// says so, never the exception, and leaves no thread behind.
+TEST_F(Telemetry, InAForkedChildWithoutRoomForThreadsSetupReturnsAnError) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's own mappings make an address-space limit meaningless";
+#else
+  int message_pipe[2];
+  ASSERT_EQ(pipe(message_pipe), 0);
+  const int status = run_in_child([&message_pipe] {
+    close(message_pipe[0]);
+    if (!test_support::limit_address_space(std::size_t{6} << 20)) return 10;
+    Capture capture = in_memory();
+    auto made = setup_telemetry(enabled_config(), rank_of(0, 1), {}, std::move(capture.overrides));
+    if (made.ok()) return 11;
+    const std::string& message = made.message();
+    if (write(message_pipe[1], message.data(), message.size()) !=
+        static_cast<ssize_t>(message.size())) {
+      return 12;
+    }
+    return thread_count() == 1 ? 0 : 13;
+  });
+  close(message_pipe[1]);
+  std::string message;
+  char buffer[512];
+  for (ssize_t got = 0; (got = read(message_pipe[0], buffer, sizeof(buffer))) > 0;) {
+    message.append(buffer, static_cast<std::size_t>(got));
+  }
+  close(message_pipe[0]);
+  EXPECT_EQ(status, 0) << "10: limit not set, 11: setup succeeded, 12: pipe, 13: a thread left";
+  const std::string prefix =
+      "setup_telemetry() could not build the telemetry pipelines (out of memory or threads?): ";
+  EXPECT_EQ(message.substr(0, prefix.size()), prefix) << message;
+  EXPECT_TRUE(message.ends_with("; telemetry is off")) << message;
+#endif
+}
+
 TEST_F(Telemetry, ForkWhileAnotherThreadHoldsTheExporterBusy) {
   if (!kThreadsAfterForkSupported) {
     GTEST_SKIP() << "ThreadSanitizer cannot follow threads started after a multi-threaded fork";
