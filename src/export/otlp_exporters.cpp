@@ -112,7 +112,8 @@ class OtlpSpanExporter final : public sdktrace::SpanExporter {
 
  private:
   // Export may run on several threads at once (PipelinedExporter's senders): each call takes a
-  // request builder of its own, and gives it back for the next call to reuse its arena block.
+  // request builder of its own, and gives it back (its request freed, so an idle builder holds
+  // only its first block) for the next call to reuse that block.
   std::unique_ptr<OtlpSpanBatch> take_batch() {
     {
       std::lock_guard<std::mutex> lock(batches_mutex_);
@@ -125,6 +126,7 @@ class OtlpSpanExporter final : public sdktrace::SpanExporter {
     return std::make_unique<OtlpSpanBatch>();
   }
   void give_back(std::unique_ptr<OtlpSpanBatch> batch) noexcept {
+    batch->release();
     try {
       std::lock_guard<std::mutex> lock(batches_mutex_);
       idle_batches_.push_back(std::move(batch));

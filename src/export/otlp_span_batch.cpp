@@ -197,6 +197,8 @@ void OtlpSpanRecordable::write_to(proto::trace::v1::Span* out) const {
 OtlpSpanBatch::OtlpSpanBatch() = default;
 OtlpSpanBatch::~OtlpSpanBatch() = default;
 
+void OtlpSpanBatch::release() noexcept { arena_.reset(); }
+
 const proto::collector::trace::v1::ExportTraceServiceRequest& OtlpSpanBatch::build(
     const otel::nostd::span<std::unique_ptr<otel::sdk::trace::Recordable>>& spans) {
   arena_.reset();  // the previous request, before its first block is handed out again

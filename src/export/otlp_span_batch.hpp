@@ -99,11 +99,14 @@ class OtlpSpanBatch {
 
   // The request holding `spans`, grouped by resource and instrumentation scope (in order of
   // first appearance; spans keep their order within a group). Recordables that are not
-  // OtlpSpanRecordables are skipped. The request lives until the next build() or the batch's
-  // end. Throws std::bad_alloc.
+  // OtlpSpanRecordables are skipped. The request lives until release(), the next build() or
+  // the batch's end. Throws std::bad_alloc.
   const opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest& build(
       const opentelemetry::nostd::span<std::unique_ptr<opentelemetry::sdk::trace::Recordable>>&
           spans);
+  // Frees the last request (and any arena blocks beyond the first) while the batch waits for
+  // its next build(), so that an idle batch holds only its first block.
+  void release() noexcept;
 
  private:
   // The arena's first block, kept between batches so that a typical batch allocates nothing.
