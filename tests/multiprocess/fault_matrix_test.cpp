@@ -71,8 +71,8 @@ constexpr int kSpanBatch = 512;
 // Span batches lens's OTLP exporter keeps on the wire at once (src/telemetry/setup.cpp).
 constexpr int kConcurrentSpanBatches = 3;
 // RSS growth allowed above the bounds: the export batch being encoded and sent (recordables and
-// the request), gRPC/curl buffers, allocator slack, per-thread caches. Measured: 2.6-2.8 MiB with
-// a healthy receiver, at most 4.7 MiB in any case (docs/reliability.md).
+// the requests), gRPC/curl buffers, allocator slack, per-thread caches. Measured: 2.5-3.4 MiB
+// with a healthy receiver, at most 6.8 MiB with three batches in flight (docs/reliability.md).
 constexpr std::uint64_t kRssConstant = 8ull << 20;
 // The log buffers of all threads together: max(4 MiB, OTEL_BLRP_MAX_QUEUE_SIZE KiB)
 // (docs/logs.md).
