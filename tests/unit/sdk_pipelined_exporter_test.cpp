@@ -230,8 +230,10 @@ TEST(SdkPipelinedExporter, InAForkedChildWithRoomForOneSenderTheConstructorThrow
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    // Room for one 8 MiB thread stack, not two.
-    if (!lens::test_support::limit_address_space(std::size_t{12} << 20)) _exit(10);
+    // Room for one thread stack, not two.
+    if (!lens::test_support::limit_address_space(lens::test_support::kLimitedThreadStack * 3 / 2)) {
+      _exit(10);
+    }
     try {
       lens::sdk::PipelinedExporter exporter(
           std::make_unique<ScriptedExporter>(std::make_shared<Script>()), 3);

@@ -576,7 +576,7 @@ TEST_F(Telemetry, InAForkedChildWithoutRoomForThreadsSetupReturnsAnError) {
   ASSERT_EQ(pipe(message_pipe), 0);
   const int status = run_in_child([&message_pipe] {
     close(message_pipe[0]);
-    if (!test_support::limit_address_space(std::size_t{6} << 20)) return 10;
+    if (!test_support::limit_address_space(test_support::kLimitedThreadStack / 2)) return 10;
     Capture capture = in_memory();
     auto made = setup_telemetry(enabled_config(), rank_of(0, 1), {}, std::move(capture.overrides));
     if (made.ok()) return 11;

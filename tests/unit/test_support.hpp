@@ -68,9 +68,11 @@ class FailureCounter {
 };
 
 // For a forked child only: limits the process's address space to what it maps now plus `room`
-// bytes and makes new threads' stacks 8 MiB, so that a thread start or a large allocation beyond
-// the room fails, as it does at a container's memory or thread limit. False when the limit could
-// not be set.
+// bytes and makes new threads' stacks kLimitedThreadStack, so that a thread start or a large
+// allocation beyond the room fails, as it does at a container's memory or thread limit. The
+// stacks are larger than the default 8 MiB because glibc reuses the cached stacks of exited
+// threads (earlier tests') without mapping anything. False when the limit could not be set.
+inline constexpr std::size_t kLimitedThreadStack = std::size_t{16} << 20;
 inline bool limit_address_space(std::size_t room) {
   std::ifstream status("/proc/self/status");
   std::string line;
@@ -81,7 +83,7 @@ inline bool limit_address_space(std::size_t room) {
   if (mapped_kib == 0) return false;
   pthread_attr_t attributes;
   if (pthread_attr_init(&attributes) != 0) return false;
-  const bool stack_set = pthread_attr_setstacksize(&attributes, std::size_t{8} << 20) == 0 &&
+  const bool stack_set = pthread_attr_setstacksize(&attributes, kLimitedThreadStack) == 0 &&
                          pthread_setattr_default_np(&attributes) == 0;
   pthread_attr_destroy(&attributes);
   if (!stack_set) return false;
