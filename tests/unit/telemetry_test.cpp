@@ -578,7 +578,12 @@ TEST_F(Telemetry, InAForkedChildWithoutRoomForThreadsSetupReturnsAnError) {
     close(message_pipe[0]);
     if (!test_support::limit_address_space(test_support::kLimitedThreadStack / 2)) return 10;
     Capture capture = in_memory();
-    auto made = setup_telemetry(enabled_config(), rank_of(0, 1), {}, std::move(capture.overrides));
+    Result<TelemetryHandle> made = Error("not set up");
+    try {
+      made = setup_telemetry(enabled_config(), rank_of(0, 1), {}, std::move(capture.overrides));
+    } catch (...) {
+      return 14;
+    }
     if (made.ok()) return 11;
     const std::string& message = made.message();
     if (write(message_pipe[1], message.data(), message.size()) !=
@@ -594,7 +599,8 @@ TEST_F(Telemetry, InAForkedChildWithoutRoomForThreadsSetupReturnsAnError) {
     message.append(buffer, static_cast<std::size_t>(got));
   }
   close(message_pipe[0]);
-  EXPECT_EQ(status, 0) << "10: limit not set, 11: setup succeeded, 12: pipe, 13: a thread left";
+  EXPECT_EQ(status, 0) << "10: limit not set, 11: setup succeeded, 12: pipe, 13: a thread left, "
+                          "14: setup threw";
   const std::string prefix =
       "setup_telemetry() could not build the telemetry pipelines (out of memory or threads?): ";
   EXPECT_EQ(message.substr(0, prefix.size()), prefix) << message;
