@@ -6,6 +6,7 @@
 // against an endpoint where nothing listens.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
+#include <opentelemetry/exporters/otlp/otlp_recordable.h>
 #include <opentelemetry/exporters/otlp/otlp_recordable_utils.h>
 #include <opentelemetry/proto/collector/trace/v1/trace_service.pb.h>
 #include <opentelemetry/sdk/resource/resource.h>
@@ -159,8 +160,10 @@ void BM_Collect_Ingest_Grpc(benchmark::State& state) {
     return;
   }
   const auto s = settings(collector.endpoint(true), "grpc");
-  auto exporter = lens::exporters::make_otlp_span_exporter(s);
-  auto spans = make_batch(*exporter);
+  // opentelemetry-cpp's own recordables: PopulateRequest reads only those (lens's OTLP exporter
+  // makes OtlpSpanRecordables, which its OtlpSpanBatch reads).
+  auto spans = lens::bench::make_span_batch(
+      [] { return std::make_unique<opentelemetry::exporter::otlp::OtlpRecordable>(); });
   opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest request;
   opentelemetry::exporter::otlp::OtlpRecordableUtils::PopulateRequest(
       opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>(spans.data(), spans.size()),
