@@ -28,6 +28,8 @@ lens::TelemetryHandle* ensure_logging() {
         {{"OTEL_BLRP_MAX_QUEUE_SIZE", "1048576"}, {"OTEL_BLRP_SCHEDULE_DELAY", "10"}}));
     lens::SetupOverrides overrides;
     overrides.env = lens::Env::from({});
+    // In a run of every benchmark, another family's telemetry may still be live: replace it.
+    overrides.allow_reinit = true;
     auto made =
         lens::setup_telemetry(config, *lens::RankInfo::make(0, 1), {}, std::move(overrides));
     if (!made.ok()) {

@@ -26,6 +26,8 @@ lens::TelemetryHandle& handle() {
     config.traces_enabled = false;
     lens::SetupOverrides overrides;
     overrides.env = lens::Env::from({});
+    // In a run of every benchmark, another family's telemetry may still be live: replace it.
+    overrides.allow_reinit = true;
     auto made =
         lens::setup_telemetry(config, *lens::RankInfo::make(0, 1), {}, std::move(overrides));
     if (!made.ok()) {
