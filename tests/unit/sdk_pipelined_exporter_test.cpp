@@ -2,7 +2,6 @@
 // several senders), at most one waits while the senders are busy, ForceFlush and Shutdown wait for
 // what was handed over within their timeout, and a Shutdown that times out leaves the wrapped
 // exporter's shutdown to the sender.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -209,17 +208,6 @@ TEST(SdkPipelinedExporter, WithSeveralSendersTheLastOneShutsTheInnerDownAfterEve
   EXPECT_EQ(script->read<int>([&] { return script->shutdowns; }), 1);
 }
 
-[[maybe_unused]] int thread_count() {  // unused where the test is skipped
-  int count = 0;
-  if (DIR* dir = opendir("/proc/self/task")) {
-    while (dirent* entry = readdir(dir)) {
-      if (entry->d_name[0] != '.') ++count;
-    }
-    closedir(dir);
-  }
-  return count;
-}
-
 // A sender thread that cannot start (a process or container limit) fails the constructor with
 // that error, after the senders that did start are stopped and joined; left joinable, their
 // std::thread objects would end the process (std::terminate, SIGABRT).
@@ -239,7 +227,8 @@ TEST(SdkPipelinedExporter, InAForkedChildWithRoomForOneSenderTheConstructorThrow
           std::make_unique<ScriptedExporter>(std::make_shared<Script>()), 3);
       _exit(11);  // every sender started: the limit did not bite
     } catch (const std::system_error&) {
-      _exit(thread_count() == 1 ? 0 : 12);  // the sender that started was joined
+      // The sender that started was joined.
+      _exit(lens::test_support::thread_count() == 1 ? 0 : 12);
     } catch (...) {
       _exit(13);
     }

@@ -31,6 +31,7 @@ namespace {
 using opentelemetry::exporter::memory::InMemorySpanData;
 using opentelemetry::exporter::memory::InMemorySpanExporter;
 using test_support::rank_of;
+using test_support::thread_count;
 
 Config enabled_config(std::string span_groups = "default") {
   Config config;
@@ -57,17 +58,6 @@ Capture in_memory() {
   capture.overrides.span_exporter = std::move(exporter);
   capture.overrides.env = Env::from({});
   return capture;
-}
-
-int thread_count() {
-  int count = 0;
-  if (DIR* dir = opendir("/proc/self/task")) {
-    while (dirent* entry = readdir(dir)) {
-      if (entry->d_name[0] != '.') ++count;
-    }
-    closedir(dir);
-  }
-  return count;
 }
 
 // ThreadSanitizer (GCC 12) cannot follow threads started in the child of a multi-threaded

@@ -1,9 +1,10 @@
 // Small builders shared by the unit tests: a RankInfo and a Config from a fixed environment,
 // failing the current test (not aborting) when they cannot be built; ids as lowercase hex; a
-// counter of failures over many items that reports only the first few; an address-space limit
-// for a forked child.
+// counter of failures over many items that reports only the first few; the process's thread
+// count; an address-space limit for a forked child.
 #pragma once
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_id.h>
@@ -66,6 +67,18 @@ class FailureCounter {
   int shown_;
   int count_ = 0;
 };
+
+// The threads this process runs now (entries of /proc/self/task).
+inline int thread_count() {
+  int count = 0;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (dirent* entry = readdir(dir)) {
+      if (entry->d_name[0] != '.') ++count;
+    }
+    closedir(dir);
+  }
+  return count;
+}
 
 // For a forked child only: limits the process's address space to what it maps now plus `room`
 // bytes and makes new threads' stacks kLimitedThreadStack, so that a thread start or a large
