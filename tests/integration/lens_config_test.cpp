@@ -15,7 +15,7 @@
 namespace lens {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 using testing::run_process;
 using Vars = std::map<std::string, std::string>;
 
@@ -26,8 +26,8 @@ Vars with_base(Vars vars) {
 }
 
 // Replaces the values that depend on the host running the test.
-Json normalize(Json out) {
-  Json& resource = out["resource"];
+OrderedJson normalize(OrderedJson out) {
+  OrderedJson& resource = out["resource"];
   EXPECT_TRUE(resource.contains("host.name"));
   EXPECT_TRUE(resource["process.pid"].is_number_integer());
   resource["host.name"] = "<host>";
@@ -65,7 +65,7 @@ TEST_P(LensConfigGolden, MatchesGoldenJson) {
       with_base(c.env));
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err, "");
-  const Json got = normalize(Json::parse(result.out));
+  const OrderedJson got = normalize(OrderedJson::parse(result.out));
   const std::string path = std::string(LENS_GOLDEN_DIR) + "/config/" + c.name + ".json";
   if (std::getenv("LENS_UPDATE_GOLDEN") != nullptr) {
     std::ofstream(path) << got.dump(2) << "\n";
@@ -195,7 +195,7 @@ TEST(LensConfig, RandomRunIdWarnsOnStderr) {
   const auto result =
       run_process(LENS_CLI_PATH, {"config", "--rank", "1", "--world-size", "2"}, with_base({}));
   ASSERT_EQ(result.exit_code, 0);
-  const Json out = Json::parse(result.out);
+  const OrderedJson out = OrderedJson::parse(result.out);
   const std::string run_id = out["run_id"];
   EXPECT_EQ(run_id.size(), 12U);
   EXPECT_EQ(run_id.find_first_not_of("0123456789abcdef"), std::string::npos) << run_id;
@@ -209,7 +209,7 @@ TEST(LensConfig, RandomRunIdWarnsOnStderr) {
 TEST(LensConfig, RandomRunIdOfASingleProcessIsQuiet) {
   const auto result = run_process(LENS_CLI_PATH, {"config"}, with_base({}));
   ASSERT_EQ(result.exit_code, 0);
-  EXPECT_EQ(Json::parse(result.out)["run_id"].get<std::string>().size(), 12U);
+  EXPECT_EQ(OrderedJson::parse(result.out)["run_id"].get<std::string>().size(), 12U);
   EXPECT_EQ(result.err, "");
 }
 
@@ -218,7 +218,7 @@ TEST(LensConfig, ValuesThatAreNotUtf8AreReplacedNotFatal) {
   const auto result = run_process(LENS_CLI_PATH, {"config", "--otel-service-name", "bad\xff"},
                                   with_base({{"OTEL_RESOURCE_ATTRIBUTES", "k=%FF"}}));
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const Json out = Json::parse(result.out);
+  const OrderedJson out = OrderedJson::parse(result.out);
   EXPECT_EQ(out["service_name"], "bad\xef\xbf\xbd");  // U+FFFD
   EXPECT_EQ(out["resource"]["k"], "\xef\xbf\xbd");
 }

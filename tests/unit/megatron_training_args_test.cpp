@@ -23,7 +23,7 @@ std::string parse_error(const std::vector<std::string>& args) {
   return parsed.ok() ? std::string() : parsed.message();
 }
 
-RankInfo rank_of(int rank, int world_size, int local_rank = 0) {
+RankInfo rank_on_node(int rank, int world_size, int local_rank = 0) {
   Result<RankInfo> info = RankInfo::make(rank, world_size, local_rank, world_size);
   EXPECT_TRUE(info.ok()) << info.message();
   return *info;
@@ -146,36 +146,35 @@ TEST(TrainingArgs, BadInputNamesTheFlagTheValueAndWhatIsAccepted) {
 TEST(TrainingArgs, ParallelismIsCheckedAgainstTheJobSize) {
   TrainingArgs args = parse_ok({"--tensor-model-parallel-size", "2",
                                 "--pipeline-model-parallel-size", "2", "--micro-batch-size", "2"});
-  ASSERT_TRUE(resolve_parallelism(args, rank_of(0, 8)).ok());
+  ASSERT_TRUE(resolve_parallelism(args, rank_on_node(0, 8)).ok());
   EXPECT_EQ(args.data_parallel_size, 2);
   EXPECT_EQ(args.global_batch(), 4);  // micro x data-parallel when not given
   EXPECT_EQ(args.num_microbatches(), 1);
 
-  Status status = resolve_parallelism(args, rank_of(0, 6));
+  Status status = resolve_parallelism(args, rank_on_node(0, 6));
   EXPECT_EQ(status.message(),
             "World size 6 is not a multiple of --tensor-model-parallel-size 2 x "
             "--pipeline-model-parallel-size 2; accepted: parallel sizes whose product divides the "
             "number of processes");
 
   TrainingArgs batch = parse_ok({"--micro-batch-size", "2", "--global-batch-size", "6"});
-  status = resolve_parallelism(batch, rank_of(0, 2));
+  status = resolve_parallelism(batch, rank_on_node(0, 2));
   EXPECT_EQ(status.message(),
             "--global-batch-size 6 is not a multiple of --micro-batch-size 2 x data-parallel size "
             "2; accepted: a multiple of 4");
   TrainingArgs accumulate = parse_ok({"--micro-batch-size", "2", "--global-batch-size", "8"});
-  ASSERT_TRUE(resolve_parallelism(accumulate, rank_of(1, 2)).ok());
+  ASSERT_TRUE(resolve_parallelism(accumulate, rank_on_node(1, 2)).ok());
   EXPECT_EQ(accumulate.num_microbatches(), 2);
 
   TrainingArgs stages = parse_ok({"--pipeline-model-parallel-size", "4", "--num-layers", "2"});
-  status = resolve_parallelism(stages, rank_of(0, 4));
+  status = resolve_parallelism(stages, rank_on_node(0, 4));
   EXPECT_EQ(status.message(),
             "--pipeline-model-parallel-size 4 exceeds --num-layers 2; accepted: at most one stage "
             "per layer");
 
   // Found by fuzzing: the product used to wrap to 0 and the modulo killed the trainer (SIGFPE).
-  TrainingArgs huge =
-      parse_ok({"--micro-batch-size", "1073741824", "--global-batch-size", "8"});
-  status = resolve_parallelism(huge, rank_of(0, 4));
+  TrainingArgs huge = parse_ok({"--micro-batch-size", "1073741824", "--global-batch-size", "8"});
+  status = resolve_parallelism(huge, rank_on_node(0, 4));
   EXPECT_EQ(status.message(),
             "--micro-batch-size 1073741824 x data-parallel size 4 overflows a batch size; "
             "accepted: a product up to 2147483647");
@@ -185,7 +184,7 @@ TEST(TrainingArgs, ParallelismIsCheckedAgainstTheJobSize) {
 TEST(TrainingArgs, ResourceAttributesAreTheSeedPagesThirteenWithTheirTypes) {
   TrainingArgs args = parse_ok({"--pipeline-model-parallel-size", "2", "--micro-batch-size", "2",
                                 "--global-batch-size", "8", "--seq-length", "64", "--fp16"});
-  const RankInfo rank = rank_of(3, 4, 1);
+  const RankInfo rank = rank_on_node(3, 4, 1);
   ASSERT_TRUE(resolve_parallelism(args, rank).ok());
   const Attributes expected = {
       {"dl.local_rank", std::int64_t{1}},

@@ -25,6 +25,7 @@
 #include "lens/metrics.hpp"
 #include "lens/telemetry.hpp"
 #include "lens/testing/manual_metric_reader.hpp"
+#include "unit/metrics_test_support.hpp"
 #include "unit/test_support.hpp"
 
 namespace lens {
@@ -32,19 +33,10 @@ namespace {
 
 namespace sdkmetrics = opentelemetry::sdk::metrics;
 namespace nostd = opentelemetry::nostd;
+using test_support::find_metric;
 using testing::ManualMetricReader;
 
-Config metrics_config() {
-  Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.run_id = "bound-run";
-  config.exporter = "none";
-  config.traces_enabled = false;
-  return config;
-}
-
-struct Rig {
+struct BoundRig {
   TelemetryHandle handle;
   std::vector<std::shared_ptr<ManualMetricReader>> readers;
 };
@@ -54,9 +46,9 @@ class BoundInstruments : public ::testing::Test {
   void TearDown() override {
     for (auto& r : rigs_) EXPECT_TRUE(r.handle.shutdown(std::chrono::milliseconds(2000)).ok());
   }
-  Rig& make(std::vector<TemporalityPreference> temporalities,
-            std::vector<metrics::MetricView> views = {}) {
-    Rig rig;
+  BoundRig& make(std::vector<TemporalityPreference> temporalities,
+                 std::vector<metrics::MetricView> views = {}) {
+    BoundRig rig;
     SetupOverrides overrides;
     overrides.env = Env::from({});
     overrides.metric_views = std::move(views);
@@ -64,24 +56,16 @@ class BoundInstruments : public ::testing::Test {
       rig.readers.push_back(std::make_shared<ManualMetricReader>(t));
       overrides.metric_readers.push_back(rig.readers.back());
     }
-    auto made =
-        setup_telemetry(metrics_config(), test_support::rank_of(0, 1), {}, std::move(overrides));
+    auto made = setup_telemetry(test_support::metrics_only_config("bound-run"),
+                                test_support::rank_of(0, 1), {}, std::move(overrides));
     EXPECT_TRUE(made.ok()) << made.message();
     if (made.ok()) rig.handle = *made;
     rigs_.push_back(std::move(rig));
     return rigs_.back();
   }
-  Rig& make(TemporalityPreference t) { return make(std::vector<TemporalityPreference>{t}); }
-  std::list<Rig> rigs_;
+  BoundRig& make(TemporalityPreference t) { return make(std::vector<TemporalityPreference>{t}); }
+  std::list<BoundRig> rigs_;
 };
-
-const sdkmetrics::MetricData* find(const std::vector<sdkmetrics::MetricData>& data,
-                                   const std::string& name) {
-  for (const auto& metric : data) {
-    if (metric.instrument_descriptor.name_ == name) return &metric;
-  }
-  return nullptr;
-}
 
 std::int64_t sum_of(const sdkmetrics::MetricData* metric, std::size_t i = 0) {
   return nostd::get<std::int64_t>(
@@ -101,7 +85,7 @@ void in_threads(int n, F f) {
 }
 
 TEST_F(BoundInstruments, CounterSumsExactlyFromManyThreadsAfterTheyExit) {
-  Rig& rig = make(TemporalityPreference::cumulative);
+  BoundRig& rig = make(TemporalityPreference::cumulative);
   auto counter = metrics::create_bound_uint64_counter(*rig.handle.meter(), "test.bound.counter",
                                                       {{"rank", std::int64_t{3}}, {"phase", "fwd"}},
                                                       "tokens", "{token}");
@@ -111,7 +95,7 @@ TEST_F(BoundInstruments, CounterSumsExactlyFromManyThreadsAfterTheyExit) {
   });
   counter.add(1);  // this thread too
   auto first = rig.readers[0]->collect();
-  const auto* m = find(first, "test.bound.counter");
+  const auto* m = find_metric(first, "test.bound.counter");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->instrument_descriptor.type_, sdkmetrics::InstrumentType::kObservableCounter);
   EXPECT_EQ(m->instrument_descriptor.unit_, "{token}");
@@ -126,18 +110,18 @@ TEST_F(BoundInstruments, CounterSumsExactlyFromManyThreadsAfterTheyExit) {
   // New threads take over the slots of exited ones: nothing is lost.
   in_threads(3, [&](int) { counter.add(2); });
   auto second = rig.readers[0]->collect();
-  EXPECT_EQ(sum_of(find(second, "test.bound.counter")), 2400007);
+  EXPECT_EQ(sum_of(find_metric(second, "test.bound.counter")), 2400007);
   EXPECT_EQ(rig.readers[0]->scopes().at(0), "nemo.lens");
 }
 
 TEST_F(BoundInstruments, CounterDeltaResetsEachCollection) {
-  Rig& rig = make(TemporalityPreference::delta);
+  BoundRig& rig = make(TemporalityPreference::delta);
   auto counter = metrics::create_bound_double_counter(*rig.handle.meter(), "test.bound.delta");
   counter.add(1.5);
   counter.add(2.5);
   counter.add(-1.0);  // a counter only grows: ignored, as the SDK does
   auto first = rig.readers[0]->collect();
-  const auto* m1 = find(first, "test.bound.delta");
+  const auto* m1 = find_metric(first, "test.bound.delta");
   ASSERT_NE(m1, nullptr);
   EXPECT_EQ(m1->aggregation_temporality, sdkmetrics::AggregationTemporality::kDelta);
   EXPECT_EQ(nostd::get<double>(
@@ -145,7 +129,7 @@ TEST_F(BoundInstruments, CounterDeltaResetsEachCollection) {
             4.0);
   in_threads(2, [&](int) { counter.add(0.25); });
   auto second = rig.readers[0]->collect();
-  const auto* m2 = find(second, "test.bound.delta");
+  const auto* m2 = find_metric(second, "test.bound.delta");
   ASSERT_NE(m2, nullptr);
   EXPECT_EQ(nostd::get<double>(
                 nostd::get<sdkmetrics::SumPointData>(m2->point_data_attr_.at(0).point_data).value_),
@@ -153,7 +137,7 @@ TEST_F(BoundInstruments, CounterDeltaResetsEachCollection) {
 }
 
 TEST_F(BoundInstruments, HistogramBucketsAtTheBoundariesWithMinMaxSum) {
-  Rig& rig = make(TemporalityPreference::cumulative);
+  BoundRig& rig = make(TemporalityPreference::cumulative);
   auto histogram = metrics::create_bound_double_histogram(*rig.handle.meter(), "test.bound.hist",
                                                           {{"phase", "forward"}}, "step", "ms");
   // Default boundaries 0, 5, 10, 25, ..., 10000: a value equal to a boundary falls in the
@@ -162,7 +146,7 @@ TEST_F(BoundInstruments, HistogramBucketsAtTheBoundariesWithMinMaxSum) {
   histogram.record(-1.0);  // rejected, as the SDK rejects it
   histogram.record(std::numeric_limits<double>::quiet_NaN());
   auto data = rig.readers[0]->collect();
-  const auto* m = find(data, "test.bound.hist");
+  const auto* m = find_metric(data, "test.bound.hist");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->instrument_descriptor.type_, sdkmetrics::InstrumentType::kHistogram);
   EXPECT_EQ(m->instrument_descriptor.value_type_, sdkmetrics::InstrumentValueType::kDouble);
@@ -200,7 +184,7 @@ TEST_F(BoundInstruments, ViewsApplyAsToTheSdksHistograms) {
     view.view = sdkmetrics::ViewFactory::Create(name, "from the view", "", aggregation);
     views.push_back(std::move(view));
   }
-  Rig& rig = make({TemporalityPreference::cumulative}, std::move(views));
+  BoundRig& rig = make({TemporalityPreference::cumulative}, std::move(views));
   auto buckets = metrics::create_bound_double_histogram(*rig.handle.meter(), "test.view.buckets");
   auto renamed = metrics::create_bound_uint64_histogram(*rig.handle.meter(), "test.view.renamed",
                                                         {}, "own description");
@@ -210,20 +194,20 @@ TEST_F(BoundInstruments, ViewsApplyAsToTheSdksHistograms) {
   dropped.record(1.0);
   EXPECT_FALSE(static_cast<bool>(dropped));
   auto data = rig.readers[0]->collect();
-  const auto* m = find(data, "test.view.buckets");
+  const auto* m = find_metric(data, "test.view.buckets");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(histogram_of(m).boundaries_, (std::vector<double>{1.0, 10.0}));
   EXPECT_EQ(histogram_of(m).counts_, (std::vector<std::uint64_t>{2, 1, 1}));
-  const auto* r = find(data, "test.view.new_name");
+  const auto* r = find_metric(data, "test.view.new_name");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->instrument_descriptor.description_, "from the view");
   EXPECT_EQ(histogram_of(r).count_, 1U);
-  EXPECT_EQ(find(data, "test.view.renamed"), nullptr);
-  EXPECT_EQ(find(data, "test.view.dropped"), nullptr);
+  EXPECT_EQ(find_metric(data, "test.view.renamed"), nullptr);
+  EXPECT_EQ(find_metric(data, "test.view.dropped"), nullptr);
 }
 
 TEST_F(BoundInstruments, HistogramDeltaAndCumulativeStartTimes) {
-  Rig& rig = make({TemporalityPreference::delta, TemporalityPreference::cumulative});
+  BoundRig& rig = make({TemporalityPreference::delta, TemporalityPreference::cumulative});
   auto& delta = *rig.readers[0];
   auto& cumulative = *rig.readers[1];
   const auto before = std::chrono::system_clock::now();
@@ -233,8 +217,8 @@ TEST_F(BoundInstruments, HistogramDeltaAndCumulativeStartTimes) {
   histogram.record(20);
   auto d1 = delta.collect();
   auto c1 = cumulative.collect();
-  const auto* md1 = find(d1, "test.bound.uh");
-  const auto* mc1 = find(c1, "test.bound.uh");
+  const auto* md1 = find_metric(d1, "test.bound.uh");
+  const auto* mc1 = find_metric(c1, "test.bound.uh");
   ASSERT_NE(md1, nullptr);
   ASSERT_NE(mc1, nullptr);
   EXPECT_EQ(md1->aggregation_temporality, sdkmetrics::AggregationTemporality::kDelta);
@@ -248,8 +232,8 @@ TEST_F(BoundInstruments, HistogramDeltaAndCumulativeStartTimes) {
   histogram.record(30);
   auto d2 = delta.collect();
   auto c2 = cumulative.collect();
-  const auto* md2 = find(d2, "test.bound.uh");
-  const auto* mc2 = find(c2, "test.bound.uh");
+  const auto* md2 = find_metric(d2, "test.bound.uh");
+  const auto* mc2 = find_metric(c2, "test.bound.uh");
   ASSERT_NE(md2, nullptr);
   ASSERT_NE(mc2, nullptr);
   // Delta: only the new value, from where the previous interval ended.
@@ -267,14 +251,14 @@ TEST_F(BoundInstruments, HistogramDeltaAndCumulativeStartTimes) {
   EXPECT_EQ(nostd::get<std::int64_t>(histogram_of(mc2).max_), 30);
   // Nothing new: no delta point at all, the cumulative one stays.
   auto d3 = delta.collect();
-  EXPECT_EQ(find(d3, "test.bound.uh"), nullptr);
+  EXPECT_EQ(find_metric(d3, "test.bound.uh"), nullptr);
   auto c3 = cumulative.collect();
-  ASSERT_NE(find(c3, "test.bound.uh"), nullptr);
-  EXPECT_EQ(histogram_of(find(c3, "test.bound.uh")).count_, 3U);
+  ASSERT_NE(find_metric(c3, "test.bound.uh"), nullptr);
+  EXPECT_EQ(histogram_of(find_metric(c3, "test.bound.uh")).count_, 3U);
 }
 
 TEST_F(BoundInstruments, HistogramFromManyThreadsIsExact) {
-  Rig& rig = make(TemporalityPreference::delta);
+  BoundRig& rig = make(TemporalityPreference::delta);
   auto histogram =
       metrics::make_histogram<double>(*rig.handle.meter(), "test.bound.mt", "", "", {1.0, 2.0});
   auto a = histogram.bind({{"side", "a"}});
@@ -286,7 +270,7 @@ TEST_F(BoundInstruments, HistogramFromManyThreadsIsExact) {
   std::thread collector([&] {
     while (!stop.load()) {
       auto data = rig.readers[0]->collect();
-      if (const auto* m = find(data, "test.bound.mt")) {
+      if (const auto* m = find_metric(data, "test.bound.mt")) {
         for (const auto& p : m->point_data_attr_) {
           if (nostd::get<std::string>(p.attributes.at("side")) != "a") continue;
           const auto& h = nostd::get<sdkmetrics::HistogramPointData>(p.point_data);
@@ -306,7 +290,7 @@ TEST_F(BoundInstruments, HistogramFromManyThreadsIsExact) {
   stop.store(true);
   collector.join();
   auto last = rig.readers[0]->collect();
-  const auto* m = find(last, "test.bound.mt");
+  const auto* m = find_metric(last, "test.bound.mt");
   if (m != nullptr) {
     for (const auto& p : m->point_data_attr_) {
       if (nostd::get<std::string>(p.attributes.at("side")) != "a") continue;
@@ -320,13 +304,13 @@ TEST_F(BoundInstruments, HistogramFromManyThreadsIsExact) {
 }
 
 TEST_F(BoundInstruments, HistogramSeriesShareOneMetric) {
-  Rig& rig = make(TemporalityPreference::cumulative);
+  BoundRig& rig = make(TemporalityPreference::cumulative);
   auto histogram = metrics::make_histogram<double>(*rig.handle.meter(), "test.bound.two");
   histogram.bind({{"k", "x"}}).record(1.0);
   histogram.bind({{"k", "y"}}).record(2.0);
   histogram.record(3.0, {{"k", "x"}});
   auto data = rig.readers[0]->collect();
-  const auto* m = find(data, "test.bound.two");
+  const auto* m = find_metric(data, "test.bound.two");
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(m->point_data_attr_.size(), 2U);
   for (const auto& p : m->point_data_attr_) {
@@ -342,7 +326,7 @@ TEST_F(BoundInstruments, HistogramSeriesShareOneMetric) {
 }
 
 TEST_F(BoundInstruments, CounterAddFindsTheSetInAnyOrder) {
-  Rig& rig = make(TemporalityPreference::cumulative);
+  BoundRig& rig = make(TemporalityPreference::cumulative);
   auto counter = metrics::make_counter<std::uint64_t>(*rig.handle.meter(), "test.bound.lookup");
   in_threads(2, [&](int) {
     for (int i = 0; i < 1000; ++i) {
@@ -354,7 +338,7 @@ TEST_F(BoundInstruments, CounterAddFindsTheSetInAnyOrder) {
   });
   counter.bind({{"rank", std::int64_t{3}}, {"phase", "forward"}, {"ok", true}}).add(7);
   auto data = rig.readers[0]->collect();
-  const auto* m = find(data, "test.bound.lookup");
+  const auto* m = find_metric(data, "test.bound.lookup");
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(m->point_data_attr_.size(), 3U);
   std::map<std::pair<std::int64_t, std::size_t>, std::int64_t> by_rank;  // (rank, #attrs)
@@ -368,11 +352,11 @@ TEST_F(BoundInstruments, CounterAddFindsTheSetInAnyOrder) {
 }
 
 TEST_F(BoundInstruments, AttributeSetsPastTheLimitGoToTheOverflowSeries) {
-  Rig& rig = make(TemporalityPreference::cumulative);
+  BoundRig& rig = make(TemporalityPreference::cumulative);
   auto counter = metrics::make_counter<std::uint64_t>(*rig.handle.meter(), "test.bound.limit");
   for (int i = 0; i < 2100; ++i) counter.add(1, {{"id", i}});
   auto data = rig.readers[0]->collect();
-  const auto* m = find(data, "test.bound.limit");
+  const auto* m = find_metric(data, "test.bound.limit");
   ASSERT_NE(m, nullptr);
   // 1997 sets of their own and the overflow series, below the SDK's own limit.
   ASSERT_EQ(m->point_data_attr_.size(), 1998U);
@@ -414,7 +398,7 @@ TEST(BoundInstrumentsNoop, NoopMeterAndRejectedNamesRecordNothing) {
 }
 
 TEST_F(BoundInstruments, InvalidNameOrBoundariesGiveANoopInstrument) {
-  Rig& rig = make(TemporalityPreference::cumulative);
+  BoundRig& rig = make(TemporalityPreference::cumulative);
   EXPECT_FALSE(metrics::create_bound_uint64_counter(*rig.handle.meter(), "1-invalid name"));
   EXPECT_FALSE(metrics::create_bound_double_histogram(*rig.handle.meter(), "1-invalid name"));
   ::testing::internal::CaptureStderr();
@@ -428,19 +412,19 @@ TEST_F(BoundInstruments, InvalidNameOrBoundariesGiveANoopInstrument) {
 }
 
 TEST_F(BoundInstruments, HistogramOnlyMeterStillExportsAndDestroyedInstrumentsStop) {
-  Rig& rig = make(TemporalityPreference::cumulative);
+  BoundRig& rig = make(TemporalityPreference::cumulative);
   auto meter = rig.handle.meter();
   {
     auto histogram = metrics::create_bound_double_histogram(*meter, "test.bound.alone");
     histogram.record(4.0);
     auto data = rig.readers[0]->collect();
     // The SDK had nothing for this meter: the histogram still comes out, under its scope.
-    const auto* m = find(data, "test.bound.alone");
+    const auto* m = find_metric(data, "test.bound.alone");
     ASSERT_NE(m, nullptr);
     EXPECT_EQ(histogram_of(m).count_, 1U);
   }
   auto after = rig.readers[0]->collect();
-  EXPECT_EQ(find(after, "test.bound.alone"), nullptr);
+  EXPECT_EQ(find_metric(after, "test.bound.alone"), nullptr);
 }
 
 // Through setup's own periodic reader and the file exporter: the bound histogram and counter
@@ -449,7 +433,7 @@ TEST(BoundInstrumentsExport, PeriodicReaderWritesBoundInstrumentsToTheFile) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("lens-bound-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  Config config = metrics_config();
+  Config config = test_support::metrics_only_config("bound-run");
   config.exporter = "file";
   config.file_path = dir.string();
   SetupOverrides overrides;
@@ -496,7 +480,7 @@ TEST(BoundInstrumentsExport, PeriodicReaderWritesBoundInstrumentsToTheFile) {
 // A forked child (a data-loader worker) may keep calling the parent's bound instruments: it must
 // not crash or block; what it records is dropped.
 TEST_F(BoundInstruments, ForkedChildRecordsWithoutCrashing) {
-  Rig& rig = make(TemporalityPreference::cumulative);
+  BoundRig& rig = make(TemporalityPreference::cumulative);
   auto counter = metrics::create_bound_uint64_counter(*rig.handle.meter(), "test.bound.fork");
   auto histogram = metrics::make_histogram<double>(*rig.handle.meter(), "test.bound.forkh");
   counter.add(1);  // this thread's slot exists before the fork
@@ -515,8 +499,8 @@ TEST_F(BoundInstruments, ForkedChildRecordsWithoutCrashing) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   auto data = rig.readers[0]->collect();
-  EXPECT_EQ(sum_of(find(data, "test.bound.fork")), 1);
-  EXPECT_EQ(histogram_of(find(data, "test.bound.forkh")).count_, 1U);
+  EXPECT_EQ(sum_of(find_metric(data, "test.bound.fork")), 1);
+  EXPECT_EQ(histogram_of(find_metric(data, "test.bound.forkh")).count_, 1U);
 }
 
 }  // namespace

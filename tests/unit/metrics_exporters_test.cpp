@@ -202,7 +202,7 @@ TEST(MetricsExporters, CachedGaugesReachTheExportAtShutdown) {
 }
 
 TEST(MetricsExporters, ACleanShutdownAndExitPrintNothingOnStderr) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   {
     SetupOverrides overrides;
     overrides.env = Env::from({});
@@ -212,7 +212,7 @@ TEST(MetricsExporters, ACleanShutdownAndExitPrintNothingOnStderr) {
     handle->meter()->CreateUInt64Counter("test.quiet")->Add(1);
     ASSERT_TRUE(handle->shutdown(std::chrono::milliseconds(2000)).ok());
   }  // the providers are destroyed here, as at the end of a process
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
 TEST(MetricsExporters, TemporalityFollowsThePreference) {

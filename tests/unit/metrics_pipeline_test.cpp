@@ -15,6 +15,7 @@
 #include "lens/metrics.hpp"
 #include "lens/telemetry.hpp"
 #include "lens/testing/manual_metric_reader.hpp"
+#include "unit/metrics_test_support.hpp"
 #include "unit/test_support.hpp"
 
 namespace lens {
@@ -22,43 +23,26 @@ namespace {
 
 namespace sdkmetrics = opentelemetry::sdk::metrics;
 namespace nostd = opentelemetry::nostd;
+using test_support::find_metric;
 using testing::ManualMetricReader;
 
-Config metrics_config() {
-  Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.run_id = "metrics-run";
-  config.exporter = "none";
-  config.traces_enabled = false;
-  return config;
-}
-
-struct Rig {
+struct PipelineRig {
   TelemetryHandle handle;
   std::shared_ptr<ManualMetricReader> reader;
 };
 
-Rig set_up(TemporalityPreference temporality, std::vector<metrics::MetricView> views = {}) {
-  Rig s;
+PipelineRig set_up(TemporalityPreference temporality, std::vector<metrics::MetricView> views = {}) {
+  PipelineRig s;
   s.reader = std::make_shared<ManualMetricReader>(temporality);
   SetupOverrides overrides;
   overrides.env = Env::from({});
   overrides.metric_readers.push_back(s.reader);
   overrides.metric_views = std::move(views);
-  auto made =
-      setup_telemetry(metrics_config(), test_support::rank_of(0, 1), {}, std::move(overrides));
+  auto made = setup_telemetry(test_support::metrics_only_config("metrics-run"),
+                              test_support::rank_of(0, 1), {}, std::move(overrides));
   EXPECT_TRUE(made.ok()) << made.message();
   if (made.ok()) s.handle = *made;
   return s;
-}
-
-const sdkmetrics::MetricData* find(const std::vector<sdkmetrics::MetricData>& data,
-                                   const std::string& name) {
-  for (const auto& metric : data) {
-    if (metric.instrument_descriptor.name_ == name) return &metric;
-  }
-  return nullptr;
 }
 
 template <class T>
@@ -73,21 +57,21 @@ class MetricsPipeline : public ::testing::Test {
   void TearDown() override {
     for (auto& s : setups_) EXPECT_TRUE(s.handle.shutdown(std::chrono::milliseconds(2000)).ok());
   }
-  Rig& make(TemporalityPreference t, std::vector<metrics::MetricView> views = {}) {
+  PipelineRig& make(TemporalityPreference t, std::vector<metrics::MetricView> views = {}) {
     setups_.push_back(set_up(t, std::move(views)));
     return setups_.back();
   }
-  std::list<Rig> setups_;
+  std::list<PipelineRig> setups_;
 };
 
 TEST_F(MetricsPipeline, CounterCumulativeKeepsItsStartAndSums) {
-  Rig& s = make(TemporalityPreference::cumulative);
+  PipelineRig& s = make(TemporalityPreference::cumulative);
   auto counter = s.handle.meter()->CreateUInt64Counter("test.counter", "d", "{item}");
   counter->Add(1);
   counter->Add(2);
   counter->Add(3);
   auto first = s.reader->collect();
-  const auto* m1 = find(first, "test.counter");
+  const auto* m1 = find_metric(first, "test.counter");
   ASSERT_NE(m1, nullptr);
   EXPECT_EQ(m1->aggregation_temporality, sdkmetrics::AggregationTemporality::kCumulative);
   EXPECT_EQ(nostd::get<std::int64_t>(only_point<sdkmetrics::SumPointData>(m1).value_), 6);
@@ -95,7 +79,7 @@ TEST_F(MetricsPipeline, CounterCumulativeKeepsItsStartAndSums) {
   EXPECT_EQ(m1->instrument_descriptor.unit_, "{item}");
   counter->Add(4);
   auto second = s.reader->collect();
-  const auto* m2 = find(second, "test.counter");
+  const auto* m2 = find_metric(second, "test.counter");
   EXPECT_EQ(nostd::get<std::int64_t>(only_point<sdkmetrics::SumPointData>(m2).value_), 10);
   EXPECT_EQ(m2->start_ts, m1->start_ts);
   EXPECT_GT(m2->end_ts.time_since_epoch(), m1->end_ts.time_since_epoch());
@@ -103,18 +87,18 @@ TEST_F(MetricsPipeline, CounterCumulativeKeepsItsStartAndSums) {
 }
 
 TEST_F(MetricsPipeline, CounterDeltaResetsAndStartsWhereTheLastEnded) {
-  Rig& s = make(TemporalityPreference::delta);
+  PipelineRig& s = make(TemporalityPreference::delta);
   auto counter = s.handle.meter()->CreateDoubleCounter("test.delta");
   counter->Add(1.5);
   counter->Add(2.5);
   auto first = s.reader->collect();
-  const auto* m1 = find(first, "test.delta");
+  const auto* m1 = find_metric(first, "test.delta");
   ASSERT_NE(m1, nullptr);
   EXPECT_EQ(m1->aggregation_temporality, sdkmetrics::AggregationTemporality::kDelta);
   EXPECT_EQ(nostd::get<double>(only_point<sdkmetrics::SumPointData>(m1).value_), 4.0);
   counter->Add(0.25);
   auto second = s.reader->collect();
-  const auto* m2 = find(second, "test.delta");
+  const auto* m2 = find_metric(second, "test.delta");
   EXPECT_EQ(nostd::get<double>(only_point<sdkmetrics::SumPointData>(m2).value_), 0.25);
   // opentelemetry-cpp 1.19 does not start a delta interval exactly where the previous one
   // ended (it may reuse the previous start, or a time shortly before the previous end).
@@ -123,12 +107,12 @@ TEST_F(MetricsPipeline, CounterDeltaResetsAndStartsWhereTheLastEnded) {
 }
 
 TEST_F(MetricsPipeline, UpDownCounterStaysCumulativeUnderDelta) {
-  Rig& s = make(TemporalityPreference::delta);
+  PipelineRig& s = make(TemporalityPreference::delta);
   auto counter = s.handle.meter()->CreateInt64UpDownCounter("test.updown");
   counter->Add(5);
   counter->Add(-2);
   auto first = s.reader->collect();
-  const auto* m1 = find(first, "test.updown");
+  const auto* m1 = find_metric(first, "test.updown");
   ASSERT_NE(m1, nullptr);
   EXPECT_EQ(m1->aggregation_temporality, sdkmetrics::AggregationTemporality::kCumulative);
   EXPECT_EQ(nostd::get<std::int64_t>(only_point<sdkmetrics::SumPointData>(m1).value_), 3);
@@ -136,20 +120,21 @@ TEST_F(MetricsPipeline, UpDownCounterStaysCumulativeUnderDelta) {
   counter->Add(-4);
   auto second = s.reader->collect();
   EXPECT_EQ(nostd::get<std::int64_t>(
-                only_point<sdkmetrics::SumPointData>(find(second, "test.updown")).value_),
+                only_point<sdkmetrics::SumPointData>(find_metric(second, "test.updown")).value_),
             -1);
 }
 
 TEST_F(MetricsPipeline, HistogramBucketsAtTheDefaultBoundaries) {
   for (auto temporality : {TemporalityPreference::cumulative, TemporalityPreference::delta}) {
-    Rig& s = make(temporality);
+    PipelineRig& s = make(temporality);
     auto histogram = s.handle.meter()->CreateDoubleHistogram("test.histogram", "", "ms");
     // Buckets are (-inf, 0], (0, 5], (5, 10], ... (7500, 10000], (10000, +inf).
     for (double v : {0.0, 5.0, 5.5, 10.0, 10000.0, 10000.5}) {
       histogram->Record(v, opentelemetry::context::Context{});
     }
     auto first = s.reader->collect();
-    const auto& point = only_point<sdkmetrics::HistogramPointData>(find(first, "test.histogram"));
+    const auto& point =
+        only_point<sdkmetrics::HistogramPointData>(find_metric(first, "test.histogram"));
     EXPECT_EQ(point.boundaries_, metrics::default_histogram_boundaries());
     std::vector<std::uint64_t> expected(16, 0);
     expected[0] = 1;
@@ -164,7 +149,8 @@ TEST_F(MetricsPipeline, HistogramBucketsAtTheDefaultBoundaries) {
     EXPECT_EQ(nostd::get<double>(point.max_), 10000.5);
     histogram->Record(1.0, opentelemetry::context::Context{});
     auto second = s.reader->collect();
-    const auto& next = only_point<sdkmetrics::HistogramPointData>(find(second, "test.histogram"));
+    const auto& next =
+        only_point<sdkmetrics::HistogramPointData>(find_metric(second, "test.histogram"));
     const bool delta = temporality == TemporalityPreference::delta;
     EXPECT_EQ(next.count_, delta ? 1U : 7U);
     EXPECT_EQ(next.counts_[1], delta ? 1U : 2U);
@@ -176,11 +162,11 @@ TEST_F(MetricsPipeline, HistogramBucketsAtTheDefaultBoundaries) {
 TEST_F(MetricsPipeline, HistogramViewSetsBoundariesAndDropsMinMax) {
   std::vector<metrics::MetricView> views;
   views.push_back(metrics::histogram_view("test.custom", {1.0, 2.0}, false));
-  Rig& s = make(TemporalityPreference::cumulative, std::move(views));
+  PipelineRig& s = make(TemporalityPreference::cumulative, std::move(views));
   auto histogram = s.handle.meter()->CreateUInt64Histogram("test.custom");
   for (std::uint64_t v : {1U, 2U, 3U, 3U}) histogram->Record(v, opentelemetry::context::Context{});
   auto data = s.reader->collect();
-  const auto& point = only_point<sdkmetrics::HistogramPointData>(find(data, "test.custom"));
+  const auto& point = only_point<sdkmetrics::HistogramPointData>(find_metric(data, "test.custom"));
   EXPECT_EQ(point.boundaries_, (std::vector<double>{1.0, 2.0}));
   EXPECT_EQ(point.counts_, (std::vector<std::uint64_t>{1, 1, 2}));
   EXPECT_EQ(nostd::get<std::int64_t>(point.sum_), 9);
@@ -188,14 +174,14 @@ TEST_F(MetricsPipeline, HistogramViewSetsBoundariesAndDropsMinMax) {
 }
 
 TEST_F(MetricsPipeline, GaugeReportsTheLastValuePerAttributeSet) {
-  Rig& s = make(TemporalityPreference::delta);
+  PipelineRig& s = make(TemporalityPreference::delta);
   auto meter = s.handle.meter();
   auto gauge = metrics::create_double_gauge(*meter, "test.gauge", "", "GiB");
   gauge.record(1.5);
   gauge.record(2.5);
   gauge.record(7.0, {{"device", std::int64_t{1}}});
   auto first = s.reader->collect();
-  const auto* metric = find(first, "test.gauge");
+  const auto* metric = find_metric(first, "test.gauge");
   ASSERT_NE(metric, nullptr);
   ASSERT_EQ(metric->point_data_attr_.size(), 2U);
   std::map<std::size_t, double> by_size;
@@ -208,17 +194,17 @@ TEST_F(MetricsPipeline, GaugeReportsTheLastValuePerAttributeSet) {
   // Reported again at the next collection, with the value recorded since.
   gauge.record(3.0);
   auto second = s.reader->collect();
-  EXPECT_EQ(find(second, "test.gauge")->point_data_attr_.size(), 2U);
+  EXPECT_EQ(find_metric(second, "test.gauge")->point_data_attr_.size(), 2U);
 }
 
 TEST_F(MetricsPipeline, OverflowSeriesAtTheCardinalityLimit) {
-  Rig& s = make(TemporalityPreference::cumulative);
+  PipelineRig& s = make(TemporalityPreference::cumulative);
   auto counter = s.handle.meter()->CreateUInt64Counter("test.cardinality");
   for (int i = 0; i < 2100; ++i) {
     counter->Add(1, {{"id", i}});
   }
   auto data = s.reader->collect();
-  const auto* metric = find(data, "test.cardinality");
+  const auto* metric = find_metric(data, "test.cardinality");
   ASSERT_NE(metric, nullptr);
   // opentelemetry-cpp 1.19 (limit 2000, not configurable) keeps 1998 series of their own plus
   // the overflow series: one fewer than the specification's limit.
@@ -244,7 +230,7 @@ TEST_F(MetricsPipeline, OverflowSeriesAtTheCardinalityLimit) {
 }
 
 TEST_F(MetricsPipeline, ObservableCallbackRunsOncePerCollection) {
-  Rig& s = make(TemporalityPreference::cumulative);
+  PipelineRig& s = make(TemporalityPreference::cumulative);
   struct State {
     std::atomic<int> calls{0};
   } state;
@@ -259,18 +245,18 @@ TEST_F(MetricsPipeline, ObservableCallbackRunsOncePerCollection) {
   auto first = s.reader->collect();
   EXPECT_EQ(state.calls.load(), 1);
   EXPECT_EQ(nostd::get<std::int64_t>(
-                only_point<sdkmetrics::SumPointData>(find(first, "test.observed")).value_),
+                only_point<sdkmetrics::SumPointData>(find_metric(first, "test.observed")).value_),
             10);
   auto second = s.reader->collect();
   EXPECT_EQ(state.calls.load(), 2);
   EXPECT_EQ(nostd::get<std::int64_t>(
-                only_point<sdkmetrics::SumPointData>(find(second, "test.observed")).value_),
+                only_point<sdkmetrics::SumPointData>(find_metric(second, "test.observed")).value_),
             20);
   observable->RemoveCallback(callback, &state);
 }
 
 TEST_F(MetricsPipeline, ConcurrentRecordingSumsExactly) {
-  Rig& s = make(TemporalityPreference::cumulative);
+  PipelineRig& s = make(TemporalityPreference::cumulative);
   auto counter = s.handle.meter()->CreateUInt64Counter("test.concurrent");
   auto histogram = s.handle.meter()->CreateDoubleHistogram("test.concurrent.histogram");
   constexpr int kThreads = 4;
@@ -289,7 +275,7 @@ TEST_F(MetricsPipeline, ConcurrentRecordingSumsExactly) {
   for (auto& thread : threads) thread.join();
   auto data = s.reader->collect();
   std::int64_t total = 0;
-  for (const auto& point : find(data, "test.concurrent")->point_data_attr_) {
+  for (const auto& point : find_metric(data, "test.concurrent")->point_data_attr_) {
     const auto v =
         nostd::get<std::int64_t>(nostd::get<sdkmetrics::SumPointData>(point.point_data).value_);
     EXPECT_EQ(v, 2 * kAdds);
@@ -297,36 +283,36 @@ TEST_F(MetricsPipeline, ConcurrentRecordingSumsExactly) {
   }
   EXPECT_EQ(total, kThreads * kAdds);
   const auto& h =
-      only_point<sdkmetrics::HistogramPointData>(find(data, "test.concurrent.histogram"));
+      only_point<sdkmetrics::HistogramPointData>(find_metric(data, "test.concurrent.histogram"));
   EXPECT_EQ(h.count_, static_cast<std::uint64_t>(kThreads * kAdds));
   EXPECT_EQ(nostd::get<double>(h.sum_), 2.0 * kThreads * kAdds);
 }
 
 TEST_F(MetricsPipeline, InvalidInstrumentNameGivesANoopInstrument) {
-  Rig& s = make(TemporalityPreference::cumulative);
+  PipelineRig& s = make(TemporalityPreference::cumulative);
   auto counter = s.handle.meter()->CreateUInt64Counter("1-starts-with-a-digit");
   ASSERT_NE(counter, nullptr);
   counter->Add(5);
   auto data = s.reader->collect();
-  EXPECT_EQ(find(data, "1-starts-with-a-digit"), nullptr);
+  EXPECT_EQ(find_metric(data, "1-starts-with-a-digit"), nullptr);
 }
 
 TEST_F(MetricsPipeline, SelfMetricsCountExportsPerSignal) {
-  Rig& s = make(TemporalityPreference::cumulative);
+  PipelineRig& s = make(TemporalityPreference::cumulative);
   auto data = s.reader->collect();
   for (const char* name :
        {"lens.exporter.exported", "lens.exporter.failed", "lens.exporter.dropped"}) {
-    const auto* metric = find(data, name);
+    const auto* metric = find_metric(data, name);
     ASSERT_NE(metric, nullptr) << name;
     ASSERT_EQ(metric->point_data_attr_.size(), 1U) << name;  // metrics only: traces and logs off
     EXPECT_EQ(nostd::get<std::string>(metric->point_data_attr_[0].attributes.at("signal")),
               "metrics");
   }
-  EXPECT_NE(find(data, "lens.queue.size"), nullptr);
+  EXPECT_NE(find_metric(data, "lens.queue.size"), nullptr);
 }
 
 TEST_F(MetricsPipeline, NonExportingRankHasANoopMeter) {
-  Config config = metrics_config();
+  Config config = test_support::metrics_only_config("metrics-run");
   config.rank_strategy = "single_rank";
   auto reader = std::make_shared<ManualMetricReader>();
   SetupOverrides overrides;

@@ -18,17 +18,14 @@
 #include "lens/otel_settings.hpp"
 #include "lens/rank_info.hpp"
 #include "lens/strategies.hpp"
+#include "unit/test_support.hpp"
 
 namespace lens {
 namespace {
 
 using ::testing::HasSubstr;
 
-RankInfo rank_of(int rank, int world_size) {
-  auto info = RankInfo::make(rank, world_size);
-  EXPECT_TRUE(info.ok()) << info.message();
-  return *info;
-}
+using test_support::rank_of;
 
 // A trace id whose bytes 8..15 hold `low` big-endian and bytes 0..7 hold `high`.
 SamplingParams root_params(std::uint64_t low, std::uint64_t high = 0) {

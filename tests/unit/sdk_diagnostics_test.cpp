@@ -63,11 +63,11 @@ TEST(SdkDiagnostics, InstalledHandlerReceivesTheSdkEvents) {
   EXPECT_EQ(&installed, &lens::sdk::install_sdk_diagnostics());
   EXPECT_EQ(internal_log::GlobalLogHandler::GetLogLevel(), internal_log::LogLevel::Warning);
   const std::uint64_t before = installed.events();
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   for (int i = 0; i < 3; ++i) {
     OTEL_INTERNAL_LOG_WARN("a diagnostic from the sdk under test");
   }
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(installed.events() - before, 3U);
   EXPECT_EQ(err,
             "lens: opentelemetry-cpp warning: a diagnostic from the sdk under test (further "

@@ -30,7 +30,7 @@ using RecordablePtr = std::unique_ptr<otel_sdk::Recordable>;
 using namespace std::chrono_literals;
 
 // What the wrapped exporter saw, readable after the exporter moved into the pipeline.
-struct Script {
+struct SenderScript {
   std::mutex mutex;
   std::condition_variable changed;
   bool gate_open = true;  // Export returns only while open
@@ -56,9 +56,10 @@ struct Script {
   }
 };
 
-class ScriptedExporter final : public otel_sdk::SpanExporter {
+class ScriptedBatchExporter final : public otel_sdk::SpanExporter {
  public:
-  explicit ScriptedExporter(std::shared_ptr<Script> script) : script_(std::move(script)) {}
+  explicit ScriptedBatchExporter(std::shared_ptr<SenderScript> script)
+      : script_(std::move(script)) {}
   RecordablePtr MakeRecordable() noexcept override {
     return std::make_unique<otel_sdk::SpanData>();
   }
@@ -91,7 +92,7 @@ class ScriptedExporter final : public otel_sdk::SpanExporter {
   }
 
  private:
-  std::shared_ptr<Script> script_;
+  std::shared_ptr<SenderScript> script_;
 };
 
 // A batch of spans named `prefix`0, `prefix`1, ...
@@ -111,8 +112,8 @@ ExportResult export_batch(otel_sdk::SpanExporter& exporter, std::vector<Recordab
 }
 
 TEST(SdkPipelinedExporter, SendsBatchesInOrderOnItsOwnThread) {
-  auto script = std::make_shared<Script>();
-  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script));
+  auto script = std::make_shared<SenderScript>();
+  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedBatchExporter>(script));
   for (const char* prefix : {"a", "b", "c"}) {
     auto spans = batch_of(exporter, prefix, 2);
     EXPECT_EQ(export_batch(exporter, spans), ExportResult::kSuccess);
@@ -132,9 +133,9 @@ TEST(SdkPipelinedExporter, SendsBatchesInOrderOnItsOwnThread) {
 }
 
 TEST(SdkPipelinedExporter, AtMostOneBatchWaitsWhileOneIsBeingSent) {
-  auto script = std::make_shared<Script>();
+  auto script = std::make_shared<SenderScript>();
   script->set_gate(false);
-  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script));
+  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedBatchExporter>(script));
   auto first = batch_of(exporter, "first", 1);
   auto second = batch_of(exporter, "second", 1);
   auto third = batch_of(exporter, "third", 1);
@@ -155,9 +156,9 @@ TEST(SdkPipelinedExporter, AtMostOneBatchWaitsWhileOneIsBeingSent) {
 }
 
 TEST(SdkPipelinedExporter, WithThreeSendersThreeBatchesAreSentAtOnceAndOneWaits) {
-  auto script = std::make_shared<Script>();
+  auto script = std::make_shared<SenderScript>();
   script->set_gate(false);
-  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script), 3);
+  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedBatchExporter>(script), 3);
   std::vector<std::vector<RecordablePtr>> batches;
   for (const char* prefix : {"a", "b", "c", "d", "e"}) {
     batches.push_back(batch_of(exporter, prefix, 2));
@@ -187,10 +188,10 @@ TEST(SdkPipelinedExporter, WithThreeSendersThreeBatchesAreSentAtOnceAndOneWaits)
 }
 
 TEST(SdkPipelinedExporter, WithSeveralSendersTheLastOneShutsTheInnerDownAfterEveryBatch) {
-  auto script = std::make_shared<Script>();
+  auto script = std::make_shared<SenderScript>();
   script->set_gate(false);
   {
-    lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script), 3);
+    lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedBatchExporter>(script), 3);
     std::vector<std::vector<RecordablePtr>> batches;
     for (const char* prefix : {"a", "b", "c"}) {
       batches.push_back(batch_of(exporter, prefix, 1));
@@ -224,7 +225,7 @@ TEST(SdkPipelinedExporter, InAForkedChildWithRoomForOneSenderTheConstructorThrow
     }
     try {
       lens::sdk::PipelinedExporter exporter(
-          std::make_unique<ScriptedExporter>(std::make_shared<Script>()), 3);
+          std::make_unique<ScriptedBatchExporter>(std::make_shared<SenderScript>()), 3);
       _exit(11);  // every sender started: the limit did not bite
     } catch (const std::system_error&) {
       // The sender that started was joined.
@@ -252,9 +253,9 @@ TEST(SdkPipelinedExporter, InAForkedChildWithRoomForOneSenderTheConstructorThrow
 }
 
 TEST(SdkPipelinedExporter, ForceFlushWaitsForTheBatchInFlightWithinItsTimeout) {
-  auto script = std::make_shared<Script>();
+  auto script = std::make_shared<SenderScript>();
   script->set_gate(false);
-  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script));
+  lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedBatchExporter>(script));
   auto spans = batch_of(exporter, "s", 3);
   EXPECT_EQ(export_batch(exporter, spans), ExportResult::kSuccess);
   const auto start = std::chrono::steady_clock::now();
@@ -270,10 +271,10 @@ TEST(SdkPipelinedExporter, ForceFlushWaitsForTheBatchInFlightWithinItsTimeout) {
 }
 
 TEST(SdkPipelinedExporter, ShutdownSendsWhatWasHandedOverThenRefusesMore) {
-  auto script = std::make_shared<Script>();
+  auto script = std::make_shared<SenderScript>();
   script->set_gate(false);
-  auto counting =
-      std::make_unique<lens::sdk::CountingExporter>(std::make_unique<ScriptedExporter>(script));
+  auto counting = std::make_unique<lens::sdk::CountingExporter>(
+      std::make_unique<ScriptedBatchExporter>(script));
   const auto counters = counting->counters();
   lens::sdk::PipelinedExporter exporter(std::move(counting));
   auto first = batch_of(exporter, "x", 4);
@@ -298,10 +299,10 @@ TEST(SdkPipelinedExporter, ShutdownSendsWhatWasHandedOverThenRefusesMore) {
 }
 
 TEST(SdkPipelinedExporter, AShutdownThatTimesOutLeavesTheInnerShutdownToTheSender) {
-  auto script = std::make_shared<Script>();
+  auto script = std::make_shared<SenderScript>();
   script->set_gate(false);
   {
-    lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedExporter>(script));
+    lens::sdk::PipelinedExporter exporter(std::make_unique<ScriptedBatchExporter>(script));
     auto spans = batch_of(exporter, "stuck", 1);
     EXPECT_EQ(export_batch(exporter, spans), ExportResult::kSuccess);
     const auto start = std::chrono::steady_clock::now();
