@@ -2,16 +2,49 @@
 # Installs what is needed, builds, and runs the whole test suite: the normal build, then the
 # AddressSanitizer+UndefinedBehaviorSanitizer build of everything, then the ThreadSanitizer
 # build of the unit tests (the concurrency tests: producer threads, exporters, shutdown, the
-# native span path). This is exactly what CI runs (.ci/run).
+# native span path). This is exactly what CI runs (.ci/run). At the end (also when a stage fails)
+# it prints the wall time of every stage: CI's budget is 40 minutes (docs/development.md).
 #   LENS_TEST_SANITIZERS="asan tsan-unit"  (default) as above
 #   LENS_TEST_SANITIZERS="asan tsan"       the ThreadSanitizer build of everything instead
 #   LENS_TEST_SANITIZERS="none"            normal build only
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "${root}"
+jobs=${LENS_BUILD_JOBS:-$(nproc)}
 
-bash scripts/setup.sh
+# --- stage timing -------------------------------------------------------------------------------
+stage_names=()
+stage_seconds=()
+stage_name=""
+stage_started=0
+script_started=${SECONDS}
+begin_stage() {
+  end_stage
+  stage_name=$1
+  stage_started=${SECONDS}
+  echo "==> ${stage_name}"
+}
+end_stage() {
+  if [[ -n ${stage_name} ]]; then
+    stage_names+=("${stage_name}")
+    stage_seconds+=($((SECONDS - stage_started)))
+    stage_name=""
+  fi
+}
+print_stage_times() {
+  local status=$? i
+  local failed=${stage_name}
+  end_stage
+  echo "==> wall time per stage (s)"
+  for i in "${!stage_names[@]}"; do
+    printf '    %-44s %6d%s\n' "${stage_names[i]}" "${stage_seconds[i]}" \
+      "$([[ ${stage_names[i]} == "${failed}" && ${status} -ne 0 ]] && echo '  FAILED')"
+  done
+  printf '    %-44s %6d  (CI budget 2400)\n' "total" $((SECONDS - script_started))
+}
+trap print_stage_times EXIT
 
+# --- helpers ------------------------------------------------------------------------------------
 # ThreadSanitizer writes its reports to files (some tests capture stderr, and a report written
 # there would be lost with only exit status 66 to show); they are printed when a run fails.
 tsan_options() {
@@ -25,50 +58,96 @@ show_tsan_reports() {
   fi
 }
 
-# Builds and tests one build directory; LENS_CTEST_ARGS adds ctest arguments (a test filter).
-run_suite() {
+# configure DIR [cmake options...]
+configure() {
   local dir=$1
   shift
-  echo "==> building ${dir} $*"
-  bash scripts/build.sh "${dir}" -DLENS_BUILD_BENCHMARKS=ON "$@"
-  echo "==> testing ${dir} ${LENS_CTEST_ARGS:-}"
-  # shellcheck disable=SC2086  # the arguments are meant to split
-  ctest --test-dir "${dir}" --output-on-failure --timeout 300 -j "$(nproc)" ${LENS_CTEST_ARGS:-}
+  cmake -S "${root}" -B "${root}/${dir}" -G Ninja "$@" >/dev/null
 }
 
-run_suite build
+# build DIR [targets...]
+build() {
+  local dir=$1
+  shift
+  local targets=()
+  (($# == 0)) || targets=(--target "$@")
+  cmake --build "${root}/${dir}" --parallel "${jobs}" "${targets[@]}"
+}
+
+# ctest_dir DIR [ctest arguments...]
+ctest_dir() {
+  local dir=$1
+  shift
+  ctest --test-dir "${root}/${dir}" --output-on-failure --timeout 300 -j "${jobs}" "$@"
+}
+
+# The unit tests of one binary in two shards at once (one process each, as ctest -j2 would run
+# them, without its per-test process start).
+run_unit_shards() {
+  local binary=$1 shards=2 i status=0
+  local pids=()
+  for ((i = 0; i < shards; i++)); do
+    GTEST_TOTAL_SHARDS=${shards} GTEST_SHARD_INDEX=${i} \
+      "${binary}" --gtest_filter='-*Fork*' --gtest_brief=1 >"${binary}.shard${i}.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    if ! wait "${pids[i]}"; then
+      status=1
+    fi
+    echo "--- shard ${i} of ${shards}"
+    cat "${binary}.shard${i}.log"
+  done
+  return "${status}"
+}
+
+# --- stages -------------------------------------------------------------------------------------
+begin_stage "setup (Debian packages)"
+bash scripts/setup.sh
+
+# The normal build keeps -O2 (the library as users build it) with line tables only: full debug
+# info doubles the compile time of the test files and nothing here reads it.
+begin_stage "build: normal"
+configure build -DLENS_BUILD_BENCHMARKS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+build build
+begin_stage "test: normal (ctest)"
+ctest_dir build
+
 for sanitizer in ${LENS_TEST_SANITIZERS:-asan tsan-unit}; do
   case "${sanitizer}" in
     asan)
-      (
-        export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
-        export LSAN_OPTIONS="suppressions=${root}/tests/lsan.supp"
-        LENS_CTEST_ARGS="-E Fork" run_suite build-asan -DLENS_SANITIZE_ADDRESS=ON \
-          -DLENS_BUILD_BENCHMARKS=OFF
-        # GCC 12's AddressSanitizer runtime has no fork handlers (they came with LLVM 18): a child
-        # forked while another thread is inside its allocator can hang there. The fork tests run
-        # one at a time with up to 3 attempts each; the normal build runs them once.
-        echo "==> testing build-asan (fork tests, up to 3 attempts each)"
-        ctest --test-dir build-asan --output-on-failure --timeout 120 -R Fork \
-          --repeat until-pass:3
-      ) ;;
+      export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+      export LSAN_OPTIONS="suppressions=${root}/tests/lsan.supp"
+      begin_stage "build: ASan+UBSan"
+      configure build-asan -DLENS_SANITIZE_ADDRESS=ON -DLENS_BUILD_BENCHMARKS=OFF
+      build build-asan
+      begin_stage "test: ASan+UBSan (ctest -E Fork)"
+      ctest_dir build-asan -E Fork
+      # GCC 12's AddressSanitizer runtime has no fork handlers (they came with LLVM 18): a child
+      # forked while another thread is inside its allocator can hang there. The fork tests run
+      # one at a time with up to 3 attempts each; the normal build runs them once.
+      begin_stage "test: ASan+UBSan fork tests (serial)"
+      ctest --test-dir "${root}/build-asan" --output-on-failure --timeout 120 -R Fork \
+        --repeat until-pass:3
+      unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS ;;
     tsan)
+      begin_stage "build: TSan"
+      configure build-tsan -DLENS_SANITIZE_THREAD=ON -DLENS_BUILD_BENCHMARKS=OFF
+      build build-tsan
+      begin_stage "test: TSan (ctest)"
       rm -f "${root}"/build-tsan/tsan-report.*
-      TSAN_OPTIONS=$(tsan_options build-tsan) \
-        run_suite build-tsan -DLENS_SANITIZE_THREAD=ON -DLENS_BUILD_BENCHMARKS=OFF ||
+      TSAN_OPTIONS=$(tsan_options build-tsan) ctest_dir build-tsan ||
         { show_tsan_reports build-tsan; exit 1; } ;;
     tsan-unit)
-      # One process for the unit tests. fork() of a multi-threaded process is outside what GCC
-      # 12's ThreadSanitizer supports, so the fork tests run in the other two builds only.
-      echo "==> building build-tsan (unit tests) -DLENS_SANITIZE_THREAD=ON"
-      cmake -S "${root}" -B "${root}/build-tsan" -G Ninja -DLENS_SANITIZE_THREAD=ON \
-        -DLENS_BUILD_BENCHMARKS=OFF
-      cmake --build "${root}/build-tsan" --parallel "${LENS_BUILD_JOBS:-$(nproc)}" \
-        --target lens_unit_tests lens_cli  # the unit tests start bin/lens (lens collect)
-      echo "==> testing build-tsan (unit tests, ThreadSanitizer)"
+      # The unit tests only. fork() of a multi-threaded process is outside what GCC 12's
+      # ThreadSanitizer supports, so the fork tests run in the other two builds only.
+      begin_stage "build: TSan (unit tests, lens)"
+      configure build-tsan -DLENS_SANITIZE_THREAD=ON -DLENS_BUILD_BENCHMARKS=OFF
+      build build-tsan lens_unit_tests lens_cli  # the unit tests start bin/lens (lens collect)
+      begin_stage "test: TSan unit tests (2 shards)"
       rm -f "${root}"/build-tsan/tsan-report.*
-      TSAN_OPTIONS=$(tsan_options build-tsan) \
-        "${root}/build-tsan/bin/lens_unit_tests" --gtest_filter='-*Fork*' --gtest_brief=1 ||
+      TSAN_OPTIONS=$(tsan_options build-tsan) run_unit_shards "${root}/build-tsan/bin/lens_unit_tests" ||
         { show_tsan_reports build-tsan; exit 1; } ;;
     none) ;;
     *)
@@ -76,4 +155,5 @@ for sanitizer in ${LENS_TEST_SANITIZERS:-asan tsan-unit}; do
       exit 2 ;;
   esac
 done
+end_stage
 echo "==> all test suites passed"
