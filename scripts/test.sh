@@ -37,10 +37,10 @@ print_stage_times() {
   end_stage
   echo "==> wall time per stage (s)"
   for i in "${!stage_names[@]}"; do
-    printf '    %-44s %6d%s\n' "${stage_names[i]}" "${stage_seconds[i]}" \
+    printf '    %-58s %6d%s\n' "${stage_names[i]}" "${stage_seconds[i]}" \
       "$([[ ${stage_names[i]} == "${failed}" && ${status} -ne 0 ]] && echo '  FAILED')"
   done
-  printf '    %-44s %6d  (CI budget 2400)\n' "total" $((SECONDS - script_started))
+  printf '    %-58s %6d  (CI budget 2400)\n' "total" $((SECONDS - script_started))
 }
 trap print_stage_times EXIT
 
@@ -81,13 +81,15 @@ ctest_dir() {
   ctest --test-dir "${root}/${dir}" --output-on-failure --timeout 300 -j "${jobs}" "$@"
 }
 
-# The unit tests of one binary in two shards at once (one process each, as ctest -j2 would run
-# them, without its per-test process start).
+# The unit tests (label `unit`) of one build, but for the fork tests, as two shards of the binary
+# at once: one process each, as ctest -j2 keeps two busy, without ctest's process per test (under
+# ASan that start-up cost more than the tests: 442 s for the whole ctest run, 31 s for the unit
+# tests sharded). A shard that hangs is ended after 15 minutes.
 run_unit_shards() {
-  local binary=$1 shards=2 i status=0
+  local binary="${root}/$1/bin/lens_unit_tests" shards=2 i status=0
   local pids=()
   for ((i = 0; i < shards; i++)); do
-    GTEST_TOTAL_SHARDS=${shards} GTEST_SHARD_INDEX=${i} \
+    GTEST_TOTAL_SHARDS=${shards} GTEST_SHARD_INDEX=${i} timeout -k 10 900 \
       "${binary}" --gtest_filter='-*Fork*' --gtest_brief=1 >"${binary}.shard${i}.log" 2>&1 &
     pids+=($!)
   done
@@ -111,8 +113,12 @@ begin_stage "build: normal"
 configure build -DLENS_BUILD_BENCHMARKS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 build build
-begin_stage "test: normal (ctest)"
-ctest_dir build
+begin_stage "test: normal (ctest, all but the unit tests)"
+ctest_dir build -LE unit
+begin_stage "test: normal unit tests (2 shards)"
+run_unit_shards build
+begin_stage "test: normal unit fork tests (ctest)"
+ctest_dir build -L unit -R Fork
 
 for sanitizer in ${LENS_TEST_SANITIZERS:-asan tsan-unit}; do
   case "${sanitizer}" in
@@ -122,8 +128,10 @@ for sanitizer in ${LENS_TEST_SANITIZERS:-asan tsan-unit}; do
       begin_stage "build: ASan+UBSan"
       configure build-asan -DLENS_SANITIZE_ADDRESS=ON -DLENS_BUILD_BENCHMARKS=OFF
       build build-asan
-      begin_stage "test: ASan+UBSan (ctest -E Fork)"
-      ctest_dir build-asan -E Fork
+      begin_stage "test: ASan+UBSan (ctest, all but the unit and fork tests)"
+      ctest_dir build-asan -LE unit -E Fork
+      begin_stage "test: ASan+UBSan unit tests (2 shards)"
+      run_unit_shards build-asan
       # GCC 12's AddressSanitizer runtime has no fork handlers (they came with LLVM 18): a child
       # forked while another thread is inside its allocator can hang there. The fork tests run
       # one at a time with up to 3 attempts each; the normal build runs them once.
@@ -147,7 +155,7 @@ for sanitizer in ${LENS_TEST_SANITIZERS:-asan tsan-unit}; do
       build build-tsan lens_unit_tests lens_cli  # the unit tests start bin/lens (lens collect)
       begin_stage "test: TSan unit tests (2 shards)"
       rm -f "${root}"/build-tsan/tsan-report.*
-      TSAN_OPTIONS=$(tsan_options build-tsan) run_unit_shards "${root}/build-tsan/bin/lens_unit_tests" ||
+      TSAN_OPTIONS=$(tsan_options build-tsan) run_unit_shards build-tsan ||
         { show_tsan_reports build-tsan; exit 1; } ;;
     none) ;;
     *)
