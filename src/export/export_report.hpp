@@ -60,10 +60,15 @@ class ExportReport {
 
   ExportReportCounts counts() const noexcept;
 
-  // Shutdown has begun: exporters reporting here stop retrying (a wait between retries ends at
-  // once, no further attempt is made), so that the final exports fit in the shutdown timeout.
-  // Called by the telemetry handle before it shuts the providers down; idempotent.
-  void begin_drain() noexcept { drain_.trigger(); }
+  // Shutdown has begun and ends by `deadline`: exporters reporting here keep retrying, but no
+  // attempt or wait between retries reaches past it, so that the final exports fit in the
+  // shutdown timeout and a last batch survives one retryable answer. Called by the telemetry
+  // handle before it shuts the providers down; a later call only moves the end earlier.
+  void begin_drain(std::chrono::steady_clock::time_point deadline) noexcept {
+    drain_.trigger(deadline);
+  }
+  // The exporter is shut down: no further retries at all.
+  void stop_retrying() noexcept { drain_.trigger(); }
   Interrupt& drain() noexcept { return drain_; }
   // Calls of report(), shown or not.
   std::uint64_t reports() const noexcept { return reports_.load(std::memory_order_relaxed); }

@@ -212,19 +212,38 @@ Attempt classify_grpc_status(int code, std::string_view message, std::string_vie
 void Interrupt::trigger() noexcept {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    triggered_ = true;
+    stopped_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Interrupt::trigger(Clock::time_point deadline) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!until_ || deadline < *until_) until_ = deadline;
   }
   cv_.notify_all();
 }
 
 bool Interrupt::triggered() const noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
-  return triggered_;
+  return stopped_ || until_.has_value();
+}
+
+bool Interrupt::stopped() const noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stopped_;
+}
+
+Interrupt::Clock::time_point Interrupt::limit(Clock::time_point deadline) const noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return until_ ? std::min(deadline, *until_) : deadline;
 }
 
 bool Interrupt::wait_for(Millis delay) noexcept {
+  const auto end = Clock::now() + delay;
   std::unique_lock<std::mutex> lock(mutex_);
-  return !cv_.wait_for(lock, delay, [this] { return triggered_; });
+  return !cv_.wait_until(lock, end, [&] { return stopped_ || (until_ && *until_ <= end); });
 }
 
 Attempt send_with_retries(const RetryPolicy& policy, Clock::time_point deadline,
@@ -232,25 +251,30 @@ Attempt send_with_retries(const RetryPolicy& policy, Clock::time_point deadline,
                           const std::function<void()>& on_retry) {
   Millis backoff = policy.initial_backoff;
   while (true) {
-    const auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now());
+    auto limit = interrupt.limit(deadline);
+    const auto left = std::chrono::duration_cast<Millis>(limit - Clock::now());
     Attempt result = attempt(std::max(left, Millis(1)));
     if (result.kind != Attempt::Kind::kRetryable) return result;
-    if (interrupt.triggered()) {
-      result.message += "; not retried during shutdown";
+    if (interrupt.stopped()) {
+      result.message += "; not retried: the exporter was shut down";
       return result;
     }
     const Millis wait = result.retry_after ? *result.retry_after : jittered(backoff);
     backoff = std::min(policy.max_backoff,
                        Millis(static_cast<std::int64_t>(backoff.count() * policy.multiplier)));
-    if (Clock::now() + wait >= deadline) {
+    limit = interrupt.limit(deadline);
+    const bool shutdown_first = limit < deadline;
+    if (Clock::now() + wait >= limit) {
+      const std::string timeout = shutdown_first ? "the shutdown timeout" : "the export timeout";
       result.message += result.retry_after
                             ? "; the server asked to retry after " + std::to_string(wait.count()) +
-                                  " ms, past the export timeout"
-                            : "; retried until the export timeout";
+                                  " ms, past " + timeout
+                            : "; retried until " + timeout;
       return result;
     }
     if (!interrupt.wait_for(wait)) {
-      result.message += "; stopped retrying at shutdown";
+      result.message += interrupt.stopped() ? "; stopped retrying at shutdown"
+                                            : "; retried until the shutdown timeout";
       return result;
     }
     on_retry();

@@ -62,25 +62,39 @@ Attempt classify_http_status(int status, std::string_view retry_after, std::stri
 // gRPC answers; `code` is the grpc::StatusCode value.
 Attempt classify_grpc_status(int code, std::string_view message, std::string_view details);
 
-// Lets Shutdown() end a backoff wait (and with it a retrying Export) at once.
+// Shutdown's say over exports in flight. trigger(deadline): shutdown has begun and must finish
+// by `deadline`; exports keep retrying, but no attempt or wait reaches past it (so that the
+// run's last batch survives one 503 at shutdown). trigger(): stop retrying now (the exporter is
+// shut down); the attempt in progress keeps its own timeout. A later trigger only ever moves
+// the end earlier.
 class Interrupt {
  public:
+  using Clock = std::chrono::steady_clock;
+
   void trigger() noexcept;
+  void trigger(Clock::time_point deadline) noexcept;
   bool triggered() const noexcept;
-  // Waits `delay` or until triggered; false when triggered.
+  // True after trigger() without a deadline: no further attempt.
+  bool stopped() const noexcept;
+  // `deadline`, or the shutdown deadline when that comes first.
+  Clock::time_point limit(Clock::time_point deadline) const noexcept;
+  // Waits `delay`; false when a trigger ends the wait early (stop, or a shutdown deadline that
+  // falls before the wait would end).
   bool wait_for(Millis delay) noexcept;
 
  private:
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  bool triggered_ = false;
+  bool stopped_ = false;
+  std::optional<Clock::time_point> until_;
 };
 
 // Sends with `attempt` (given the time left) until it succeeds, fails permanently, the deadline
-// passes or `interrupt` triggers. Waits before each retry: the server's hint when it gave one,
-// else the backoff, uniformly jittered over [backoff/2, backoff]. A hint beyond the deadline
-// ends the export at once. `on_retry` is called before each further attempt. Returns the last
-// attempt (with the reason it stopped in `message` when the deadline or a stop ended it).
+// (or shutdown's, when `interrupt` set one that comes first) passes or `interrupt` stops it.
+// Waits before each retry: the server's hint when it gave one, else the backoff, uniformly
+// jittered over [backoff/2, backoff]. A hint beyond the deadline ends the export at once.
+// `on_retry` is called before each further attempt. Returns the last attempt (with the reason it
+// stopped in `message` when the deadline or a stop ended it).
 Attempt send_with_retries(const RetryPolicy& policy, std::chrono::steady_clock::time_point deadline,
                           Interrupt& interrupt, const std::function<Attempt(Millis)>& attempt,
                           const std::function<void()>& on_retry);

@@ -417,17 +417,35 @@ Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
       }
     }
     state->shut_down.store(true);
-    // Exports in a retry wait stop retrying, so that the final flush fits in the timeout.
-    for (const auto& report : {state->trace_report, state->metric_report, state->log_report}) {
-      if (report) report->begin_drain();
+    // Exports keep retrying, but only within the shutdown timeout: the final flush fits in it
+    // and a last batch survives one retryable answer.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const std::vector<std::shared_ptr<exporters::ExportReport>> reports = {
+        state->trace_report, state->metric_report, state->log_report};
+    std::vector<std::uint64_t> failed_before;
+    for (const auto& report : reports) {
+      failed_before.push_back(report ? report->counts().items_failed : 0);
+      if (report) report->begin_drain(deadline);
     }
     const std::string late = shutdown_providers(state, timeout);
     // Only now: cached gauges report through callbacks that the final collection still calls.
     metrics::clear_instrument_cache();
+    // What the final exports could not deliver (their causes are already on stderr).
+    std::string undelivered;
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      if (!reports[i]) continue;
+      const std::uint64_t lost = reports[i]->counts().items_failed - failed_before[i];
+      if (lost == 0) continue;
+      undelivered += undelivered.empty() ? "" : ", ";
+      undelivered += std::to_string(lost) + " " + exporters::items_of(reports[i]->signal());
+    }
     if (!late.empty()) {
       result =
           Error("Telemetry shutdown did not finish within " + std::to_string(timeout.count()) +
                 " ms for " + late + "; the exporter is still busy and what it holds may be lost");
+    } else if (!undelivered.empty()) {
+      result = Error("Telemetry shutdown could not deliver " + undelivered +
+                     " (the export failures are on stderr)");
     }
   });
   return result;

@@ -206,6 +206,75 @@ TEST(OtlpRetryLoop, ShutdownEndsABackoffWait) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
 }
 
+// Shutdown began with 2 s left: the last export keeps retrying within them and is delivered.
+TEST(OtlpRetryLoop, AShutdownDeadlineStillLetsTheExportRetry) {
+  Interrupt interrupt;
+  const auto start = std::chrono::steady_clock::now();
+  interrupt.trigger(start + 2s);
+  int calls = 0;
+  std::vector<Millis> given;
+  const Attempt result = send_with_retries(
+      {Millis(50), Millis(100), 2.0}, start + 10s, interrupt,
+      [&](Millis left) {
+        given.push_back(left);
+        return ++calls == 1 ? make(Kind::kRetryable) : make(Kind::kSuccess);
+      },
+      [] {});
+  EXPECT_TRUE(result.ok());
+  EXPECT_EQ(calls, 2);
+  // Each attempt is bounded by the shutdown deadline, not the 10 s export timeout.
+  ASSERT_EQ(given.size(), 2u);
+  EXPECT_LE(given[0], 2000ms);
+  EXPECT_GT(given[0], 1500ms);
+}
+
+TEST(OtlpRetryLoop, AShutdownDeadlineEndsRetriesThatWouldPassIt) {
+  Interrupt interrupt;
+  const auto start = std::chrono::steady_clock::now();
+  interrupt.trigger(start + 300ms);
+  int calls = 0;
+  const Attempt hinted = send_with_retries(
+      {}, start + 10s, interrupt,
+      [&](Millis) {
+        ++calls;
+        return make(Kind::kRetryable, 1s);
+      },
+      [] {});
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(hinted.message,
+            "failed; the server asked to retry after 1000 ms, past the shutdown timeout");
+  const Attempt backing_off = send_with_retries(
+      {Millis(40), Millis(40), 1.0}, start + 10s, interrupt,
+      [&](Millis) { return make(Kind::kRetryable); }, [] {});
+  EXPECT_EQ(backing_off.message, "failed; retried until the shutdown timeout");
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(elapsed, 250ms);
+  EXPECT_LT(elapsed, 1s);
+}
+
+// A wait that began before shutdown ends when shutdown's deadline falls inside it; one that
+// ends before the deadline goes on.
+TEST(OtlpRetryLoop, AShutdownDeadlineInsideAWaitEndsIt) {
+  Interrupt interrupt;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread shutdown([&] {
+    std::this_thread::sleep_for(100ms);
+    interrupt.trigger(std::chrono::steady_clock::now() + 200ms);
+  });
+  const Attempt result = send_with_retries(
+      {}, start + 10s, interrupt, [&](Millis) { return make(Kind::kRetryable, 5s); }, [] {});
+  shutdown.join();
+  EXPECT_EQ(result.message, "failed; retried until the shutdown timeout");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+
+  Interrupt later;
+  later.trigger(std::chrono::steady_clock::now() + 5s);
+  EXPECT_TRUE(later.wait_for(50ms));
+  later.trigger(std::chrono::steady_clock::now() + 10s);  // never moves the end later
+  EXPECT_LT(later.limit(std::chrono::steady_clock::now() + 1h),
+            std::chrono::steady_clock::now() + 6s);
+}
+
 TEST(ExportReport, EachCauseIsWrittenOnceAndEverythingIsCounted) {
   std::vector<std::string> lines;
   ExportReport report(Signal::traces, [&](std::string_view line) { lines.emplace_back(line); });
