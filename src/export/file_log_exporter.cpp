@@ -10,6 +10,7 @@
 
 #include "export/append_file.hpp"
 #include "export/otlp_json.hpp"
+#include "export/unique_attribute_keys.hpp"
 
 namespace lens::exporters {
 namespace {
@@ -35,6 +36,7 @@ class FileLogExporter final : public sdklogs::LogRecordExporter {
     try {
       opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest request;
       otlp::OtlpRecordableUtils::PopulateRequest(records, &request);
+      keep_last_value_per_key(&request);
       line = otlp_json::encode(request);
       line += '\n';
     } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 #include "export/append_file.hpp"
 #include "export/metric_temporality.hpp"
 #include "export/otlp_json.hpp"
+#include "export/unique_attribute_keys.hpp"
 
 namespace lens::exporters {
 namespace {
@@ -28,6 +29,7 @@ class FileMetricExporter final : public metrics::PushMetricExporter {
     try {
       opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest request;
       opentelemetry::exporter::otlp::OtlpMetricUtils::PopulateRequest(data, &request);
+      keep_last_value_per_key(&request);
       line = otlp_json::encode(request);
       line += '\n';
     } catch (const std::exception& e) {

@@ -1,8 +1,6 @@
 // The OTLP JSON file span exporter (see file_span_exporter.hpp).
 #include "export/file_span_exporter.hpp"
 
-#include <opentelemetry/exporters/otlp/otlp_recordable.h>
-#include <opentelemetry/exporters/otlp/otlp_recordable_utils.h>
 #include <opentelemetry/proto/collector/trace/v1/trace_service.pb.h>
 
 #include <atomic>
@@ -12,11 +10,11 @@
 
 #include "export/append_file.hpp"
 #include "export/otlp_json.hpp"
+#include "export/otlp_span_batch.hpp"
 
 namespace lens::exporters {
 namespace {
 
-namespace otlp = opentelemetry::exporter::otlp;
 namespace sdktrace = opentelemetry::sdk::trace;
 using opentelemetry::sdk::common::ExportResult;
 
@@ -25,7 +23,7 @@ class FileSpanExporter final : public sdktrace::SpanExporter {
   explicit FileSpanExporter(std::unique_ptr<AppendFile> file) : file_(std::move(file)) {}
 
   std::unique_ptr<sdktrace::Recordable> MakeRecordable() noexcept override {
-    return std::make_unique<otlp::OtlpRecordable>();
+    return std::make_unique<OtlpSpanRecordable>();
   }
 
   ExportResult Export(const opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>&
@@ -35,9 +33,10 @@ class FileSpanExporter final : public sdktrace::SpanExporter {
     // Encoded outside the file's lock: only the write is serialized.
     std::string line;
     try {
-      opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest request;
-      otlp::OtlpRecordableUtils::PopulateRequest(spans, &request);
-      line = otlp_json::encode(request);
+      // The request the OTLP exporter would send (one resource per distinct resource, unique
+      // attribute keys).
+      OtlpSpanBatch batch;
+      line = otlp_json::encode(batch.build(spans));
       line += '\n';
     } catch (const std::exception& e) {
       file_->report(std::string("cannot encode spans: ") + e.what());

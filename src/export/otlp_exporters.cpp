@@ -17,6 +17,7 @@
 
 #include "export/otlp_span_batch.hpp"
 #include "export/otlp_transport.hpp"
+#include "export/unique_attribute_keys.hpp"
 
 namespace lens::exporters {
 namespace {
@@ -72,7 +73,7 @@ class OtlpExportCore {
 
   bool shutdown() noexcept {
     shut_down_.store(true, std::memory_order_release);
-    report_->begin_drain();
+    report_->stop_retrying();
     transport_->cancel();
     return true;
   }
@@ -149,6 +150,7 @@ class OtlpMetricExporter final : public sdkmetrics::PushMetricExporter {
     if (points == 0) return ExportResult::kSuccess;
     opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest request;
     otlp::OtlpMetricUtils::PopulateRequest(data, &request);
+    keep_last_value_per_key(&request);
     return core_->send(request, points);
   }
   sdkmetrics::AggregationTemporality GetAggregationTemporality(
@@ -175,6 +177,7 @@ class OtlpLogRecordExporter final : public sdklogs::LogRecordExporter {
     if (records.empty()) return ExportResult::kSuccess;
     opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest request;
     otlp::OtlpRecordableUtils::PopulateRequest(records, &request);
+    keep_last_value_per_key(&request);
     return core_->send(request, records.size());
   }
   bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }

@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "export/unique_attribute_keys.hpp"
+
 namespace lens::exporters {
 namespace {
 
@@ -36,6 +38,22 @@ proto::trace::v1::Span_SpanKind proto_kind(otel::trace::SpanKind kind) noexcept 
       return proto::trace::v1::Span_SpanKind_SPAN_KIND_CONSUMER;
   }
   return proto::trace::v1::Span_SpanKind_SPAN_KIND_UNSPECIFIED;
+}
+
+// Equal content is one resource (or scope): spans from two providers built from the same
+// settings (the native pipeline and spans made through the opentelemetry API) go into one
+// ResourceSpans rather than two identical ones.
+bool same_resource(const otel::sdk::resource::Resource* a,
+                   const otel::sdk::resource::Resource* b) noexcept {
+  if (a == b) return true;
+  if (a == nullptr || b == nullptr) return false;
+  return a->GetSchemaURL() == b->GetSchemaURL() && a->GetAttributes() == b->GetAttributes();
+}
+
+bool same_scope(const otel::sdk::instrumentationscope::InstrumentationScope* a,
+                const otel::sdk::instrumentationscope::InstrumentationScope* b) noexcept {
+  if (a == b) return true;
+  return a != nullptr && b != nullptr && *a == *b;
 }
 
 }  // namespace
@@ -107,6 +125,14 @@ void OtlpSpanRecordable::AddLink(const otel::trace::SpanContext& span_context,
                                  const otel::common::KeyValueIterable& attributes) noexcept {
   try {
     rare().AddLink(span_context, attributes);
+    // opentelemetry-cpp 1.19 leaves a link's flags at 0: the linked context's trace flags, as
+    // the span's own are written (sampled only).
+    auto* links = rare_->span().mutable_links();
+    if (!links->empty()) {
+      links->Mutable(links->size() - 1)
+          ->set_flags(span_context.trace_flags().flags() &
+                      opentelemetry::trace::TraceFlags::kIsSampled);
+    }
   } catch (...) {
   }
 }
@@ -128,7 +154,9 @@ void OtlpSpanRecordable::SetName(otel::nostd::string_view name) noexcept {
 }
 
 void OtlpSpanRecordable::SetTraceFlags(otel::trace::TraceFlags flags) noexcept {
-  flags_ = flags.flags() & proto::trace::v1::SPAN_FLAGS_TRACE_FLAGS_MASK;
+  // Only the sampled flag, as lens propagates it (see native/span_record.hpp): one trace, one
+  // set of flags, whichever path made the span or extracted its parent.
+  flags_ = flags.flags() & otel::trace::TraceFlags::kIsSampled;
 }
 
 void OtlpSpanRecordable::SetSpanKind(otel::trace::SpanKind span_kind) noexcept {
@@ -227,12 +255,15 @@ const proto::collector::trace::v1::ExportTraceServiceRequest& OtlpSpanBatch::bui
     if (last == nullptr || last->resource != span->resource() || last->scope != span->scope()) {
       last = nullptr;
       for (Group& group : groups) {
-        if (group.resource == span->resource() && group.scope == span->scope()) last = &group;
+        if (same_resource(group.resource, span->resource()) &&
+            same_scope(group.scope, span->scope())) {
+          last = &group;
+        }
       }
       if (last == nullptr) {
         proto::trace::v1::ResourceSpans* resource_spans = nullptr;
         for (const auto& [resource, out] : resources) {
-          if (resource == span->resource()) resource_spans = out;
+          if (same_resource(resource, span->resource())) resource_spans = out;
         }
         if (resource_spans == nullptr) {
           resource_spans = request->add_resource_spans();
@@ -256,6 +287,7 @@ const proto::collector::trace::v1::ExportTraceServiceRequest& OtlpSpanBatch::bui
     }
     span->write_to(last->out->add_spans());
   }
+  keep_last_value_per_key(request);
   return *request;
 }
 

@@ -1,7 +1,6 @@
 // lens::Sampler -> opentelemetry::sdk::trace::Sampler. Thread-safety: see sampler_adapter.hpp.
 #include "sdk/sampler_adapter.hpp"
 
-#include <map>
 #include <string>
 #include <utility>
 
@@ -19,7 +18,7 @@ SamplerAdapter::SamplerAdapter(std::shared_ptr<const lens::Sampler> sampler)
 otel_sdk::SamplingResult SamplerAdapter::ShouldSample(
     const opentelemetry::trace::SpanContext& parent_context, opentelemetry::trace::TraceId trace_id,
     opentelemetry::nostd::string_view name, opentelemetry::trace::SpanKind /*span_kind*/,
-    const opentelemetry::common::KeyValueIterable& attributes,
+    const opentelemetry::common::KeyValueIterable& /*attributes*/,
     const opentelemetry::trace::SpanContextKeyValueIterable& /*links*/) noexcept {
   otel_sdk::SamplingResult result{otel_sdk::Decision::DROP, nullptr, {}};
   if (parent_context.IsValid()) result.trace_state = parent_context.trace_state();
@@ -40,20 +39,11 @@ otel_sdk::SamplingResult SamplerAdapter::ShouldSample(
     case SamplingDecision::record_only:
       result.decision = otel_sdk::Decision::RECORD_ONLY;
       break;
-    case SamplingDecision::record_and_sample: {
+    case SamplingDecision::record_and_sample:
+      // No attributes of the sampler's own: the SDK sets the span's start attributes itself,
+      // and handing them back here would set each of them twice.
       result.decision = otel_sdk::Decision::RECORD_AND_SAMPLE;
-      if (attributes.size() > 0) {
-        auto copied =
-            std::make_unique<std::map<std::string, opentelemetry::common::AttributeValue>>();
-        attributes.ForEachKeyValue([&](opentelemetry::nostd::string_view key,
-                                       opentelemetry::common::AttributeValue value) noexcept {
-          (*copied)[std::string(key.data(), key.size())] = value;
-          return true;
-        });
-        result.attributes = std::move(copied);
-      }
       break;
-    }
   }
   return result;
 }

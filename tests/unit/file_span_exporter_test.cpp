@@ -23,6 +23,8 @@
 
 #include "export/span_exporters.hpp"
 #include "lens/groups.hpp"
+#include "lens/log.hpp"
+#include "lens/span.hpp"
 #include "lens/strategies.hpp"
 #include "lens/telemetry.hpp"
 #include "unit/test_support.hpp"
@@ -177,6 +179,88 @@ TEST_F(FileSpanExporter, WritesParentAndChildAsOtlpJsonLines) {
   EXPECT_TRUE(step["startTimeUnixNano"].is_string());
 }
 
+// OTLP keys are unique: a key set again keeps its last value, in every attribute list; and
+// spans made natively and through the opentelemetry API share one resource in a request.
+TEST_F(FileSpanExporter, EachKeyOnceWithItsLastValueAndOneResourcePerRequest) {
+  const fs::path path = dir_ / "unique";
+  Config config = file_config(path);
+  config.span_groups = "all";
+  auto handle = setup_telemetry(config, rank_of(0, 1), {}, overrides());
+  ASSERT_TRUE(handle.ok()) << handle.message();
+  {
+    LENS_SPAN("step", "native", {"a", 1}, {"b", "x"}, {"a", 3});
+    auto job = handle->tracer()->StartSpan("job", {{"a", 1}, {"b", "x"}});
+    job->SetAttribute("a", 2);
+    job->AddEvent("e", {{"x", 1}, {"y", 0}, {"x", 2}});
+    job->End();
+  }
+  const Status status = handle->shutdown(std::chrono::milliseconds(5000));
+  ASSERT_TRUE(status.ok()) << status.message();
+  const auto lines = lines_of(path / "traces.jsonl");
+  ASSERT_EQ(lines.size(), 1U);
+  const auto request = nlohmann::json::parse(lines[0]);
+  EXPECT_EQ(request["resourceSpans"].size(), 1U) << lines[0];
+  const auto spans = spans_of(lines);
+  ASSERT_EQ(spans.size(), 2U);
+  for (const auto& span : spans) {
+    const nlohmann::json& attributes = span.at("attributes");
+    ASSERT_EQ(attributes.size(), 2U) << span.dump();
+    EXPECT_EQ(attributes[0]["key"], "a");
+    EXPECT_EQ(attributes[0]["value"]["intValue"], span["name"] == "job" ? "2" : "3");
+    EXPECT_EQ(attributes[1]["key"], "b");
+    if (span["name"] == "job") {
+      EXPECT_EQ(span["events"][0]["attributes"],
+                nlohmann::json::parse(R"([{"key":"x","value":{"intValue":"2"}},)"
+                                      R"({"key":"y","value":{"intValue":"0"}}])"));
+    }
+  }
+}
+
+// One trace, one set of flags: native spans, opentelemetry API spans nested either way, a link
+// and a log record inside a span all say sampled (1), as traceparent does.
+TEST_F(FileSpanExporter, OneTraceHasOneSetOfFlags) {
+  const fs::path path = dir_ / "flags";
+  Config config = file_config(path);
+  config.span_groups = "all";
+  config.logs_enabled = true;
+  auto handle = setup_telemetry(config, rank_of(0, 1), {}, overrides());
+  ASSERT_TRUE(handle.ok()) << handle.message();
+  ASSERT_TRUE(setup_logging_bridge(log::Level::info));
+  auto tracer = handle->tracer();
+  opentelemetry::trace::SpanContext job_context = opentelemetry::trace::SpanContext::GetInvalid();
+  {
+    LENS_SPAN("step", "native-root");
+    auto api_child = tracer->StartSpan("api-child");
+    {
+      auto scope = tracer->WithActiveSpan(api_child);
+      LENS_SPAN("step", "native-grandchild");
+      log::info("inside");
+    }
+    api_child->End();
+    job_context = api_child->GetContext();
+  }
+  auto linked = tracer->StartSpan("linked", {}, {{job_context, {{"why", "next"}}}});
+  linked->End();
+  remove_logging_bridge();
+  const Status status = handle->shutdown(std::chrono::milliseconds(5000));
+  ASSERT_TRUE(status.ok()) << status.message();
+
+  const auto spans = spans_of(lines_of(path / "traces.jsonl"));
+  ASSERT_EQ(spans.size(), 4U);
+  for (const auto& span : spans) {
+    EXPECT_EQ(span.value("flags", 0), 1) << span.dump();
+    if (span["name"] == "linked") {
+      ASSERT_EQ(span["links"].size(), 1U);
+      EXPECT_EQ(span["links"][0].value("flags", 0), 1) << span.dump();
+    }
+  }
+  const auto log_lines = lines_of(path / "logs.jsonl");
+  ASSERT_EQ(log_lines.size(), 1U);
+  const auto record =
+      nlohmann::json::parse(log_lines[0])["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0];
+  EXPECT_EQ(record.value("flags", 0), 1) << record.dump();
+}
+
 TEST_F(FileSpanExporter, LaterSetupsAppendToTheSameFile) {
   run_once(dir_, "first");
   run_once(dir_, "second");
@@ -327,12 +411,14 @@ TEST_F(FileSpanExporter, WriteFailuresAreFailedExportsReportedOnce) {
                      "errors are not reported)\n");
   EXPECT_TRUE((*exporter)->Shutdown(std::chrono::microseconds(1000000)));
 
-  // Through setup: the failed export counts its spans as dropped; setup and shutdown succeed.
+  // Through setup: the failed export counts its spans as dropped; setup succeeds, shutdown
+  // says what it could not deliver.
   ::testing::internal::CaptureStderr();
   auto handle = setup_telemetry(file_config(dir_), rank_of(0, 1), {}, overrides());
   ASSERT_TRUE(handle.ok()) << handle.message();
   handle->tracer()->StartSpan("lost")->End();
-  EXPECT_TRUE(handle->shutdown(std::chrono::milliseconds(5000)).ok());
+  EXPECT_EQ(handle->shutdown(std::chrono::milliseconds(5000)).message(),
+            "Telemetry shutdown could not deliver 1 spans (the export failures are on stderr)");
   EXPECT_NE(::testing::internal::GetCapturedStderr().find("No space left on device"),
             std::string::npos);
   EXPECT_EQ(handle->stats().spans_exported, 0U);

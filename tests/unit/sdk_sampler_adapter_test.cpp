@@ -97,7 +97,9 @@ TEST(SdkSamplerAdapter, DescriptionIsTheLensSamplersDescription) {
             "RankAwareSampler(rank=0, rate=1.0)");
 }
 
-TEST(SdkSamplerAdapter, SampledResultCarriesTheAttributesAndDropCarriesNone) {
+// The sampler adds no attributes of its own: handing the start attributes back would make the
+// SDK set each of them twice (duplicate keys on the wire). The span still has them, once.
+TEST(SdkSamplerAdapter, SampledResultCarriesNoAttributesAndTheSpanHasItsOwnOnce) {
   const std::map<std::string, opentelemetry::common::AttributeValue> input{
       {"nemo.step", 7}, {"nemo.phase", "forward"}};
   const opentelemetry::common::KeyValueIterableView<decltype(input)> attributes(input);
@@ -108,10 +110,7 @@ TEST(SdkSamplerAdapter, SampledResultCarriesTheAttributesAndDropCarriesNone) {
       keep.ShouldSample(opentelemetry::trace::SpanContext::GetInvalid(), trace_id_number(1), "s",
                         opentelemetry::trace::SpanKind::kInternal, attributes, links);
   EXPECT_EQ(result.decision, otel_sdk::Decision::RECORD_AND_SAMPLE);
-  ASSERT_NE(result.attributes, nullptr);
-  ASSERT_EQ(result.attributes->size(), 2U);
-  EXPECT_EQ(nostd::get<int32_t>(result.attributes->at("nemo.step")), 7);
-  EXPECT_EQ(std::string(nostd::get<const char*>(result.attributes->at("nemo.phase"))), "forward");
+  EXPECT_EQ(result.attributes, nullptr);
 
   SamplerAdapter drop(std::make_shared<RankAwareSampler>(rank_of(0, 1), 0.0, nullptr));
   result = drop.ShouldSample(opentelemetry::trace::SpanContext::GetInvalid(), trace_id_number(1),

@@ -1,0 +1,126 @@
+// Unique attribute keys in OTLP requests (see unique_attribute_keys.hpp).
+#include "export/unique_attribute_keys.hpp"
+
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace lens::exporters {
+namespace {
+
+namespace proto = opentelemetry::proto;
+
+// Lists longer than this are checked with a hash map rather than by pairs.
+constexpr int kPairwiseLimit = 16;
+
+// Index of the first attribute with each attribute's key (itself when it is the first).
+std::vector<int> first_of_each_key(const AttributeList& list) {
+  const int n = list.size();
+  std::vector<int> first(static_cast<std::size_t>(n));
+  if (n <= kPairwiseLimit) {
+    for (int i = 0; i < n; ++i) {
+      first[i] = i;
+      for (int j = 0; j < i; ++j) {
+        if (list.Get(j).key() == list.Get(i).key()) {
+          first[i] = j;
+          break;
+        }
+      }
+    }
+    return first;
+  }
+  std::unordered_map<std::string_view, int> seen;
+  seen.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) first[i] = seen.try_emplace(list.Get(i).key(), i).first->second;
+  return first;
+}
+
+template <typename Message>
+void fix(Message& message) {
+  keep_last_value_per_key(message.mutable_attributes());
+}
+
+void fix(proto::resource::v1::Resource& resource) {
+  keep_last_value_per_key(resource.mutable_attributes());
+}
+
+template <typename Points>
+void fix_points(Points* points) {
+  for (auto& point : *points) {
+    keep_last_value_per_key(point.mutable_attributes());
+    for (auto& exemplar : *point.mutable_exemplars()) {
+      keep_last_value_per_key(exemplar.mutable_filtered_attributes());
+    }
+  }
+}
+
+}  // namespace
+
+void keep_last_value_per_key(AttributeList* attributes) {
+  const int n = attributes->size();
+  if (n < 2) return;
+  const std::vector<int> first = first_of_each_key(*attributes);
+  bool repeated = false;
+  for (int i = 0; i < n && !repeated; ++i) repeated = first[i] != i;
+  if (!repeated) return;
+  // Each later value moves to its key's first place (so the last one ends there)...
+  for (int i = 0; i < n; ++i) {
+    if (first[i] != i) {
+      attributes->Mutable(first[i])->mutable_value()->Swap(attributes->Mutable(i)->mutable_value());
+    }
+  }
+  // ...then the repeats, now holding stale values, are removed, order otherwise kept.
+  int kept = 0;
+  for (int i = 0; i < n; ++i) {
+    if (first[i] != i) continue;
+    if (kept != i) attributes->SwapElements(kept, i);
+    ++kept;
+  }
+  attributes->DeleteSubrange(kept, n - kept);
+}
+
+void keep_last_value_per_key(proto::collector::trace::v1::ExportTraceServiceRequest* request) {
+  for (auto& resource_spans : *request->mutable_resource_spans()) {
+    fix(*resource_spans.mutable_resource());
+    for (auto& scope_spans : *resource_spans.mutable_scope_spans()) {
+      fix(*scope_spans.mutable_scope());
+      for (auto& span : *scope_spans.mutable_spans()) {
+        fix(span);
+        for (auto& event : *span.mutable_events()) fix(event);
+        for (auto& link : *span.mutable_links()) fix(link);
+      }
+    }
+  }
+}
+
+void keep_last_value_per_key(proto::collector::logs::v1::ExportLogsServiceRequest* request) {
+  for (auto& resource_logs : *request->mutable_resource_logs()) {
+    fix(*resource_logs.mutable_resource());
+    for (auto& scope_logs : *resource_logs.mutable_scope_logs()) {
+      fix(*scope_logs.mutable_scope());
+      for (auto& record : *scope_logs.mutable_log_records()) fix(record);
+    }
+  }
+}
+
+void keep_last_value_per_key(proto::collector::metrics::v1::ExportMetricsServiceRequest* request) {
+  for (auto& resource_metrics : *request->mutable_resource_metrics()) {
+    fix(*resource_metrics.mutable_resource());
+    for (auto& scope_metrics : *resource_metrics.mutable_scope_metrics()) {
+      fix(*scope_metrics.mutable_scope());
+      for (auto& metric : *scope_metrics.mutable_metrics()) {
+        if (metric.has_gauge()) fix_points(metric.mutable_gauge()->mutable_data_points());
+        if (metric.has_sum()) fix_points(metric.mutable_sum()->mutable_data_points());
+        if (metric.has_histogram()) fix_points(metric.mutable_histogram()->mutable_data_points());
+        if (metric.has_exponential_histogram()) {
+          fix_points(metric.mutable_exponential_histogram()->mutable_data_points());
+        }
+        if (metric.has_summary()) {
+          for (auto& point : *metric.mutable_summary()->mutable_data_points()) fix(point);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace lens::exporters
