@@ -24,9 +24,10 @@ class Span;
 
 namespace lens::native {
 
-// W3C trace flags as exported: sampled (0x01) and random trace id (0x02, level 2).
+// W3C trace flags as exported and propagated: only sampled (0x01). Level 2's random-trace-id
+// flag (0x02) is not set: opentelemetry-cpp 1.19 masks it out of the spans it makes and of
+// traceparent, so setting it on native spans alone gave one trace two sets of flags.
 inline constexpr std::uint8_t kFlagSampled = 0x01;
-inline constexpr std::uint8_t kFlagRandom = 0x02;
 
 enum class StatusCode : std::uint8_t { kUnset = 0, kOk = 1, kError = 2 };
 
@@ -54,7 +55,7 @@ struct Identity {
   std::array<std::uint8_t, 16> trace_id{};
   std::uint64_t span_id = 0;  // big-endian value of the 8 id bytes
   std::uint64_t parent_span_id = 0;
-  std::uint8_t flags = 0;  // kFlagSampled | kFlagRandom as exported
+  std::uint8_t flags = 0;  // kFlagSampled or 0, as exported
 };
 
 // The opentelemetry span id of an Identity span id value.

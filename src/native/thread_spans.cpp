@@ -373,11 +373,7 @@ Parent parent_from_context(
     }
     id.span_id = spans.random.next_nonzero();
     const SamplingDecision decision = decide(spans, parent, id, name);
-    // A root's trace id is random (kFlagRandom); a child inherits the flag from its parent.
-    const std::uint8_t random =
-        parent.id != nullptr ? (parent.id->flags & kFlagRandom) : kFlagRandom;
-    id.flags = static_cast<std::uint8_t>(
-        random | (decision == SamplingDecision::record_and_sample ? kFlagSampled : 0));
+    id.flags = decision == SamplingDecision::record_and_sample ? kFlagSampled : 0;
 
     const bool recording = decision != SamplingDecision::drop;
     // The trace-state bit is kept: whether the frame's trace_state needs clearing (below).

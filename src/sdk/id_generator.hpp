@@ -8,10 +8,8 @@
 
 namespace lens::sdk {
 
-// Declares is_random = true. opentelemetry-cpp 1.19's Tracer sets TraceFlags::kIsRandom for a
-// root span when IsRandom() is true but then masks the flags to W3C Trace Context level 1
-// (kAllW3CTraceContext1Flags), so the live span context (and traceparent) carries only 0x01.
-// OpenSpanCloser restores 0x02 on the exported record of root spans (see open_span_closer.hpp).
+// Declares is_random = true. opentelemetry-cpp 1.19 masks trace flags to W3C Trace Context
+// level 1, so spans (exported and propagated) carry only the sampled flag, as native spans do.
 class SeedIndependentIdGenerator final : public opentelemetry::sdk::trace::IdGenerator {
  public:
   SeedIndependentIdGenerator() noexcept;

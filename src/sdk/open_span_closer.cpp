@@ -59,7 +59,6 @@ struct TrackedState {
   std::uint64_t sequence = 0;  // start order, for newest-first shutdown
   TraceFlags flags;
   common::SystemTimestamp start;
-  bool random = false;
 
   // Inherited from the parent process: inert (its mutex may have been held at fork time).
   bool stale() const noexcept { return generation != fork_generation(); }
@@ -154,9 +153,8 @@ struct OpenSpanCloser::Registry {
 };
 
 OpenSpanCloser::OpenSpanCloser(std::unique_ptr<otel_sdk::SpanProcessor> next,
-                               bool restore_random_flag, std::shared_ptr<SpanCounts> counts)
+                               std::shared_ptr<SpanCounts> counts)
     : next_(std::move(next)),
-      restore_random_flag_(restore_random_flag),
       counts_(std::move(counts)),
       registry_(new Registry(fork_generation())) {
   ensure_fork_handler();
@@ -199,29 +197,11 @@ void OpenSpanCloser::OnStart(otel_sdk::Recordable& span,
   if (counts_) counts_->started.fetch_add(1, std::memory_order_relaxed);
   Registry& reg = registry();
 
-  bool random = false;
-  if (restore_random_flag_) {
-    if (!parent_context.IsValid()) {
-      random = true;
-    } else if (parent_context.trace_flags().IsRandom()) {
-      random = true;
-    } else if (!parent_context.IsRemote()) {
-      std::lock_guard<std::mutex> lock(reg.mu);
-      auto it = reg.open.find(span_id_key(parent_context.span_id()));
-      random = it != reg.open.end() && it->second->random;
-    }
-  }
-
   otel_sdk::Recordable* inner = nullptr;
   std::uint64_t span_id = 0;
   {
     std::lock_guard<std::mutex> lock(state->mu);
     if (!state->inner) return;
-    if (random) {
-      state->random = true;
-      state->flags = TraceFlags(state->flags.flags() | TraceFlags::kIsRandom);
-      state->inner->SetTraceFlags(state->flags);
-    }
     inner = state->inner.get();
     span_id = state->span_id;
   }

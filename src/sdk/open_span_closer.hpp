@@ -36,19 +36,12 @@ namespace lens::sdk {
 // never blocks on a lock held at fork time and never sees the parent's open spans. Recordables
 // inherited from the parent are inert in the child: every call is a no-op and their OnEnd
 // exports nothing.
-//
-// W3C random-trace-id flag: opentelemetry-cpp 1.19 masks TraceFlags::kIsRandom out of every
-// span context. With `restore_random_flag`, the closer ORs 0x02 into the exported record's trace
-// flags of root spans (the provider's id generator must be random: SeedIndependentIdGenerator),
-// of spans whose parent context carries the flag (remote parents) and of children of a still
-// open local parent that got it. The live SpanContext (and so traceparent) keeps 0x01.
 class OpenSpanCloser final : public opentelemetry::sdk::trace::SpanProcessor {
  public:
   // `next` must not be null; it receives every recordable, started and ended spans alike.
   // `counts`, when given, counts every span started and every span ended (once, whether by
   // its owner or by the closer at shutdown).
   explicit OpenSpanCloser(std::unique_ptr<opentelemetry::sdk::trace::SpanProcessor> next,
-                          bool restore_random_flag = true,
                           std::shared_ptr<SpanCounts> counts = nullptr);
   ~OpenSpanCloser() override;
 
@@ -81,7 +74,6 @@ class OpenSpanCloser final : public opentelemetry::sdk::trace::SpanProcessor {
   Registry& registry() const noexcept;
 
   std::unique_ptr<opentelemetry::sdk::trace::SpanProcessor> next_;
-  bool restore_random_flag_;
   std::shared_ptr<SpanCounts> counts_;
   mutable std::atomic<Registry*> registry_;
 };

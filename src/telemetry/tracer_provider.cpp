@@ -74,9 +74,7 @@ Result<BuiltTracerProvider> build_tracer_provider(
   }
   // One processor only: every extra processor costs the SDK a recordable per span.
   std::vector<std::unique_ptr<sdktrace::SpanProcessor>> processors;
-  processors.push_back(std::make_unique<sdk::OpenSpanCloser>(std::move(next),
-                                                             /*restore_random_flag=*/true,
-                                                             built.counts));
+  processors.push_back(std::make_unique<sdk::OpenSpanCloser>(std::move(next), built.counts));
   built.provider = std::make_shared<sdktrace::TracerProvider>(
       std::move(processors), to_otel_resource(resource),
       std::make_unique<sdk::SamplerAdapter>(*sampler),

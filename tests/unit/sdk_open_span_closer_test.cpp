@@ -57,7 +57,7 @@ Pipeline make_pipeline(Next next = Next::batch,
   } else {
     processor = std::make_unique<otel_sdk::SimpleSpanProcessor>(std::move(memory.exporter));
   }
-  auto closer = std::make_unique<OpenSpanCloser>(std::move(processor), true, std::move(counts));
+  auto closer = std::make_unique<OpenSpanCloser>(std::move(processor), std::move(counts));
   Pipeline pipeline;
   pipeline.closer = closer.get();
   pipeline.data = memory.data;
@@ -195,8 +195,7 @@ TEST(SdkOpenSpanCloser, AlreadyEndedSpansAreNotExportedTwice) {
 
 TEST(SdkOpenSpanCloser, LateEndAfterForceEndIsIgnoredByTheCloser) {
   auto log = std::make_shared<RecordingProcessor::Log>();
-  auto closer_owner =
-      std::make_unique<OpenSpanCloser>(std::make_unique<RecordingProcessor>(log), false);
+  auto closer_owner = std::make_unique<OpenSpanCloser>(std::make_unique<RecordingProcessor>(log));
   OpenSpanCloser* closer = closer_owner.get();
   auto provider = std::make_shared<otel_sdk::TracerProvider>(std::move(closer_owner));
   auto tracer = provider->GetTracer("late-end");
