@@ -282,6 +282,38 @@ std::string message_of(const ProtobufStatus& status) {
   return std::string(text.data(), text.size());
 }
 
+// protobuf prints a negative zero double as the number -0, which nlohmann reads as the integer
+// 0: written -0.0 instead (outside strings), the sign survives the round through nlohmann.
+std::string keep_negative_zeros(std::string printed) {
+  std::string out;
+  bool in_string = false;
+  std::size_t copied = 0;
+  for (std::size_t i = 0; i < printed.size(); ++i) {
+    const char c = printed[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (c != '-' || printed.compare(i, 2, "-0") != 0) continue;
+    const char next = i + 2 < printed.size() ? printed[i + 2] : ',';
+    if (next != ',' && next != '}' && next != ']' && next != ' ' && next != '\n') continue;
+    out.append(printed, copied, i + 2 - copied);
+    out += ".0";
+    copied = i + 2;
+  }
+  if (copied == 0) return printed;
+  out.append(printed, copied, std::string::npos);
+  return out;
+}
+
 }  // namespace
 
 std::string encode(const google::protobuf::Message& message) {
@@ -302,7 +334,7 @@ std::string encode_generic(const google::protobuf::Message& message) {
     throw std::runtime_error("OTLP JSON: cannot print " + message.GetTypeName() + ": " +
                              message_of(status));
   }
-  Json json = Json::parse(printed);
+  Json json = Json::parse(keep_negative_zeros(std::move(printed)));
   // Cannot fail in this direction.
   (void)IdConverter(Direction::kBase64ToHex).message(json, *message.GetDescriptor());
   return dump(json);

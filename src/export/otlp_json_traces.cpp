@@ -554,6 +554,10 @@ class Writer {
     char* const begin = buffer.data();
     char* const last = begin + buffer.size();
     const double magnitude = std::fabs(value);
+    if (value == 0 && std::signbit(value)) {
+      out_ += "-0.0";  // as nlohmann writes it (an integer 0 would lose the sign)
+      return;
+    }
     if (value == std::trunc(value) && magnitude < 1e17) {
       if (magnitude < 1e15) {
         // At most 15 digits: %.15g writes the integer exactly.

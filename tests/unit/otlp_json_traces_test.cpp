@@ -8,6 +8,7 @@
 #include <google/protobuf/util/field_comparator.h>
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
+#include <opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h>
 
 #include <cmath>
 #include <cstdint>
@@ -427,6 +428,37 @@ TEST(OtlpJsonTraces, SpecialDoubles) {
     one.value("d")->set_double_value(value);
     expect_identical(one.request);
   }
+}
+
+// -0.0 keeps its sign through both encoders and back: in a span attribute (the direct
+// encoder), in a metric point and a string that looks like it (the generic one).
+TEST(OtlpJsonTraces, NegativeZeroKeepsItsSign) {
+  OneSpan one;
+  one.value("d")->set_double_value(-0.0);
+  one.value("z")->set_double_value(0.0);
+  one.value("s")->set_string_value("x\":-0,");
+  const std::string line = otlp_json::encode(one.request);
+  EXPECT_NE(line.find(R"({"key":"d","value":{"doubleValue":-0.0}})"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"({"key":"z","value":{"doubleValue":0}})"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"({"key":"s","value":{"stringValue":"x\":-0,"}})"), std::string::npos)
+      << line;
+  EXPECT_EQ(line, otlp_json::encode_generic(one.request));
+  ExportTraceServiceRequest decoded;
+  ASSERT_TRUE(otlp_json::decode(line, decoded).ok());
+  const double d =
+      decoded.resource_spans(0).scope_spans(0).spans(0).attributes(0).value().double_value();
+  EXPECT_EQ(d, 0.0);
+  EXPECT_TRUE(std::signbit(d));
+
+  opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest metrics;
+  auto* point = metrics.add_resource_metrics()
+                    ->add_scope_metrics()
+                    ->add_metrics()
+                    ->mutable_gauge()
+                    ->add_data_points();
+  point->set_as_double(-0.0);
+  const std::string metric_line = otlp_json::encode(metrics);
+  EXPECT_NE(metric_line.find(R"("asDouble":-0.0)"), std::string::npos) << metric_line;
 }
 
 TEST(OtlpJsonTraces, RandomBitPatternDoubles) {
