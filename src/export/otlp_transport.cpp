@@ -148,9 +148,56 @@ std::optional<Attempt> tls_failure(const std::string& protocol, const std::strin
           (client_certificate ? std::string() : std::string("; ") + kClientCertificateHint));
 }
 
+// What a failure adds for the person who configured the endpoint: the protocol variable to
+// change when the receiver speaks the other protocol, and that an endpoint without a scheme
+// meant TLS when a plain-text receiver refuses the handshake.
+struct EndpointHints {
+  explicit EndpointHints(const OtlpSignalSettings& s)
+      : protocol_variable(s.protocol.source.rfind("env:", 0) == 0 ? s.protocol.source.substr(4)
+                                                                  : "OTEL_EXPORTER_OTLP_PROTOCOL") {
+    const std::string& endpoint = s.endpoint.value;
+    const bool has_scheme = endpoint.find("://") != std::string::npos;
+    if (!has_scheme && !s.insecure.value && s.protocol.value == OtlpProtocol::grpc) {
+      schemeless_endpoint = endpoint;
+    }
+  }
+
+  Attempt explain(Attempt attempt) const {
+    if (attempt.ok()) return attempt;
+    std::string lower = attempt.message;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.find("http1.x") != std::string::npos) {
+      attempt.message +=
+          "; the endpoint answers HTTP/1.x, not gRPC: for an OTLP/HTTP receiver "
+          "(port 4318 by default) set " +
+          protocol_variable + "=http/protobuf";
+    } else if (lower.find("http/0.9") != std::string::npos) {
+      attempt.message +=
+          "; the endpoint does not answer HTTP/1.1 (a gRPC receiver?): for "
+          "OTLP/gRPC (port 4317 by default) set " +
+          protocol_variable + "=grpc";
+    }
+    const bool tls_or_unreachable =
+        attempt.cause.find("-tls") != std::string::npos || attempt.cause == "grpc-UNAVAILABLE";
+    if (!schemeless_endpoint.empty() && tls_or_unreachable) {
+      const std::string hint = std::string("; ") + kClientCertificateHint;
+      if (const auto at = attempt.message.find(hint); at != std::string::npos) {
+        attempt.message.erase(at, hint.size());
+      }
+      attempt.message += "; the endpoint " + schemeless_endpoint +
+                         " has no scheme, which means TLS: for a plain-text receiver use http://" +
+                         schemeless_endpoint + " or OTEL_EXPORTER_OTLP_INSECURE=true";
+    }
+    return attempt;
+  }
+
+  std::string protocol_variable;
+  std::string schemeless_endpoint;  // empty unless a scheme-less endpoint made it TLS
+};
+
 class GrpcTransport final : public OtlpTransport {
  public:
-  GrpcTransport(const OtlpSignalSettings& s, Signal signal) : signal_(signal) {
+  GrpcTransport(const OtlpSignalSettings& s, Signal signal) : signal_(signal), hints_(s) {
     options_.endpoint = s.endpoint.value;
     // As the OTLP specification says: the scheme decides (https:// is TLS, http:// plain text);
     // OTEL_EXPORTER_OTLP_INSECURE only applies to an endpoint without one ("host:port"), which
@@ -213,7 +260,7 @@ class GrpcTransport final : public OtlpTransport {
         if (std::optional<Attempt> tls =
                 tls_failure("grpc", status.error_message(), /*handshake_failed=*/false,
                             !tls_.client_certificate_path.empty())) {
-          return *tls;
+          return hints_.explain(std::move(*tls));
         }
       }
       Attempt attempt =
@@ -229,7 +276,7 @@ class GrpcTransport final : public OtlpTransport {
            status.error_message().find("handshaker shutdown") != std::string::npos)) {
         attempt.message += std::string("; ") + kClientCertificateHint;
       }
-      return attempt;
+      return hints_.explain(std::move(attempt));
     } catch (...) {
       return failure(Attempt::Kind::kPermanent, "grpc-internal", "out of memory");
     }
@@ -328,6 +375,7 @@ class GrpcTransport final : public OtlpTransport {
   }
 
   const Signal signal_;
+  const EndpointHints hints_;
   otlp::OtlpGrpcExporterOptions options_;
   TlsFiles tls_;
   std::string channel_error_;
@@ -524,6 +572,7 @@ class HttpTransport final : public OtlpTransport {
         tls_(url_.rfind("https://", 0) == 0),
         client_certificate_(!s.client_certificate.value.empty()),
         gzip_(s.compression.value == "gzip"),
+        hints_(s),
         ssl_(url_, s.insecure.value, s.certificate.value, "", s.client_key.value, "",
              s.client_certificate.value, "", "", "", "", ""),
         client_(http_client::HttpClientFactory::Create()) {
@@ -574,7 +623,7 @@ class HttpTransport final : public OtlpTransport {
         return failure(Attempt::Kind::kRetryable, "http-timeout", "no answer before the timeout");
       }
       session->FinishSession();
-      return outcome->result(signal_, json_, tls_, client_certificate_);
+      return hints_.explain(outcome->result(signal_, json_, tls_, client_certificate_));
     } catch (const std::exception& e) {
       return failure(Attempt::Kind::kPermanent, "encode",
                      std::string("cannot encode the request: ") + e.what());
@@ -596,6 +645,7 @@ class HttpTransport final : public OtlpTransport {
   const bool tls_;
   const bool client_certificate_;
   const bool gzip_;
+  const EndpointHints hints_;
   const http_client::HttpSslOptions ssl_;
   std::vector<std::pair<std::string, std::string>> headers_;
   std::string uri_;

@@ -452,30 +452,74 @@ TEST(OtlpHttpExport, AReceiverThatNeverAnswersEndsEachExportAtItsTimeout) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms);
 }
 
-TEST(OtlpGrpcExport, BeginDrainStopsRetryingAtOnce) {
+TEST(OtlpGrpcExport, BeginDrainBoundsRetriesByTheShutdownDeadline) {
   Captured captured;
   auto exporter = make_otlp_span_exporter(
       settings_from({{"OTEL_EXPORTER_OTLP_ENDPOINT",
                       "http://127.0.0.1:" + std::to_string(test_servers::free_port())},
                      {"OTEL_EXPORTER_OTLP_TIMEOUT", "10000"}}),
-      captured.report, RetryPolicy{});
+      captured.report, kFastRetry);
+  const auto start = std::chrono::steady_clock::now();
   std::thread drainer([&] {
     std::this_thread::sleep_for(300ms);
-    captured.report->begin_drain();
+    captured.report->begin_drain(start + 800ms);
   });
   SpanBatch batch;
-  const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(export_batch(*exporter, batch), ExportResult::kFailure);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   drainer.join();
-  EXPECT_GE(elapsed, 250ms);
+  // Retried past the drain's start, ended by its deadline rather than the 10 s export timeout.
+  EXPECT_GE(elapsed, 600ms);
   EXPECT_LT(elapsed, 2s);
-  // Draining: one attempt, no retry.
-  EXPECT_EQ(export_batch(*exporter, batch), ExportResult::kFailure);
-  EXPECT_EQ(captured.report->counts().exports_failed, 2u);
+  EXPECT_GE(captured.report->counts().retries, 3u);
   ASSERT_EQ(captured.lines.size(), 1u);
   EXPECT_NE(captured.lines[0].find("gRPC status UNAVAILABLE"), std::string::npos)
       << captured.lines[0];
+  EXPECT_NE(captured.lines[0].find("; retried until the shutdown timeout; 4 spans dropped"),
+            std::string::npos)
+      << captured.lines[0];
+  // After the exporter's own shutdown: not even an attempt.
+  EXPECT_TRUE(exporter->Shutdown(100ms));
+  EXPECT_EQ(export_batch(*exporter, batch), ExportResult::kFailure);
+  EXPECT_EQ(captured.report->counts().exports_failed, 2u);
+}
+
+// A scheme-less gRPC endpoint means TLS: against a plain-text receiver the line says so (not
+// a client-certificate hint). A receiver of the other protocol names the protocol variable.
+TEST(OtlpExportHints, SchemelessEndpointAndProtocolMismatchSayWhatToSet) {
+  CollectProcess collector;
+  ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
+  SpanBatch batch;
+  struct Case {
+    Env::Map variables;
+    std::string expected;
+  };
+  const std::string grpc_address = collector.address("grpc");
+  const std::vector<Case> cases = {
+      {{{"OTEL_EXPORTER_OTLP_ENDPOINT", grpc_address}},
+       "; the endpoint " + grpc_address +
+           " has no scheme, which means TLS: for a plain-text receiver use http://" + grpc_address +
+           " or OTEL_EXPORTER_OTLP_INSECURE=true"},
+      {{{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://" + collector.address("http")}},
+       "; the endpoint answers HTTP/1.x, not gRPC: for an OTLP/HTTP receiver (port 4318 by "
+       "default) set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"},
+      {{{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"},
+        {"OTEL_EXPORTER_OTLP_ENDPOINT", "http://" + grpc_address}},
+       "; the endpoint does not answer HTTP/1.1 (a gRPC receiver?): for OTLP/gRPC (port 4317 "
+       "by default) set OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc"},
+  };
+  for (const Case& c : cases) {
+    Env::Map variables = c.variables;
+    variables["OTEL_EXPORTER_OTLP_TIMEOUT"] = "2000";
+    Captured captured;
+    auto exporter = make_otlp_span_exporter(settings_from(variables), captured.report,
+                                            RetryPolicy{Millis(5000), Millis(5000), 1.0});
+    EXPECT_EQ(export_batch(*exporter, batch), ExportResult::kFailure) << c.expected;
+    ASSERT_EQ(captured.lines.size(), 1u) << c.expected;
+    EXPECT_NE(captured.lines[0].find(c.expected), std::string::npos) << captured.lines[0];
+    EXPECT_EQ(captured.lines[0].find("client certificate"), std::string::npos) << captured.lines[0];
+  }
+  EXPECT_EQ(collector.stop(), 0) << collector.err();
 }
 
 TEST(OtlpGrpcExport, ReceiverDownAtStartThenUpGetsTheData) {
