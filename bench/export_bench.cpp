@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "span_batch.hpp"
+#include "bench_telemetry.hpp"
 #include "export/otlp_exporters.hpp"
 #include "export/otlp_transport.hpp"
 #include "lens/detail/active_tracer.hpp"
@@ -37,6 +37,7 @@
 #include "lens/span.hpp"
 #include "lens/telemetry.hpp"
 #include "sdk/diagnostics.hpp"
+#include "span_batch.hpp"
 
 namespace {
 
@@ -194,11 +195,11 @@ void span_with_exporter(benchmark::State& state, bool healthy) {
     }
     endpoint = collector->endpoint(true);
   }
+  auto report = std::make_shared<lens::exporters::ExportReport>(lens::Signal::traces,
+                                                                [](std::string_view) {});
   auto provider =
       std::make_shared<sdktrace::TracerProvider>(std::make_unique<sdktrace::BatchSpanProcessor>(
-          lens::exporters::make_otlp_span_exporter(
-              settings(endpoint, "grpc"), std::make_shared<lens::exporters::ExportReport>(
-                                              lens::Signal::traces, [](std::string_view) {})),
+          lens::exporters::make_otlp_span_exporter(settings(endpoint, "grpc"), report),
           sdktrace::BatchSpanProcessorOptions{}));
   lens::set_enabled_span_groups({"step"});
   lens::detail::set_active_tracer(provider->GetTracer("nemo.lens.helpers"));
@@ -210,6 +211,14 @@ void span_with_exporter(benchmark::State& state, bool healthy) {
   lens::set_enabled_span_groups({});
   lens::detail::set_active_tracer(lens::detail::TracerPtr{});
   provider->Shutdown(2s);
+  // Healthy: spans reached the collector; dead: exports failed (the queue's overflow is dropped
+  // before any export).
+  const lens::exporters::ExportReportCounts counts = report->counts();
+  if (healthy) {
+    lens::bench::expect_at_least(state, "spans exported", counts.items_exported, 1);
+  } else {
+    lens::bench::expect_equal(state, "spans exported to a dead endpoint", counts.items_exported, 0);
+  }
 }
 
 // End to end on the native span path: setup_telemetry with the OTLP/gRPC exporter to
@@ -234,8 +243,8 @@ void BM_Span_Native_Grpc_EndToEnd(benchmark::State& state) {
   lens::SetupOverrides overrides;
   overrides.env = lens::Env::from(env);
   overrides.allow_reinit = true;
-  auto handle = lens::setup_telemetry(*config, *lens::RankInfo::make(0, 1), {},
-                                      std::move(overrides));
+  auto handle =
+      lens::setup_telemetry(*config, *lens::RankInfo::make(0, 1), {}, std::move(overrides));
   if (!handle.ok()) {
     state.SkipWithError(handle.message().c_str());
     return;
@@ -253,6 +262,9 @@ void BM_Span_Native_Grpc_EndToEnd(benchmark::State& state) {
   const lens::TelemetryStats stats = handle->stats();
   state.counters["dropped"] = static_cast<double>(stats.spans_dropped);
   state.counters["exported"] = static_cast<double>(stats.spans_exported);
+  lens::bench::expect_equal(state, "spans exported", stats.spans_exported,
+                            static_cast<std::uint64_t>(state.iterations() * kSpans));
+  lens::bench::expect_equal(state, "spans dropped", stats.spans_dropped, 0);
   state.SetItemsProcessed(state.iterations() * kSpans);
   static_cast<void>(handle->shutdown(10s));
 }

@@ -6,99 +6,125 @@
 // The BM_Bound* rows measure lens's bound instruments (lens/metrics.hpp) on the same pipeline:
 // a bound counter and a bound histogram (no attributes), and a lens counter whose attribute set
 // of three is found through its per-thread binding cache.
+// Each run sets its own metrics telemetry up and makes its instrument from it (thread 0, before
+// the loop), then checks that the flush after the loop exported the instrument's points.
 #include <benchmark/benchmark.h>
 #include <opentelemetry/context/context.h>
 #include <opentelemetry/metrics/sync_instruments.h>
 
-#include <cstdio>
+#include <atomic>
 #include <cstdlib>
+#include <memory>
+#include <thread>
 
-#include "bench_support.hpp"
+#include "bench_telemetry.hpp"
 #include "lens/metrics.hpp"
-#include "lens/rank_info.hpp"
 #include "lens/telemetry.hpp"
 
 namespace {
 
-lens::TelemetryHandle& handle() {
-  static auto* h = [] {
-    lens::Config config = lens::bench::exporting_none_config("metrics-bench");
-    config.traces_enabled = false;
-    lens::SetupOverrides overrides;
-    overrides.env = lens::Env::from({});
-    // In a run of every benchmark, another family's telemetry may still be live: replace it.
-    overrides.allow_reinit = true;
-    auto made =
-        lens::setup_telemetry(config, *lens::RankInfo::make(0, 1), {}, std::move(overrides));
-    if (!made.ok()) {
-      std::fprintf(stderr, "lens_bench: setup_telemetry failed: %s\n", made.message().c_str());
-      std::abort();
+// Runs `loop(state, instrument)` with an instrument made by `make(meter)` on fresh telemetry.
+// Thread 0 makes it; the other threads wait for it before their loop.
+template <class Make, class Loop>
+void measure(benchmark::State& state, Make make, Loop loop) {
+  lens::Config config = lens::bench::exporting_none_config("metrics-bench");
+  config.traces_enabled = false;
+  using Instrument = decltype(make(*lens::bench::live()->meter()));
+  static std::unique_ptr<Instrument> owned;
+  static std::atomic<Instrument*> shared{nullptr};
+  Instrument* instrument = nullptr;
+  if (state.thread_index() == 0) {
+    // The other threads wait for the instrument: a setup failure cannot leave them waiting.
+    if (!lens::bench::start_telemetry(state, config)) std::abort();
+    owned = std::make_unique<Instrument>(make(*lens::bench::live()->meter()));
+    instrument = owned.get();
+    shared.store(instrument, std::memory_order_release);
+  } else {
+    while ((instrument = shared.load(std::memory_order_acquire)) == nullptr) {
+      std::this_thread::yield();
     }
-    return new lens::TelemetryHandle(*made);
-  }();
-  return *h;
-}
-
-auto& counter() {
-  static auto* c = new auto(handle().meter()->CreateUInt64Counter("bench.counter"));
-  return **c;
-}
-auto& histogram() {
-  static auto* h = new auto(handle().meter()->CreateDoubleHistogram("bench.histogram"));
-  return **h;
+  }
+  loop(state, *instrument);
+  if (state.thread_index() != 0) return;
+  const lens::TelemetryStats stats = lens::bench::finish_telemetry(state);
+  shared.store(nullptr);
+  owned.reset();
+  lens::bench::expect_at_least(state, "metric points exported", stats.metric_points_exported, 1);
 }
 
 void BM_Counter_Add_Bound(benchmark::State& state) {
-  auto& c = counter();
-  for (auto _ : state) c.Add(1);
+  measure(
+      state, [](auto& meter) { return meter.CreateUInt64Counter("bench.counter"); },
+      [](benchmark::State& s, auto& c) {
+        for (auto _ : s) c->Add(1);
+      });
 }
 BENCHMARK(BM_Counter_Add_Bound)->Threads(1)->Threads(2);
 
 void BM_Histogram_Record_Bound(benchmark::State& state) {
-  auto& h = histogram();
-  const opentelemetry::context::Context context;
-  double v = 0.0;
-  for (auto _ : state) h.Record(v += 0.5, context);
+  measure(
+      state, [](auto& meter) { return meter.CreateDoubleHistogram("bench.histogram"); },
+      [](benchmark::State& s, auto& h) {
+        const opentelemetry::context::Context context;
+        double v = 0.0;
+        for (auto _ : s) h->Record(v += 0.5, context);
+      });
 }
 BENCHMARK(BM_Histogram_Record_Bound)->Threads(1)->Threads(2);
 
 void BM_Counter_Add_3Attrs(benchmark::State& state) {
-  auto& c = counter();
-  for (auto _ : state) {
-    c.Add(1, {{"rank", 3}, {"phase", "forward"}, {"ok", true}});
-  }
+  measure(
+      state, [](auto& meter) { return meter.CreateUInt64Counter("bench.counter"); },
+      [](benchmark::State& s, auto& c) {
+        for (auto _ : s) c->Add(1, {{"rank", 3}, {"phase", "forward"}, {"ok", true}});
+      });
 }
 BENCHMARK(BM_Counter_Add_3Attrs)->Threads(1)->Threads(2);
 
 void BM_BoundCounter_Add(benchmark::State& state) {
-  static auto* c = new lens::metrics::BoundCounter<std::uint64_t>(
-      lens::metrics::create_bound_uint64_counter(*handle().meter(), "bench.bound_counter"));
-  for (auto _ : state) c->add(1);
+  measure(
+      state,
+      [](auto& meter) {
+        return lens::metrics::create_bound_uint64_counter(meter, "bench.bound_counter");
+      },
+      [](benchmark::State& s, auto& c) {
+        for (auto _ : s) c.add(1);
+      });
 }
 BENCHMARK(BM_BoundCounter_Add)->Threads(1)->Threads(2);
 
 void BM_BoundHistogram_Record(benchmark::State& state) {
-  static auto* h = new lens::metrics::BoundHistogram<double>(
-      lens::metrics::create_bound_double_histogram(*handle().meter(), "bench.bound_histogram"));
-  double v = 0.0;
-  for (auto _ : state) h->record(v += 0.5);
+  measure(
+      state,
+      [](auto& meter) {
+        return lens::metrics::create_bound_double_histogram(meter, "bench.bound_histogram");
+      },
+      [](benchmark::State& s, auto& h) {
+        double v = 0.0;
+        for (auto _ : s) h.record(v += 0.5);
+      });
 }
 BENCHMARK(BM_BoundHistogram_Record)->Threads(1)->Threads(2);
 
 void BM_BoundCounter_Add_3Attrs_Lookup(benchmark::State& state) {
-  static auto* c = new lens::metrics::Counter<std::uint64_t>(
-      lens::metrics::make_counter<std::uint64_t>(*handle().meter(), "bench.lens_counter"));
-  for (auto _ : state) {
-    c->add(1, {{"rank", 3}, {"phase", "forward"}, {"ok", true}});
-  }
+  measure(
+      state,
+      [](auto& meter) {
+        return lens::metrics::make_counter<std::uint64_t>(meter, "bench.lens_counter");
+      },
+      [](benchmark::State& s, auto& c) {
+        for (auto _ : s) c.add(1, {{"rank", 3}, {"phase", "forward"}, {"ok", true}});
+      });
 }
 BENCHMARK(BM_BoundCounter_Add_3Attrs_Lookup)->Threads(1)->Threads(2);
 
 void BM_Gauge_Record(benchmark::State& state) {
-  static auto* gauge = new lens::metrics::Gauge<double>(
-      lens::metrics::create_double_gauge(*handle().meter(), "bench.gauge"));
-  double v = 0.0;
-  for (auto _ : state) gauge->record(v += 1.0);
+  measure(
+      state, [](auto& meter) { return lens::metrics::create_double_gauge(meter, "bench.gauge"); },
+      [](benchmark::State& s, auto& gauge) {
+        double v = 0.0;
+        for (auto _ : s) gauge.record(v += 1.0);
+      });
 }
 BENCHMARK(BM_Gauge_Record)->Threads(1)->Threads(2);
 

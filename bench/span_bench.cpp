@@ -19,7 +19,7 @@
 #include <optional>
 #include <string>
 
-#include "bench_support.hpp"
+#include "bench_telemetry.hpp"
 #include "lens/config.hpp"
 #include "lens/detail/active_tracer.hpp"
 #include "lens/groups.hpp"
@@ -61,27 +61,13 @@ sdktrace::TracerProvider& recording_provider() {
 // the export thread converts every span into the exporter's recordable, nothing is sent), for
 // the span path `span_path` ("native" or "opentelemetry"). Made by thread 0 before the loop and
 // shut down after it, so that each benchmark measures its own pipeline.
-std::optional<lens::TelemetryHandle>& lens_handle() {
-  static std::optional<lens::TelemetryHandle> handle;
-  return handle;
-}
-
-void lens_setup(benchmark::State& state, const std::string& span_path,
+bool lens_setup(benchmark::State& state, const std::string& span_path,
                 const lens::Env::Map& otel = {}) {
-  if (state.thread_index() != 0) return;
   lens::Config config = lens::bench::exporting_none_config("bench");
   config.span_path = span_path;
   config.span_groups = "step";
   config.otel = lens::OtelSettings::from_env(lens::Env::from(otel));
-  lens::SetupOverrides overrides;
-  overrides.env = lens::Env::from({});
-  overrides.allow_reinit = true;
-  auto made = lens::setup_telemetry(config, *lens::RankInfo::make(0, 1), {}, std::move(overrides));
-  if (!made.ok()) {
-    std::fprintf(stderr, "lens_bench: setup_telemetry failed: %s\n", made.message().c_str());
-    std::abort();
-  }
-  lens_handle() = *made;
+  return lens::bench::start_telemetry(state, config);
 }
 
 // Every kDrainEvery iterations the export thread is given time to catch up, off the clock, so
@@ -93,18 +79,22 @@ constexpr std::int64_t kDrainEvery = 1 << 16;
 void drain_off_the_clock(benchmark::State& state, std::int64_t i) {
   if ((i & (kDrainEvery - 1)) != 0) return;
   state.PauseTiming();
-  static_cast<void>(lens_handle()->force_flush(std::chrono::seconds(30)));
+  if (lens::bench::live()) {
+    static_cast<void>(lens::bench::live()->force_flush(std::chrono::seconds(30)));
+  }
   state.ResumeTiming();
 }
 
-void lens_teardown(benchmark::State& state) {
+// After the loop (thread 0): every span the loop made (`per_iteration` a loop) was recorded
+// and exported, none dropped.
+void lens_teardown(benchmark::State& state, std::uint64_t per_iteration = 1) {
+  const lens::TelemetryStats stats = lens::bench::finish_telemetry(state);
   if (state.thread_index() != 0) return;
-  const lens::TelemetryStats stats = lens_handle()->stats();
-  static_cast<void>(lens_handle()->shutdown(std::chrono::seconds(30)));
-  const lens::TelemetryStats after = lens_handle()->stats();
-  state.counters["dropped"] = static_cast<double>(after.spans_dropped);
-  static_cast<void>(stats);
-  lens_handle().reset();
+  const auto spans =
+      static_cast<std::uint64_t>(state.iterations() * state.threads()) * per_iteration;
+  state.counters["dropped"] = static_cast<double>(stats.spans_dropped);
+  lens::bench::expect_at_least(state, "spans exported", stats.spans_exported, spans);
+  lens::bench::expect_equal(state, "spans dropped", stats.spans_dropped, 0);
 }
 
 void setup(benchmark::State& state, const std::set<std::string>& groups,
@@ -143,6 +133,10 @@ BENCHMARK(BM_Baseline_TwoClockReads)->Threads(1)->Threads(2);
 void BM_Span_GroupDisabled(benchmark::State& state) {
   // Another group on and a recording tracer installed: an exporting rank, this site's group off.
   setup(state, {"job"}, recording_provider().GetTracer("nemo.lens.helpers"));
+  if (state.thread_index() == 0 &&
+      (lens::is_span_group_enabled("step") || !lens::is_span_group_enabled("job"))) {
+    state.SkipWithError("precondition failed: group `step` must be off and `job` on");
+  }
   std::int64_t i = 0;
   for (auto _ : state) {
     site(++i);
@@ -154,6 +148,9 @@ BENCHMARK(BM_Span_GroupDisabled)->Threads(1)->Threads(2);
 void BM_Span_NotExporting(benchmark::State& state) {
   // A non-exporting rank: no group enabled, the no-op tracer.
   setup(state, {}, lens::detail::TracerPtr{});
+  if (state.thread_index() == 0 && !lens::enabled_span_groups().empty()) {
+    state.SkipWithError("precondition failed: no span group may be enabled");
+  }
   std::int64_t i = 0;
   for (auto _ : state) {
     site(++i);
@@ -164,7 +161,7 @@ BENCHMARK(BM_Span_NotExporting)->Threads(1)->Threads(2);
 
 // The default (native) span path.
 void BM_Span_Recorded_2Attrs(benchmark::State& state) {
-  lens_setup(state, "native");
+  if (!lens_setup(state, "native")) return;
   std::int64_t i = 0;
   for (auto _ : state) {
     site(++i);
@@ -176,7 +173,7 @@ BENCHMARK(BM_Span_Recorded_2Attrs)->Threads(1)->Threads(2);
 
 // The same site with NEMO_LENS_SPAN_PATH=opentelemetry (lens over opentelemetry-cpp's spans).
 void BM_Span_Recorded_2Attrs_OtelPath(benchmark::State& state) {
-  lens_setup(state, "opentelemetry");
+  if (!lens_setup(state, "opentelemetry")) return;
   std::int64_t i = 0;
   for (auto _ : state) {
     site(++i);
@@ -188,7 +185,7 @@ BENCHMARK(BM_Span_Recorded_2Attrs_OtelPath)->Threads(1)->Threads(2);
 
 // Three nested native spans (a step, a microbatch, a forward pass), no attributes.
 void BM_Span_Nested3(benchmark::State& state) {
-  lens_setup(state, "native");
+  if (!lens_setup(state, "native")) return;
   std::int64_t i = 0;
   for (auto _ : state) {
     drain_off_the_clock(state, ++i);
@@ -201,7 +198,7 @@ void BM_Span_Nested3(benchmark::State& state) {
       }
     }
   }
-  lens_teardown(state);
+  lens_teardown(state, 3);
 }
 BENCHMARK(BM_Span_Nested3)->Threads(1)->Threads(2);
 
@@ -229,12 +226,16 @@ BENCHMARK(BM_OtelCpp_Span_2Attrs)->Threads(1)->Threads(2);
 // A native span the sampler drops (OTEL_TRACES_SAMPLER=always_off): ids and the decision, a
 // context frame for children, nothing recorded.
 void BM_Span_SamplerDropped(benchmark::State& state) {
-  lens_setup(state, "native", {{"OTEL_TRACES_SAMPLER", "always_off"}});
+  if (!lens_setup(state, "native", {{"OTEL_TRACES_SAMPLER", "always_off"}})) return;
   std::int64_t i = 0;
   for (auto _ : state) {
     site(++i);
   }
-  lens_teardown(state);
+  const lens::TelemetryStats stats = lens::bench::finish_telemetry(state);
+  if (state.thread_index() == 0) {
+    lens::bench::expect_equal(state, "spans exported by a dropping sampler", stats.spans_exported,
+                              0);
+  }
 }
 BENCHMARK(BM_Span_SamplerDropped)->Threads(1)->Threads(2);
 
