@@ -2,7 +2,7 @@
 // (the `lens` binary next to this one): sustained spans/s end to end over gRPC and
 // HTTP/protobuf (batches of 512 spans through the span exporter), `lens collect` ingest
 // (prebuilt requests), and the training thread's cost of a recorded span (LENS_SPAN, two
-// attributes, BatchSpanProcessor) while the OTLP exporter is healthy and while it retries
+// attributes, an exporting rank) while the OTLP exporter is healthy and while it retries
 // against an endpoint where nothing listens.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -10,9 +10,6 @@
 #include <opentelemetry/exporters/otlp/otlp_recordable_utils.h>
 #include <opentelemetry/proto/collector/trace/v1/trace_service.pb.h>
 #include <opentelemetry/sdk/resource/resource.h>
-#include <opentelemetry/sdk/trace/batch_span_processor.h>
-#include <opentelemetry/sdk/trace/batch_span_processor_options.h>
-#include <opentelemetry/sdk/trace/tracer_provider.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -30,13 +27,11 @@
 #include "bench_telemetry.hpp"
 #include "export/otlp_exporters.hpp"
 #include "export/otlp_transport.hpp"
-#include "lens/detail/active_tracer.hpp"
 #include "lens/env.hpp"
 #include "lens/groups.hpp"
 #include "lens/rank_info.hpp"
 #include "lens/span.hpp"
 #include "lens/telemetry.hpp"
-#include "sdk/diagnostics.hpp"
 #include "span_batch.hpp"
 
 namespace {
@@ -180,11 +175,10 @@ void BM_Collect_Ingest_Grpc(benchmark::State& state) {
 }
 BENCHMARK(BM_Collect_Ingest_Grpc)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The training thread's cost of LENS_SPAN with two attributes over a BatchSpanProcessor whose
-// OTLP exporter sends to `lens collect` (healthy) or to a port where nothing listens (every
-// export retried until its timeout, the queue full, spans dropped).
+// The training thread's cost of LENS_SPAN with two attributes on an exporting rank whose OTLP
+// exporter sends to `lens collect` (healthy) or to a port where nothing listens (every export
+// retried until its timeout, the buffer full, spans dropped).
 void span_with_exporter(benchmark::State& state, bool healthy) {
-  lens::sdk::install_sdk_diagnostics();  // as setup does: a full queue is reported once
   std::unique_ptr<Collector> collector;
   std::string endpoint = "http://127.0.0.1:9";  // discard port: nothing listens on loopback
   if (healthy) {
@@ -195,29 +189,24 @@ void span_with_exporter(benchmark::State& state, bool healthy) {
     }
     endpoint = collector->endpoint(true);
   }
-  auto report = std::make_shared<lens::exporters::ExportReport>(lens::Signal::traces,
-                                                                [](std::string_view) {});
-  auto provider =
-      std::make_shared<sdktrace::TracerProvider>(std::make_unique<sdktrace::BatchSpanProcessor>(
-          lens::exporters::make_otlp_span_exporter(settings(endpoint, "grpc"), report),
-          sdktrace::BatchSpanProcessorOptions{}));
-  lens::set_enabled_span_groups({"step"});
-  lens::detail::set_active_tracer(provider->GetTracer("nemo.lens.helpers"));
+  lens::Config config = lens::bench::exporting_none_config("bench");
+  config.exporter = "otlp";
+  config.metrics_enabled = false;
+  config.span_groups = "step";
+  config.otel = lens::OtelSettings::from_env(lens::Env::from(
+      {{"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint}, {"OTEL_EXPORTER_OTLP_TIMEOUT", "1000"}}));
+  if (!lens::bench::start_telemetry(state, config)) return;
   std::int64_t i = 0;
   for (auto _ : state) {
     LENS_SPAN("step", "megatron.train_step", {"iteration", ++i}, {"microbatch", 4});
     benchmark::ClobberMemory();
   }
-  lens::set_enabled_span_groups({});
-  lens::detail::set_active_tracer(lens::detail::TracerPtr{});
-  provider->Shutdown(2s);
-  // Healthy: spans reached the collector; dead: exports failed (the queue's overflow is dropped
-  // before any export).
-  const lens::exporters::ExportReportCounts counts = report->counts();
+  const lens::TelemetryStats stats = lens::bench::finish_telemetry(state);
+  // Healthy: spans reached the collector; dead: none did.
   if (healthy) {
-    lens::bench::expect_at_least(state, "spans exported", counts.items_exported, 1);
+    lens::bench::expect_at_least(state, "spans exported", stats.spans_exported, 1);
   } else {
-    lens::bench::expect_equal(state, "spans exported to a dead endpoint", counts.items_exported, 0);
+    lens::bench::expect_equal(state, "spans exported to a dead endpoint", stats.spans_exported, 0);
   }
 }
 

@@ -1,7 +1,7 @@
 // Benchmarks of the span primitives against two clock reads and against opentelemetry-cpp used
-// directly: a site whose group is off, a non-exporting rank, a recorded span on the native path
-// (the default) and on the opentelemetry path (the whole lens pipeline built by setup_telemetry
-// with exporter=none), three nested native spans, the same span made with opentelemetry-cpp
+// directly: a site whose group is off, a non-exporting rank, a recorded span (the whole lens
+// pipeline built by setup_telemetry with exporter=none), three nested spans, the same span made
+// with opentelemetry-cpp
 // alone (BatchSpanProcessor over a discarding exporter), a span dropped by the sampler, and
 // W3C propagation. Single- and two-thread variants; thread 0 sets up before the loop
 // (google-benchmark starts all threads' loops together).
@@ -58,13 +58,11 @@ sdktrace::TracerProvider& recording_provider() {
 }
 
 // A lens exporting rank as setup_telemetry() builds it (exporter=none: the whole pipeline runs,
-// the export thread converts every span into the exporter's recordable, nothing is sent), for
-// the span path `span_path` ("native" or "opentelemetry"). Made by thread 0 before the loop and
-// shut down after it, so that each benchmark measures its own pipeline.
-bool lens_setup(benchmark::State& state, const std::string& span_path,
-                const lens::Env::Map& otel = {}) {
+// the export thread converts every span into the exporter's recordable, nothing is sent). Made
+// by thread 0 before the loop and shut down after it, so that each benchmark measures its own
+// pipeline.
+bool lens_setup(benchmark::State& state, const lens::Env::Map& otel = {}) {
   lens::Config config = lens::bench::exporting_none_config("bench");
-  config.span_path = span_path;
   config.span_groups = "step";
   config.otel = lens::OtelSettings::from_env(lens::Env::from(otel));
   return lens::bench::start_telemetry(state, config);
@@ -159,9 +157,9 @@ void BM_Span_NotExporting(benchmark::State& state) {
 }
 BENCHMARK(BM_Span_NotExporting)->Threads(1)->Threads(2);
 
-// The default (native) span path.
+// A recorded span with two attributes.
 void BM_Span_Recorded_2Attrs(benchmark::State& state) {
-  if (!lens_setup(state, "native")) return;
+  if (!lens_setup(state)) return;
   std::int64_t i = 0;
   for (auto _ : state) {
     site(++i);
@@ -171,21 +169,9 @@ void BM_Span_Recorded_2Attrs(benchmark::State& state) {
 }
 BENCHMARK(BM_Span_Recorded_2Attrs)->Threads(1)->Threads(2);
 
-// The same site with NEMO_LENS_SPAN_PATH=opentelemetry (lens over opentelemetry-cpp's spans).
-void BM_Span_Recorded_2Attrs_OtelPath(benchmark::State& state) {
-  if (!lens_setup(state, "opentelemetry")) return;
-  std::int64_t i = 0;
-  for (auto _ : state) {
-    site(++i);
-    drain_off_the_clock(state, i);
-  }
-  lens_teardown(state);
-}
-BENCHMARK(BM_Span_Recorded_2Attrs_OtelPath)->Threads(1)->Threads(2);
-
 // Three nested native spans (a step, a microbatch, a forward pass), no attributes.
 void BM_Span_Nested3(benchmark::State& state) {
-  if (!lens_setup(state, "native")) return;
+  if (!lens_setup(state)) return;
   std::int64_t i = 0;
   for (auto _ : state) {
     drain_off_the_clock(state, ++i);
@@ -226,7 +212,7 @@ BENCHMARK(BM_OtelCpp_Span_2Attrs)->Threads(1)->Threads(2);
 // A native span the sampler drops (OTEL_TRACES_SAMPLER=always_off): ids and the decision, a
 // context frame for children, nothing recorded.
 void BM_Span_SamplerDropped(benchmark::State& state) {
-  if (!lens_setup(state, "native", {{"OTEL_TRACES_SAMPLER", "always_off"}})) return;
+  if (!lens_setup(state, {{"OTEL_TRACES_SAMPLER", "always_off"}})) return;
   std::int64_t i = 0;
   for (auto _ : state) {
     site(++i);

@@ -2,11 +2,11 @@
 // setup_telemetry() builds (exporter=none), and reports what was lost and the process's peak
 // resident memory. One configuration per process, so that peak RSS is its own.
 //
-//   lens_span_burst [--path native|opentelemetry] [--spans N] [--buffer-mb N]
-//                   [--queue-size N] [--batch-size N] [--export-ns-per-span N]
+//   lens_span_burst [--spans N] [--buffer-mb N] [--queue-size N] [--batch-size N]
+//                   [--export-ns-per-span N]
 //
-// --buffer-mb bounds the native path's span buffer (NEMO_LENS_SPAN_BUFFER_MB), --queue-size the
-// opentelemetry path's batch queue (OTEL_BSP_MAX_QUEUE_SIZE). OTEL_BSP_* variables from the
+// --buffer-mb bounds the span buffer (NEMO_LENS_SPAN_BUFFER_MB), --queue-size the spans handed
+// to the exporter per pass (OTEL_BSP_MAX_QUEUE_SIZE). OTEL_BSP_* variables from the
 // environment apply as usual; the flags override them. Without
 // --export-ns-per-span the exporter is exporter=none (free); with it, an exporter that spends
 // that long per span (busy, like serialising and sending), to see what a real backend's
@@ -79,13 +79,8 @@ int main(int argc, char** argv) {
   long batch_size = 0;
   long export_ns = 0;
   long buffer_mb = 0;
-  std::string path = "native";
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
-    if (flag == "--path" && i + 1 < argc) {
-      path = argv[++i];
-      continue;
-    }
     long* target = flag == "--spans"                ? &spans
                    : flag == "--queue-size"         ? &queue_size
                    : flag == "--batch-size"         ? &batch_size
@@ -94,8 +89,8 @@ int main(int argc, char** argv) {
                                                     : nullptr;
     if (target == nullptr || i + 1 >= argc) {
       std::fprintf(stderr,
-                   "usage: lens_span_burst [--path native|opentelemetry] [--spans N] "
-                   "[--buffer-mb N] [--queue-size N] [--batch-size N] [--export-ns-per-span N]\n");
+                   "usage: lens_span_burst [--spans N] [--buffer-mb N] [--queue-size N] "
+                   "[--batch-size N] [--export-ns-per-span N]\n");
       return 2;
     }
     if (!parse_count(flag, argv[++i], *target)) return 2;
@@ -103,7 +98,6 @@ int main(int argc, char** argv) {
 
   lens::Config config = lens::bench::exporting_none_config("burst");
   config.otel = lens::OtelSettings::from_env(lens::Env::process());
-  config.span_path = path;
   if (buffer_mb > 0) config.span_buffer_mb = buffer_mb;
   if (queue_size > 0) config.otel.bsp.max_queue_size.value = queue_size;
   if (batch_size > 0) config.otel.bsp.max_export_batch_size.value = batch_size;
@@ -132,11 +126,11 @@ int main(int argc, char** argv) {
 
   using std::chrono::duration;
   std::printf(
-      "path=%s spans=%ld buffer_mb=%lld queue_size=%lld batch_size=%lld export_ns_per_span=%ld "
+      "spans=%ld buffer_mb=%lld queue_size=%lld batch_size=%lld export_ns_per_span=%ld "
       "produced_in_ms=%.1f "
       "drained_in_ms=%.1f "
       "ended=%llu exported=%llu lost=%llu peak_rss_kib=%ld rss_growth_kib=%ld shutdown=%s\n",
-      path.c_str(), spans, static_cast<long long>(config.span_buffer_mb),
+      spans, static_cast<long long>(config.span_buffer_mb),
       static_cast<long long>(config.otel.bsp.max_queue_size.value),
       static_cast<long long>(config.otel.bsp.max_export_batch_size.value), export_ns,
       duration<double, std::milli>(produced - start).count(),

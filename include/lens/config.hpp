@@ -42,9 +42,6 @@ struct Config {
   bool logs_enabled = false;
   std::string span_groups = "default";
   std::string exporter = "otlp";  // otlp, console, file, none
-  // How spans are recorded: "native" (lens's per-thread buffers, exported through the same
-  // exporters) or "opentelemetry" (opentelemetry-cpp's own spans and batch processor).
-  std::string span_path = "native";
   // The bound on memory for finished native spans not yet exported, all threads together.
   std::int64_t span_buffer_mb = 64;
   std::string file_path = "./lens-telemetry/";

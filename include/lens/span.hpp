@@ -32,7 +32,6 @@
 #include <initializer_list>
 #include <limits>
 #include <map>
-#include <new>
 #include <optional>
 #include <set>
 #include <string>
@@ -219,18 +218,18 @@ void end_span(ThreadSpans* thread, Frame* frame) noexcept;
 
 namespace detail {
 
-// The started part of a scoped span, shared by ManagedSpan and ScopedSpan.
-// While setup_telemetry's native span path is active (the default), the span is a frame of the
-// calling thread's native span stack (see docs/design/native-spans.md); otherwise it is an
-// opentelemetry-cpp span of the active tracer. Either way: the current context is the parent,
-// attributes are set after start (samplers do not see them, like the seed), and the span is the
-// current span until destruction. Destruction: an exception propagating out of the scope
-// (std::uncaught_exceptions() grew since construction) that record_exception() did not already
-// describe is recorded as type "unknown", message "unknown", status ERROR "unknown exception" —
-// the in-flight exception object is not reachable from a destructor (std::current_exception()
-// is null until a handler is entered). Then the previous context is restored and the span ended.
-// On the native path the constructor and the destructor are one call each into the library
-// (inline here: no second call level on the path every recorded span takes).
+// The started part of a scoped span, shared by ManagedSpan and ScopedSpan: a frame of the
+// calling thread's native span stack (see docs/design/native-spans.md) while setup_telemetry's
+// span pipeline is live, a non-recording span otherwise (a rank that does not export, or before
+// setup). The
+// current context is the parent, attributes are set after start (samplers do not see them, like
+// the seed), and the span is the current span until destruction. Destruction: an exception
+// propagating out of the scope (std::uncaught_exceptions() grew since construction) that
+// record_exception() did not already describe is recorded as type "unknown", message "unknown",
+// status ERROR "unknown exception" — the in-flight exception object is not reachable from a
+// destructor. Then the previous context is restored and the span ended. The constructor and the
+// destructor are one call each into the library (inline here: no second call level on the path
+// every recorded span takes).
 class SpanState {
  public:
   // `enabled` false: nothing is started (ManagedSpan's group was off); started() is false and
@@ -243,7 +242,7 @@ class SpanState {
       native::begin_span(name, attributes, record_exception_events, native_span_);
       return;
     }
-    start_opentelemetry(name, attributes, record_exception_events);
+    mode_ = Mode::kUnrecorded;
   }
   SpanState(std::string_view name, AttributeList attributes, bool record_exception_events) noexcept
       : SpanState(true, name, attributes, record_exception_events) {}
@@ -253,8 +252,6 @@ class SpanState {
   ~SpanState() {
     if (mode_ == Mode::kNative) [[likely]] {
       native::end_span(native_span_.thread, native_span_.frame);
-    } else if (mode_ == Mode::kOpenTelemetry) {
-      end_opentelemetry();
     }
   }
   SpanState(const SpanState&) = delete;
@@ -268,31 +265,11 @@ class SpanState {
   void add_event(std::string_view name, AttributeList attributes) noexcept;
 
  private:
-  // The opentelemetry-cpp path, out of line so that the native path's calls stay short.
-  void start_opentelemetry(std::string_view name, AttributeList attributes,
-                           bool record_exception_events) noexcept;
-  void end_opentelemetry() noexcept;
-
-  // The opentelemetry-cpp path's state: made by start_opentelemetry (or the NewTrace
-  // constructor) in raw storage, destroyed by end_opentelemetry, never touched on the native
-  // path: nothing is made or destroyed implicitly, which keeps the inline destructor (in every
-  // instrumented scope) down to one test and one call.
-  struct OtelPath {
-    SpanPtr span;
-    opentelemetry::nostd::unique_ptr<opentelemetry::context::Token> token;
-    int uncaught_at_start = 0;
-    bool record_exception_events = true;
-    bool exception_recorded = false;
-  };
-  alignas(OtelPath) unsigned char otel_storage_[sizeof(OtelPath)];
-  OtelPath& otel() noexcept { return *std::launder(reinterpret_cast<OtelPath*>(otel_storage_)); }
-  const OtelPath& otel() const noexcept {
-    return *std::launder(reinterpret_cast<const OtelPath*>(otel_storage_));
-  }
-  // Only the mode is set when the span is off (one store on the disabled path).
-  enum class Mode : unsigned char { kOff, kNative, kOpenTelemetry };
+  // kUnrecorded: started with no span pipeline live (span() is a non-recording span). Only the
+  // mode is set when the span is off (one store on the disabled path).
+  enum class Mode : unsigned char { kOff, kUnrecorded, kNative };
   Mode mode_ = Mode::kOff;
-  // Native path: filled by begin_span (thread and frame null when nothing is recorded).
+  // Filled by begin_span (thread and frame null when nothing is recorded).
   NativeSpanRef native_span_;
 };
 

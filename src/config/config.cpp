@@ -216,7 +216,6 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
   read_string(reader, "SPAN_GROUPS", "span_groups", config.span_groups, config);
   read_string(reader, "EXPORTER", "exporter", config.exporter, config);
   read_string(reader, "FILE_PATH", "file_path", config.file_path, config);
-  read_string(reader, "SPAN_PATH", "span_path", config.span_path, config);
   read_int64(reader, "SPAN_BUFFER_MB", "span_buffer_mb", config.span_buffer_mb, config,
              "a whole number of MiB from 1 to 65536 such as 64");
   read_string(reader, "RUN_ID", "run_id", config.run_id, config);
@@ -278,7 +277,6 @@ const std::vector<std::string>& config_field_names() {
                                                  "span_groups",
                                                  "exporter",
                                                  "file_path",
-                                                 "span_path",
                                                  "span_buffer_mb",
                                                  "run_id",
                                                  "user_id",

@@ -5,8 +5,6 @@
 
 #include <cxxabi.h>
 #include <opentelemetry/common/attribute_value.h>
-#include <opentelemetry/common/key_value_iterable.h>
-#include <opentelemetry/nostd/function_ref.h>
 #include <opentelemetry/nostd/span.h>
 #include <opentelemetry/trace/context.h>
 #include <opentelemetry/trace/default_span.h>
@@ -18,10 +16,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
-#include <new>
 #include <typeinfo>
 
-#include "core/next_trace_id.hpp"
 #include "lens/detail/active_tracer.hpp"
 #include "lens/propagation.hpp"
 #include "native/thread_spans.hpp"
@@ -99,43 +95,6 @@ void with_otel_value(const AttributeArg& value, Fn&& fn) {
   }
 }
 
-// An AttributeList seen through the SDK's iterable interface, with the safe-attribute rules
-// applied (nulls skipped, strings redacted), so events need no intermediate container.
-class SafeAttributeView final : public otel::common::KeyValueIterable {
- public:
-  SafeAttributeView(AttributeList attributes, const std::set<std::string>& redact_keys) noexcept
-      : attributes_(attributes), redact_keys_(redact_keys) {}
-
-  bool ForEachKeyValue(otel::nostd::function_ref<bool(otel::nostd::string_view, OtelValue)>
-                           callback) const noexcept override {
-    try {
-      for (const auto& [key, value] : attributes_) {
-        bool keep_going = true;
-        // `&key = key`: a structured binding is not capturable before C++20 in Clang < 16.
-        with_otel_value(
-            redact_value(key, value, redact_keys_), [&, &key = key](const OtelValue& v) {
-              keep_going = callback(otel::nostd::string_view(key.data(), key.size()), v);
-            });
-        if (!keep_going) {
-          return false;
-        }
-      }
-    } catch (...) {
-      return false;  // allocation failure: the remaining attributes are dropped
-    }
-    return true;
-  }
-
-  size_t size() const noexcept override {
-    return static_cast<size_t>(std::count_if(attributes_.begin(), attributes_.end(),
-                                             [](const auto& kv) { return !kv.second.is_null(); }));
-  }
-
- private:
-  AttributeList attributes_;
-  const std::set<std::string>& redact_keys_;
-};
-
 // The demangled dynamic type of `e`, e.g. "std::runtime_error".
 std::string type_name(const std::exception& e) {
   const char* mangled = typeid(e).name();
@@ -145,9 +104,6 @@ std::string type_name(const std::exception& e) {
   std::free(demangled);  // NOLINT(cppcoreguidelines-no-malloc): __cxa_demangle uses malloc
   return name;
 }
-
-constexpr std::string_view kUnknown = "unknown";
-constexpr std::string_view kUnknownException = "unknown exception";
 
 SpanPtr start_linked(std::string_view name, const otel::trace::SpanContext* link,
                      AttributeList attributes) noexcept {
@@ -191,120 +147,42 @@ void safe_set_span_attributes(otel::trace::Span* span, AttributeList attributes,
 
 namespace detail {
 
-void SpanState::start_opentelemetry(std::string_view name, AttributeList attributes,
-                                    bool record_exception_events) noexcept {
-  mode_ = Mode::kOpenTelemetry;
-  new (otel_storage_)
-      OtelPath{active_tracer()->StartSpan(otel::nostd::string_view(name.data(), name.size())),
-               nullptr, std::uncaught_exceptions(), record_exception_events, false};
-  safe_set_span_attributes(otel().span.get(), attributes);
-  auto context = otel::context::RuntimeContext::GetCurrent();
-  otel().token = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, otel().span));
-}
-
 SpanState::SpanState(bool enabled, std::string_view name, AttributeList attributes,
                      const NewTrace& root) noexcept {
   if (!enabled) return;
-  if (native::active()) {
-    mode_ = Mode::kNative;
-    native_span_ = native::begin_root_span(name, attributes, root);
+  if (!native::active()) {
+    mode_ = Mode::kUnrecorded;
     return;
   }
-  mode_ = Mode::kOpenTelemetry;
-  const int uncaught_at_start = std::uncaught_exceptions();
-  const detail::TracerPtr tracer = active_tracer();
-  const otel::nostd::string_view span_name(name.data(), name.size());
-  otel::trace::StartSpanOptions options;
-  // An invalid SpanContext would mean "the current span"; this marks the new span a root.
-  options.parent = otel::context::Context{}.SetValue(otel::trace::kIsRootSpanKey, true);
-  core::request_next_trace_id(root.trace_id);
-  new (otel_storage_) OtelPath();
-  otel().uncaught_at_start = uncaught_at_start;
-  if (root.link.IsValid()) {
-    using NoAttributes = std::initializer_list<std::pair<otel::nostd::string_view, OtelValue>>;
-    otel().span =
-        tracer->StartSpan(span_name, NoAttributes{}, {{root.link, NoAttributes{}}}, options);
-  } else {
-    otel().span = tracer->StartSpan(span_name, options);
-  }
-  core::clear_next_trace_id();  // a tracer with another id generator left it untaken
-  safe_set_span_attributes(otel().span.get(), attributes);
-  auto context = otel::context::RuntimeContext::GetCurrent();
-  otel().token = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(context, otel().span));
-}
-
-void SpanState::end_opentelemetry() noexcept {
-  if (std::uncaught_exceptions() > otel().uncaught_at_start && !otel().exception_recorded) {
-    if (otel().record_exception_events) {
-      otel().span->AddEvent(
-          "exception", {{"exception.type",
-                         OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))},
-                        {"exception.message",
-                         OtelValue(otel::nostd::string_view(kUnknown.data(), kUnknown.size()))}});
-    }
-    otel().span->SetStatus(
-        otel::trace::StatusCode::kError,
-        otel::nostd::string_view(kUnknownException.data(), kUnknownException.size()));
-  }
-  otel().token.reset();  // restores the previous context (Token's destructor detaches)
-  otel().span->End();
-  otel().~OtelPath();
+  mode_ = Mode::kNative;
+  native_span_ = native::begin_root_span(name, attributes, root);
 }
 
 otel::trace::Span* SpanState::span() const noexcept {
-  if (mode_ != Mode::kNative) return otel().span.get();
-  if (otel::trace::Span* view = native::view(native_span_)) return view;
+  if (mode_ == Mode::kNative) {
+    if (otel::trace::Span* view = native::view(native_span_)) return view;
+  }
   static auto* const nothing =
       new SpanPtr(new otel::trace::DefaultSpan(otel::trace::SpanContext::GetInvalid()));
   return nothing->get();
 }
 
 void SpanState::record_exception(const std::exception& e) noexcept {
-  const char* what = e.what();
-  if (mode_ == Mode::kNative) {
-    std::string type;
-    try {
-      type = type_name(e);
-    } catch (...) {  // allocation failure while demangling: status and message only
-    }
-    native::record_exception(native_span_, type, what);
-    return;
+  if (mode_ != Mode::kNative) return;
+  std::string type;
+  try {
+    type = type_name(e);
+  } catch (...) {  // allocation failure while demangling: status and message only
   }
-  otel().exception_recorded = true;
-  if (otel().record_exception_events && otel().span->IsRecording()) {
-    try {
-      const std::string type = type_name(e);
-      otel().span->AddEvent("exception",
-                            {{"exception.type", OtelValue(otel::nostd::string_view(type))},
-                             {"exception.message", OtelValue(otel::nostd::string_view(what))}});
-    } catch (...) {  // allocation failure while demangling: status only
-    }
-  }
-  otel().span->SetStatus(otel::trace::StatusCode::kError, otel::nostd::string_view(what));
+  native::record_exception(native_span_, type, e.what());
 }
 
 void SpanState::set_attribute(std::string_view key, const AttributeArg& value) noexcept {
-  if (mode_ == Mode::kNative) {
-    native::set_attribute(native_span_, key, value);
-    return;
-  }
-  safe_set_span_attributes(otel().span.get(), {{key, value}});
+  if (mode_ == Mode::kNative) native::set_attribute(native_span_, key, value);
 }
 
 void SpanState::add_event(std::string_view name, AttributeList attributes) noexcept {
-  if (mode_ == Mode::kNative) {
-    native::add_event(native_span_, name, attributes);
-    return;
-  }
-  if (!otel().span->IsRecording()) {
-    return;
-  }
-  const otel::nostd::string_view event_name(name.data(), name.size());
-  if (attributes.size() == 0) {
-    otel().span->AddEvent(event_name);
-    return;
-  }
-  otel().span->AddEvent(event_name, SafeAttributeView(attributes, default_redact_keys()));
+  if (mode_ == Mode::kNative) native::add_event(native_span_, name, attributes);
 }
 
 }  // namespace detail

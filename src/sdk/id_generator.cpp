@@ -5,7 +5,6 @@
 #include <array>
 #include <cstdint>
 
-#include "core/next_trace_id.hpp"
 #include "sdk/fork_generation.hpp"
 #include "sdk/random_source.hpp"
 
@@ -45,10 +44,7 @@ opentelemetry::trace::SpanId SeedIndependentIdGenerator::GenerateSpanId() noexce
 }
 
 opentelemetry::trace::TraceId SeedIndependentIdGenerator::GenerateTraceId() noexcept {
-  std::array<std::uint8_t, 16> bytes{};
-  if (!core::take_next_trace_id(bytes)) {  // else a root in a trace id chosen by the caller
-    bytes = t_rng.get().next_trace_id();
-  }
+  const std::array<std::uint8_t, 16> bytes = t_rng.get().next_trace_id();
   return opentelemetry::trace::TraceId(
       opentelemetry::nostd::span<const std::uint8_t, 16>(bytes.data(), 16));
 }

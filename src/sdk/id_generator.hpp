@@ -16,8 +16,7 @@ class SeedIndependentIdGenerator final : public opentelemetry::sdk::trace::IdGen
 
   // 64 random bits; never all zero (a zero draw becomes 1).
   opentelemetry::trace::SpanId GenerateSpanId() noexcept override;
-  // 128 random bits; never all zero (a zero draw becomes 1). A trace id requested on this thread
-  // through core::request_next_trace_id (lens::NewTrace) is returned instead, once.
+  // 128 random bits; never all zero (a zero draw becomes 1).
   opentelemetry::trace::TraceId GenerateTraceId() noexcept override;
 };
 

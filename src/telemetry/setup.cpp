@@ -545,7 +545,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     // One tick conversion for native spans and logs: a line logged inside a span is stamped
     // within it. (Measuring its first rate busy-waits 2 ms: only when a native path needs it.)
     std::shared_ptr<native::SharedTickCalibration> clock;
-    if ((config.traces_enabled && config.span_path == "native") || config.logs_enabled) {
+    if (config.traces_enabled || config.logs_enabled) {
       clock = std::make_shared<native::SharedTickCalibration>();
     }
     if (config.traces_enabled) {

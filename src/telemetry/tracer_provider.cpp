@@ -1,12 +1,10 @@
-// Assembly of an exporting rank's tracer provider (see tracer_provider.hpp). The chain, in
-// order: open-span closer (which also counts spans) -> native handoff processor (native path)
-// or batch processor (opentelemetry path) -> limits -> export counting -> exporter.
-// The closer comes before the batch processor so that the spans it ends at shutdown still
-// flow into the live batch processor (SPEC Part 2 §E.5).
+// Assembly of an exporting rank's tracer provider (see tracer_provider.hpp): the native span
+// pipeline, and the opentelemetry-cpp provider through which spans made with the opentelemetry
+// API reach it. The chain, in order: open-span closer (which also counts API spans) -> native
+// handoff processor -> the pipeline's export thread -> limits -> concurrent batches -> export
+// counting -> exporter. The closer comes first so that the API spans it ends at shutdown still
+// reach the live pipeline (SPEC Part 2 §E.5).
 #include "telemetry/tracer_provider.hpp"
-
-#include <opentelemetry/sdk/trace/batch_span_processor.h>
-#include <opentelemetry/sdk/trace/batch_span_processor_options.h>
 
 #include "lens/sampling.hpp"
 #include "native/span_pipeline.hpp"
@@ -22,20 +20,6 @@ namespace lens::telemetry {
 
 namespace sdktrace = opentelemetry::sdk::trace;
 
-namespace {
-
-std::unique_ptr<sdktrace::SpanProcessor> make_batch_processor(
-    const Config& config, std::unique_ptr<sdktrace::SpanExporter> exporter) {
-  sdktrace::BatchSpanProcessorOptions batch;
-  batch.max_queue_size = static_cast<std::size_t>(config.otel.bsp.max_queue_size.value);
-  batch.max_export_batch_size =
-      static_cast<std::size_t>(config.otel.bsp.max_export_batch_size.value);
-  batch.schedule_delay_millis = std::chrono::milliseconds(config.otel.bsp.schedule_delay_ms.value);
-  return std::make_unique<sdktrace::BatchSpanProcessor>(std::move(exporter), batch);
-}
-
-}  // namespace
-
 Result<BuiltTracerProvider> build_tracer_provider(
     const Config& config, const RankInfo& rank, const Attributes& resource,
     std::unique_ptr<sdktrace::SpanExporter> exporter,
@@ -47,31 +31,24 @@ Result<BuiltTracerProvider> build_tracer_provider(
 
   auto counting = std::make_unique<sdk::CountingExporter>(std::move(exporter));
   std::shared_ptr<const sdk::ExportCounters> export_counters = counting->counters();
-  std::unique_ptr<sdktrace::SpanExporter> counted = std::move(counting);
-  if (config.span_path == "native") {
-    // The native export thread converts the next batch while this one is sent.
-    counted = std::make_unique<sdk::PipelinedExporter>(std::move(counted), concurrent_exports);
-  }
-  auto limited = std::make_unique<sdk::LimitingExporter>(std::move(counted),
+  // The native export thread converts the next batch while this one is sent.
+  auto pipelined =
+      std::make_unique<sdk::PipelinedExporter>(std::move(counting), concurrent_exports);
+  auto limited = std::make_unique<sdk::LimitingExporter>(std::move(pipelined),
                                                          sdk::SpanLimits::from(config.otel.limits));
 
   BuiltTracerProvider built;
   built.counts = std::make_shared<sdk::SpanCounts>();
-  std::unique_ptr<sdktrace::SpanProcessor> next;
-  if (config.span_path == "native") {
-    native::SpanPipelineOptions options;
-    options.max_export_batch_size =
-        static_cast<std::size_t>(config.otel.bsp.max_export_batch_size.value);
-    options.schedule_delay = std::chrono::milliseconds(config.otel.bsp.schedule_delay_ms.value);
-    options.max_queue_size = static_cast<std::size_t>(config.otel.bsp.max_queue_size.value);
-    options.buffer_bytes = static_cast<std::size_t>(config.span_buffer_mb) << 20;
-    options.clock = std::move(clock);
-    built.pipeline = std::make_shared<native::SpanPipeline>(options, std::move(limited), *sampler,
-                                                            to_otel_resource(resource));
-    next = built.pipeline->make_handoff_processor();
-  } else {
-    next = make_batch_processor(config, std::move(limited));
-  }
+  native::SpanPipelineOptions options;
+  options.max_export_batch_size =
+      static_cast<std::size_t>(config.otel.bsp.max_export_batch_size.value);
+  options.schedule_delay = std::chrono::milliseconds(config.otel.bsp.schedule_delay_ms.value);
+  options.max_queue_size = static_cast<std::size_t>(config.otel.bsp.max_queue_size.value);
+  options.buffer_bytes = static_cast<std::size_t>(config.span_buffer_mb) << 20;
+  options.clock = std::move(clock);
+  built.pipeline = std::make_shared<native::SpanPipeline>(options, std::move(limited), *sampler,
+                                                          to_otel_resource(resource));
+  std::unique_ptr<sdktrace::SpanProcessor> next = built.pipeline->make_handoff_processor();
   // One processor only: every extra processor costs the SDK a recordable per span.
   std::vector<std::unique_ptr<sdktrace::SpanProcessor>> processors;
   processors.push_back(std::make_unique<sdk::OpenSpanCloser>(std::move(next), built.counts));

@@ -30,8 +30,8 @@ namespace lens::telemetry {
 struct BuiltTracerProvider {
   std::shared_ptr<opentelemetry::sdk::trace::TracerProvider> provider;
   std::shared_ptr<sdk::SpanCounts> counts;  // spans made through the provider's tracers
-  // The native span path (config.span_path "native"), null otherwise. The provider's spans
-  // reach its export thread through a handoff processor.
+  // The native span pipeline; spans made through the provider's tracers (the opentelemetry
+  // API) reach its export thread through a handoff processor.
   std::shared_ptr<native::SpanPipeline> pipeline;
   // Reads spans exported and failed; owned by the provider's exporter chain.
   std::function<std::uint64_t()> exported;

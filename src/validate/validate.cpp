@@ -90,10 +90,6 @@ Status validate(const Config& config, const RankInfo* rank) {
     return Error("Empty file path in " + config.label_of("file_path") +
                  "; accepted: a directory for traces.jsonl, metrics.jsonl and logs.jsonl");
   }
-  if (config.span_path != "native" && config.span_path != "opentelemetry") {
-    return Error("Unknown span path '" + config.span_path + "' in " +
-                 config.label_of("span_path") + "; accepted: native, opentelemetry");
-  }
   if (config.span_buffer_mb < 1 || config.span_buffer_mb > 65536) {
     return Error("Invalid value for " + config.label_of("span_buffer_mb") + ": '" +
                  std::to_string(config.span_buffer_mb) +

@@ -184,7 +184,6 @@ TEST_F(LogsBridge, ALineLoggedInsideANativeSpanIsStampedWithinIt) {
   detail::reset_span_groups_for_testing();
   Config config = logs_config();
   config.span_groups = "all";
-  config.span_path = "native";
   auto span_exporter = std::make_unique<opentelemetry::exporter::memory::InMemorySpanExporter>(100000);
   const auto spans_data = span_exporter->GetData();
   SetupOverrides overrides;

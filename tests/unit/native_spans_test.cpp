@@ -1,9 +1,8 @@
-// The native span path (config.span_path "native", the default) end to end through
-// setup_telemetry and an in-memory exporter: what a span record carries once converted to the
-// exporter's recordable, nesting and interplay with opentelemetry-cpp's context, samplers,
-// several producer threads, threads that exit, a full buffer, shutdown with spans still open
-// on this and other threads (truncated, exactly once), fork, and the opentelemetry path kept
-// selectable.
+// Native spans (lens's one span model) end to end through setup_telemetry and an in-memory
+// exporter: what a span record carries once converted to the exporter's recordable, nesting and
+// interplay with opentelemetry-cpp's context, samplers, several producer threads, threads that
+// exit, a full buffer, shutdown with spans still open on this and other threads (truncated,
+// exactly once), fork.
 #include <gtest/gtest.h>
 #include <opentelemetry/context/runtime_context.h>
 #include <opentelemetry/exporters/memory/in_memory_span_exporter.h>
@@ -77,7 +76,7 @@ class NativeSpans : public ::testing::Test {
     detail::reset_span_groups_for_testing();
   }
 
-  void start(const Env::Map& variables = {}, std::string span_path = "native") {
+  void start(const Env::Map& variables = {}) {
     Env::Map env = variables;
     env.emplace("NEMO_LENS_ENABLED", "1");
     env.emplace("NEMO_LENS_RANK_STRATEGY", "all_ranks");
@@ -85,7 +84,6 @@ class NativeSpans : public ::testing::Test {
     env.emplace("NEMO_LENS_EXPORTER", "none");
     env.emplace("NEMO_LENS_METRICS_ENABLED", "0");
     env.emplace("NEMO_LENS_SPAN_GROUPS", "all");
-    env.emplace("NEMO_LENS_SPAN_PATH", span_path);
     Config config = test_support::config_from(env);
     auto exporter = std::make_unique<InMemorySpanExporter>(1000000);
     data_ = exporter->GetData();
@@ -689,32 +687,13 @@ TEST_F(NativeSpans, AForkedChildRecordsNothingOfTheParentAndMaySetUpAgain) {
   EXPECT_EQ(spans[0]->GetName(), "parent-after");
 }
 
-TEST_F(NativeSpans, TheOpenTelemetryPathStaysSelectable) {
-  start({}, "opentelemetry");
-  {
-    LENS_SPAN("step", "outer");
-    { LENS_SPAN("step", "inner"); }
-  }
-  const auto spans = flushed();
-  ASSERT_EQ(spans.size(), 2U);
-  EXPECT_EQ(spans[0]->GetName(), "inner");
-  EXPECT_EQ(spans[0]->GetParentSpanId(), spans[1]->GetSpanId());
-  EXPECT_EQ(handle_->stats().spans_started, 2U);
-}
-
-TEST(NativeSpansConfig, SpanPathAndBufferSizeAreValidated) {
+TEST(NativeSpansConfig, BufferSizeIsValidated) {
   const Env::Map base = {{"NEMO_LENS_ENABLED", "1"},
                          {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
                          {"NEMO_LENS_RUN_ID", "v"}};
-  Env::Map bad_path = base;
-  bad_path.emplace("NEMO_LENS_SPAN_PATH", "fast");
-  auto made = setup_telemetry(test_support::config_from(bad_path), test_support::rank_of(0, 1));
-  ASSERT_FALSE(made.ok());
-  EXPECT_EQ(made.message(),
-            "Unknown span path 'fast' in NEMO_LENS_SPAN_PATH; accepted: native, opentelemetry");
   Env::Map bad_size = base;
   bad_size.emplace("NEMO_LENS_SPAN_BUFFER_MB", "0");
-  made = setup_telemetry(test_support::config_from(bad_size), test_support::rank_of(0, 1));
+  auto made = setup_telemetry(test_support::config_from(bad_size), test_support::rank_of(0, 1));
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.message(),
             "Invalid value for NEMO_LENS_SPAN_BUFFER_MB: '0'; accepted: a whole number of MiB "

@@ -245,57 +245,52 @@ TEST_F(Security, SetupErrorsNeverCarryAPlantedSecret) {
 }
 
 // Console exporters (spans, metrics, log records on stdout) and file exporters (OTLP JSON line
-// files), on both span paths: redacted values are "[REDACTED]", nothing carries a secret.
+// files): redacted values are "[REDACTED]", nothing carries a secret.
 TEST_F(Security, ConsoleAndFileExportersNeverCarryAPlantedSecret) {
-  for (const char* span_path : {"native", "opentelemetry"}) {
-    {
-      CapturedOutput output;
-      auto made = setup(
-          job_variables({{"NEMO_LENS_EXPORTER", "console"}, {"NEMO_LENS_SPAN_PATH", span_path}}));
-      ASSERT_TRUE(made.ok()) << made.message();
-      record_step(*made);
-      EXPECT_TRUE(made->shutdown(3000ms).ok());
-      const std::string text = output.text();
-      expect_no_secret(text, std::string("console ") + span_path);
-      int spans = 0;
-      std::istringstream lines(text);
-      for (std::string line; std::getline(lines, line);) {
-        if (line.find("\"secure.step\"") == std::string::npos) continue;
-        const Json span = Json::parse(line);
-        ++spans;
-        for (const std::string& key : kRedactedSpanKeys) {
-          EXPECT_EQ(span.at("attributes").at(key), "[REDACTED]") << span_path << " " << key;
-        }
-        EXPECT_EQ(span.at("attributes").at("Password"), "case-sensitive");
-        EXPECT_EQ(span.at("attributes").at("text.list"), (Json{"in", "a list"}));
-        EXPECT_EQ(span.at("events").at(0).at("attributes").at("key"), "[REDACTED]");
+  {
+    CapturedOutput output;
+    auto made = setup(job_variables({{"NEMO_LENS_EXPORTER", "console"}}));
+    ASSERT_TRUE(made.ok()) << made.message();
+    record_step(*made);
+    EXPECT_TRUE(made->shutdown(3000ms).ok());
+    const std::string text = output.text();
+    expect_no_secret(text, std::string("console"));
+    int spans = 0;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("\"secure.step\"") == std::string::npos) continue;
+      const Json span = Json::parse(line);
+      ++spans;
+      for (const std::string& key : kRedactedSpanKeys) {
+        EXPECT_EQ(span.at("attributes").at(key), "[REDACTED]") << key;
       }
-      EXPECT_EQ(spans, 1) << text;
-      EXPECT_NE(text.find("secure log"), std::string::npos) << text;
-      EXPECT_NE(text.find("lens.test.secure"), std::string::npos) << text;
+      EXPECT_EQ(span.at("attributes").at("Password"), "case-sensitive");
+      EXPECT_EQ(span.at("attributes").at("text.list"), (Json{"in", "a list"}));
+      EXPECT_EQ(span.at("events").at(0).at("attributes").at("key"), "[REDACTED]");
     }
-    {
-      const auto dir = std::filesystem::temp_directory_path() /
-                       ("lens-security-file-" + std::to_string(::getpid()) + "-" + span_path);
-      std::filesystem::remove_all(dir);
-      CapturedOutput output;
-      auto made = setup(job_variables({{"NEMO_LENS_EXPORTER", "file"},
-                                       {"NEMO_LENS_FILE_PATH", dir.string()},
-                                       {"NEMO_LENS_SPAN_PATH", span_path}}));
-      ASSERT_TRUE(made.ok()) << made.message();
-      record_step(*made);
-      EXPECT_TRUE(made->shutdown(3000ms).ok());
-      expect_no_secret(output.text(), std::string("file exporter output ") + span_path);
-      for (const char* file : {"traces.jsonl", "metrics.jsonl", "logs.jsonl"}) {
-        const std::string content = test_servers::read_text(dir / file);
-        EXPECT_FALSE(content.empty()) << file;
-        expect_no_secret(content, file);
-      }
-      expect_redacted_in_otlp(test_servers::read_lines(dir / "traces.jsonl"),
-                              std::string("file ") + span_path);
-      EXPECT_NE(test_servers::read_text(dir / "logs.jsonl").find("secure log"), std::string::npos);
-      std::filesystem::remove_all(dir);
+    EXPECT_EQ(spans, 1) << text;
+    EXPECT_NE(text.find("secure log"), std::string::npos) << text;
+    EXPECT_NE(text.find("lens.test.secure"), std::string::npos) << text;
+  }
+  {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("lens-security-file-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    CapturedOutput output;
+    auto made = setup(job_variables({{"NEMO_LENS_EXPORTER", "file"},
+                                     {"NEMO_LENS_FILE_PATH", dir.string()}}));
+    ASSERT_TRUE(made.ok()) << made.message();
+    record_step(*made);
+    EXPECT_TRUE(made->shutdown(3000ms).ok());
+    expect_no_secret(output.text(), std::string("file exporter output"));
+    for (const char* file : {"traces.jsonl", "metrics.jsonl", "logs.jsonl"}) {
+      const std::string content = test_servers::read_text(dir / file);
+      EXPECT_FALSE(content.empty()) << file;
+      expect_no_secret(content, file);
     }
+    expect_redacted_in_otlp(test_servers::read_lines(dir / "traces.jsonl"), std::string("file"));
+    EXPECT_NE(test_servers::read_text(dir / "logs.jsonl").find("secure log"), std::string::npos);
+    std::filesystem::remove_all(dir);
   }
 }
 
@@ -440,77 +435,71 @@ TEST_F(Security, AttributeValuesOverTheLengthLimitAreTruncatedInExportedSpansAnd
       "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\xe3\x83\x86"
       "\xe3\x82\xad\xe3\x82\xb9\xe3\x83\x88";  // 8 characters, 3 bytes each
   const std::vector<std::string> list = {"abcdefgh", "xy"};
-  for (const char* span_path : {"native", "opentelemetry"}) {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("lens-security-limit-" + std::to_string(::getpid()) + "-" + span_path);
-    std::filesystem::remove_all(dir);
-    auto made = setup(job_variables({{"NEMO_LENS_EXPORTER", "file"},
-                                     {"NEMO_LENS_FILE_PATH", dir.string()},
-                                     {"NEMO_LENS_SPAN_PATH", span_path},
-                                     {"OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "5"}}));
-    ASSERT_TRUE(made.ok()) << made.message();
-    ASSERT_TRUE(setup_logging_bridge(log::Level::info));
-    {
-      ScopedSpan span("limited", {{"ascii", "abcdefghij"},
-                                  {"exact", "abcde"},
-                                  {"short", "abc"},
-                                  {"utf8", utf8},
-                                  {"cjk", cjk},
-                                  {"list", list},
-                                  {"number", std::int64_t{1234567890}},
-                                  {"password", "hunter2-is-long"}});
-      span.add_event("limited.event", {{"path", "/checkpoints/step-10"}});
-    }
-    log::emit(log::Level::info, "a body longer than the limit",
-              {{"ascii", std::string("abcdefghij")},
-               {"exact", std::string("abcde")},
-               {"utf8", utf8},
-               {"cjk", cjk}});
-    remove_logging_bridge();
-    ASSERT_TRUE(made->shutdown(3000ms).ok());
-
-    const auto trace_lines = test_servers::read_lines(dir / "traces.jsonl");
-    ASSERT_EQ(trace_lines.size(), 1u) << span_path;
-    const Json span = Json::parse(trace_lines[0])["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
-    const Json& attributes = span.at("attributes");
-    EXPECT_EQ(string_attribute(attributes, "ascii"), "abcde") << span_path;
-    EXPECT_EQ(string_attribute(attributes, "exact"), "abcde") << span_path;
-    EXPECT_EQ(string_attribute(attributes, "short"), "abc") << span_path;
-    EXPECT_EQ(string_attribute(attributes, "utf8"), "h\xc3\xa9llo") << span_path;
-    EXPECT_EQ(string_attribute(attributes, "cjk"), cjk.substr(0, 15)) << span_path;
-    EXPECT_EQ(string_attribute(attributes, "password"), "[REDA") << span_path;
-    for (const Json& item : attributes) {
-      if (item.at("key") == "list") {
-        EXPECT_EQ(item.at("value"),
-                  (Json{{"arrayValue",
-                         {{"values", {{{"stringValue", "abcde"}}, {{"stringValue", "xy"}}}}}}}))
-            << span_path;
-      }
-      if (item.at("key") == "number") {
-        EXPECT_EQ(item.at("value"), (Json{{"intValue", "1234567890"}})) << span_path;
-      }
-    }
-    EXPECT_EQ(string_attribute(span.at("events").at(0).at("attributes"), "path"), "/chec")
-        << span_path;
-
-    const auto log_lines = test_servers::read_lines(dir / "logs.jsonl");
-    ASSERT_EQ(log_lines.size(), 1u) << span_path;
-    const Json record =
-        Json::parse(log_lines[0])["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0];
-    EXPECT_EQ(record.at("body").at("stringValue"), "a body longer than the limit");
-    EXPECT_EQ(string_attribute(record.at("attributes"), "ascii"), "abcde") << span_path;
-    EXPECT_EQ(string_attribute(record.at("attributes"), "exact"), "abcde") << span_path;
-    // Multi-byte values: cut to at most 5 characters, never inside a UTF-8 sequence (the exact
-    // values are the next test's).
-    for (const std::string key : {"utf8", "cjk"}) {
-      const std::string value = string_attribute(record.at("attributes"), key);
-      const std::string& original = key == "utf8" ? utf8 : cjk;
-      EXPECT_EQ(original.compare(0, value.size(), value), 0) << span_path << " " << key;
-      EXPECT_GE(value.size(), 1u) << span_path << " " << key;
-      EXPECT_LE(code_points(value), 5) << span_path << " " << key;
-    }
-    std::filesystem::remove_all(dir);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("lens-security-limit-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto made = setup(job_variables({{"NEMO_LENS_EXPORTER", "file"},
+                                   {"NEMO_LENS_FILE_PATH", dir.string()},
+                                   {"OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "5"}}));
+  ASSERT_TRUE(made.ok()) << made.message();
+  ASSERT_TRUE(setup_logging_bridge(log::Level::info));
+  {
+    ScopedSpan span("limited", {{"ascii", "abcdefghij"},
+                                {"exact", "abcde"},
+                                {"short", "abc"},
+                                {"utf8", utf8},
+                                {"cjk", cjk},
+                                {"list", list},
+                                {"number", std::int64_t{1234567890}},
+                                {"password", "hunter2-is-long"}});
+    span.add_event("limited.event", {{"path", "/checkpoints/step-10"}});
   }
+  log::emit(log::Level::info, "a body longer than the limit",
+            {{"ascii", std::string("abcdefghij")},
+             {"exact", std::string("abcde")},
+             {"utf8", utf8},
+             {"cjk", cjk}});
+  remove_logging_bridge();
+  ASSERT_TRUE(made->shutdown(3000ms).ok());
+
+  const auto trace_lines = test_servers::read_lines(dir / "traces.jsonl");
+  ASSERT_EQ(trace_lines.size(), 1u);
+  const Json span = Json::parse(trace_lines[0])["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+  const Json& attributes = span.at("attributes");
+  EXPECT_EQ(string_attribute(attributes, "ascii"), "abcde");
+  EXPECT_EQ(string_attribute(attributes, "exact"), "abcde");
+  EXPECT_EQ(string_attribute(attributes, "short"), "abc");
+  EXPECT_EQ(string_attribute(attributes, "utf8"), "h\xc3\xa9llo");
+  EXPECT_EQ(string_attribute(attributes, "cjk"), cjk.substr(0, 15));
+  EXPECT_EQ(string_attribute(attributes, "password"), "[REDA");
+  for (const Json& item : attributes) {
+    if (item.at("key") == "list") {
+      EXPECT_EQ(item.at("value"),
+                (Json{{"arrayValue",
+                       {{"values", {{{"stringValue", "abcde"}}, {{"stringValue", "xy"}}}}}}}));
+    }
+    if (item.at("key") == "number") {
+      EXPECT_EQ(item.at("value"), (Json{{"intValue", "1234567890"}}));
+    }
+  }
+  EXPECT_EQ(string_attribute(span.at("events").at(0).at("attributes"), "path"), "/chec");
+
+  const auto log_lines = test_servers::read_lines(dir / "logs.jsonl");
+  ASSERT_EQ(log_lines.size(), 1u);
+  const Json record = Json::parse(log_lines[0])["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0];
+  EXPECT_EQ(record.at("body").at("stringValue"), "a body longer than the limit");
+  EXPECT_EQ(string_attribute(record.at("attributes"), "ascii"), "abcde");
+  EXPECT_EQ(string_attribute(record.at("attributes"), "exact"), "abcde");
+  // Multi-byte values: cut to at most 5 characters, never inside a UTF-8 sequence (the exact
+  // values are the next test's).
+  for (const std::string key : {"utf8", "cjk"}) {
+    const std::string value = string_attribute(record.at("attributes"), key);
+    const std::string& original = key == "utf8" ? utf8 : cjk;
+    EXPECT_EQ(original.compare(0, value.size(), value), 0) << key;
+    EXPECT_GE(value.size(), 1u) << key;
+    EXPECT_LE(code_points(value), 5) << key;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // The OpenTelemetry specification counts an attribute value's length in characters, as the span

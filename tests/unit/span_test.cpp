@@ -1,5 +1,5 @@
 // Tests of the span primitives (lens/span.hpp, SPEC §F, §I.3, §N.7 items 75-79, §N.8 item 80)
-// against an SDK tracer provider exporting to memory through a SimpleSpanProcessor.
+// on an exporting rank set up by setup_telemetry with an in-memory exporter.
 // Every test resets the span groups and the active tracer; single-threaded except the hand-off.
 #include "lens/span.hpp"
 
@@ -8,14 +8,13 @@
 #include <opentelemetry/exporters/memory/in_memory_span_data.h>
 #include <opentelemetry/exporters/memory/in_memory_span_exporter.h>
 #include <opentelemetry/nostd/variant.h>
-#include <opentelemetry/sdk/trace/simple_processor.h>
 #include <opentelemetry/sdk/trace/span_data.h>
-#include <opentelemetry/sdk/trace/tracer_provider.h>
 #include <opentelemetry/trace/context.h>
 #include <opentelemetry/trace/noop.h>
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -25,6 +24,7 @@
 
 #include "lens/detail/active_tracer.hpp"
 #include "lens/groups.hpp"
+#include "lens/telemetry.hpp"
 #include "unit/test_support.hpp"
 
 namespace {
@@ -51,26 +51,44 @@ using lens::test_support::hex;
   return ::testing::AssertionSuccess();
 }
 
+// An exporting rank (setup_telemetry, native spans) whose exporter keeps spans in memory; no
+// span group on until a test enables some.
 class SpanFixture : public ::testing::Test {
  protected:
   void SetUp() override {
     lens::detail::reset_span_groups_for_testing();
-    auto exporter = std::make_unique<InMemorySpanExporter>();
+    auto exporter = std::make_unique<InMemorySpanExporter>(100000);
     data_ = exporter->GetData();
-    provider_ = std::make_shared<sdktrace::TracerProvider>(
-        std::make_unique<sdktrace::SimpleSpanProcessor>(std::move(exporter)));
-    tracer_ = provider_->GetTracer("nemo.lens.helpers");
-    lens::detail::set_active_tracer(tracer_);
+    lens::Config config;
+    config.enabled = true;
+    config.rank_strategy = "all_ranks";
+    config.exporter = "none";
+    config.run_id = "span-test";
+    config.metrics_enabled = false;
+    lens::SetupOverrides overrides;
+    overrides.span_exporter = std::move(exporter);
+    overrides.env = lens::Env::from({});
+    auto made =
+        lens::setup_telemetry(config, lens::test_support::rank_of(0, 1), {}, std::move(overrides));
+    ASSERT_TRUE(made.ok()) << made.message();
+    handle_ = *made;
+    tracer_ = handle_->tracer();
+    lens::set_enabled_span_groups({});
   }
   void TearDown() override {
-    lens::detail::set_active_tracer(lens::detail::TracerPtr{});
+    if (handle_) static_cast<void>(handle_->shutdown(std::chrono::milliseconds(2000)));
     lens::detail::reset_span_groups_for_testing();
   }
 
   static void enable(std::initializer_list<std::string> groups) {
     lens::set_enabled_span_groups(std::set<std::string>(groups));
   }
-  std::vector<SpanDataPtr> spans() { return data_->GetSpans(); }
+  // Everything ended so far, once the pipeline has exported it.
+  std::vector<SpanDataPtr> spans() {
+    const lens::Status flushed = handle_->force_flush(std::chrono::milliseconds(5000));
+    EXPECT_TRUE(flushed.ok()) << flushed.message();
+    return data_->GetSpans();
+  }
 
   static std::string str_attr(const sdktrace::SpanData& span, const std::string& key) {
     return otel::nostd::get<std::string>(span.GetAttributes().at(key));
@@ -83,8 +101,8 @@ class SpanFixture : public ::testing::Test {
   }
 
   std::shared_ptr<InMemorySpanData> data_;
-  std::shared_ptr<sdktrace::TracerProvider> provider_;
-  lens::detail::TracerPtr tracer_;
+  std::optional<lens::TelemetryHandle> handle_;
+  opentelemetry::nostd::shared_ptr<otel::trace::Tracer> tracer_;
 };
 
 // ---- redact_value / safe_set_span_attributes (N.7 items 75, 76) --------------------------------
@@ -270,7 +288,7 @@ TEST_F(ManagedSpanTest, EnabledExportsExactlyOneSpanWithTheName) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0]->GetName(), "train_step");
   EXPECT_EQ(out[0]->GetStatus(), otel::trace::StatusCode::kUnset);
-  EXPECT_EQ(out[0]->GetInstrumentationScope().GetName(), "nemo.lens.helpers");
+  EXPECT_EQ(out[0]->GetInstrumentationScope().GetName(), "nemo.lens");
 }
 
 TEST_F(ManagedSpanTest, GroupByNameOverloadIsGatedToo) {
@@ -533,31 +551,21 @@ TEST_F(SpanCmTest, MacroFormWorks) {
   EXPECT_EQ(out[0]->GetParentSpanId(), out[1]->GetSpanId());
 }
 
-TEST_F(SpanCmTest, WorksWithTheDefaultNoopTracer) {
-  lens::detail::set_active_tracer(lens::detail::TracerPtr{});
-  ASSERT_TRUE(default_tracer_is_usable());
-  {
-    lens::ScopedSpan span("x", {{"a", 1}});
-    ASSERT_NE(span.span(), nullptr);
-    EXPECT_FALSE(span.span()->IsRecording());
-    span.add_event("e", {{"k", 1}});
-  }
-  EXPECT_TRUE(spans().empty());
-}
-
-TEST_F(SpanCmTest, WorksWithANonRecordingTracer) {
-  lens::detail::set_active_tracer(lens::detail::TracerPtr(
-      std::shared_ptr<otel::trace::Tracer>(std::make_shared<otel::trace::NoopTracer>())));
+// Without live telemetry (a rank that does not export, or before setup) the guard still gives a
+// span to write to: a non-recording one, and nothing is exported.
+TEST_F(SpanCmTest, WorksWithoutLiveTelemetry) {
+  ASSERT_TRUE(handle_->shutdown(std::chrono::milliseconds(2000)).ok());
   {
     LENS_SPAN_CM("x", {"a", 1});
     lens::ScopedSpan span("y", {{"a", 1}});
     ASSERT_NE(span.span(), nullptr);
     EXPECT_FALSE(span.span()->IsRecording());
+    EXPECT_FALSE(span.span()->GetContext().IsValid());
     span.set_attribute("b", 2);
     span.add_event("e", {{"k", 1}});
     span.record_exception(std::runtime_error("ignored"));
   }
-  EXPECT_TRUE(spans().empty());
+  EXPECT_TRUE(data_->GetSpans().empty());
 }
 
 TEST_F(SpanCmTest, ExceptionSetsErrorWithWhatAndRecordsTheEvent) {

@@ -350,7 +350,6 @@ int config_command(const std::vector<std::string>& args) {
   out["resolved_span_groups"] = groups.ok() ? Json(*groups) : Json::array();
   out["exporter"] = config.exporter;
   out["file_path"] = config.file_path;
-  out["span_path"] = config.span_path;
   out["span_buffer_mb"] = config.span_buffer_mb;
   out["run_id"] = config.run_id;
   out["user_id"] = config.user_id;
