@@ -15,6 +15,8 @@
 
 #include <opentelemetry/logs/logger.h>
 #include <opentelemetry/metrics/meter.h>
+// The meter's instruments (Counter::Add, Histogram::Record) usable with this header alone.
+#include <opentelemetry/metrics/sync_instruments.h>
 #include <opentelemetry/nostd/shared_ptr.h>
 #include <opentelemetry/sdk/logs/exporter.h>
 #include <opentelemetry/sdk/metrics/metric_reader.h>
