@@ -246,10 +246,9 @@ class IdConverter {
   std::string path_;  // of the value being converted, e.g. resourceSpans[0].scopeSpans[0]
 };
 
-// The deepest nesting of objects and arrays in `text`, ignoring brackets inside strings.
-int nesting_depth(std::string_view text) {
-  int depth = 0;
-  int deepest = 0;
+// Calls `fn(i)` for each position of JSON `text` outside string literals (escapes skipped).
+template <class Fn>
+void for_each_outside_strings(std::string_view text, Fn&& fn) {
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -261,12 +260,23 @@ int nesting_depth(std::string_view text) {
       }
     } else if (c == '"') {
       in_string = true;
-    } else if (c == '{' || c == '[') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == '}' || c == ']') {
-      --depth;
+    } else {
+      fn(i);
     }
   }
+}
+
+// The deepest nesting of objects and arrays in `text`, ignoring brackets inside strings.
+int nesting_depth(std::string_view text) {
+  int depth = 0;
+  int deepest = 0;
+  for_each_outside_strings(text, [&](std::size_t i) {
+    if (text[i] == '{' || text[i] == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (text[i] == '}' || text[i] == ']') {
+      --depth;
+    }
+  });
   return deepest;
 }
 
@@ -286,29 +296,15 @@ std::string message_of(const ProtobufStatus& status) {
 // 0: written -0.0 instead (outside strings), the sign survives the round through nlohmann.
 std::string keep_negative_zeros(std::string printed) {
   std::string out;
-  bool in_string = false;
   std::size_t copied = 0;
-  for (std::size_t i = 0; i < printed.size(); ++i) {
-    const char c = printed[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-      continue;
-    }
-    if (c != '-' || printed.compare(i, 2, "-0") != 0) continue;
+  for_each_outside_strings(printed, [&](std::size_t i) {
+    if (printed.compare(i, 2, "-0") != 0) return;
     const char next = i + 2 < printed.size() ? printed[i + 2] : ',';
-    if (next != ',' && next != '}' && next != ']' && next != ' ' && next != '\n') continue;
+    if (next != ',' && next != '}' && next != ']' && next != ' ' && next != '\n') return;
     out.append(printed, copied, i + 2 - copied);
     out += ".0";
     copied = i + 2;
-  }
+  });
   if (copied == 0) return printed;
   out.append(printed, copied, std::string::npos);
   return out;

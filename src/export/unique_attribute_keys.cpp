@@ -40,10 +40,6 @@ void fix(Message& message) {
   keep_last_value_per_key(message.mutable_attributes());
 }
 
-void fix(proto::resource::v1::Resource& resource) {
-  keep_last_value_per_key(resource.mutable_attributes());
-}
-
 template <typename Points>
 void fix_points(Points* points) {
   for (auto& point : *points) {
@@ -54,11 +50,24 @@ void fix_points(Points* points) {
   }
 }
 
+// Whether any key of a short list appears twice (no allocation: the common case, on every
+// attribute list of every request, is a handful of unique keys).
+bool has_repeated_key_pairwise(const AttributeList& list) {
+  const int n = list.size();
+  for (int i = 1; i < n; ++i) {
+    for (int j = 0; j < i; ++j) {
+      if (list.Get(j).key() == list.Get(i).key()) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void keep_last_value_per_key(AttributeList* attributes) {
   const int n = attributes->size();
   if (n < 2) return;
+  if (n <= kPairwiseLimit && !has_repeated_key_pairwise(*attributes)) return;
   const std::vector<int> first = first_of_each_key(*attributes);
   bool repeated = false;
   for (int i = 0; i < n && !repeated; ++i) repeated = first[i] != i;
