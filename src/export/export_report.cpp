@@ -1,4 +1,4 @@
-// ExportReport and the counting wrappers (see export_report.hpp).
+// ExportReport and the reporting wrappers (see export_report.hpp).
 #include "export/export_report.hpp"
 
 #include <opentelemetry/sdk/metrics/export/metric_producer.h>
@@ -33,24 +33,25 @@ void account(ExportReport& report, const std::string& target, bool explain, std:
   }
 }
 
-class ReportingSpanExporter final : public sdktrace::SpanExporter {
+// The span and the log record exporters: batches of recordables.
+template <class Exporter, class Recordable>
+class ReportingBatchExporter final : public Exporter {
  public:
-  ReportingSpanExporter(std::unique_ptr<sdktrace::SpanExporter> inner,
-                        std::shared_ptr<ExportReport> report, std::string target, bool explain)
+  ReportingBatchExporter(std::unique_ptr<Exporter> inner, std::shared_ptr<ExportReport> report,
+                         std::string target, bool explain)
       : inner_(std::move(inner)),
         report_(std::move(report)),
         target_(std::move(target)),
         explain_(explain) {}
 
-  std::unique_ptr<sdktrace::Recordable> MakeRecordable() noexcept override {
+  std::unique_ptr<Recordable> MakeRecordable() noexcept override {
     return inner_->MakeRecordable();
   }
   sdkcommon::ExportResult Export(
-      const opentelemetry::nostd::span<std::unique_ptr<sdktrace::Recordable>>& spans) noexcept
-      override {
+      const opentelemetry::nostd::span<std::unique_ptr<Recordable>>& batch) noexcept override {
     const std::uint64_t before = report_->reports();
-    const auto result = inner_->Export(spans);
-    account(*report_, target_, explain_, spans.size(), before, result);
+    const auto result = inner_->Export(batch);
+    account(*report_, target_, explain_, batch.size(), before, result);
     return result;
   }
   bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
@@ -61,7 +62,7 @@ class ReportingSpanExporter final : public sdktrace::SpanExporter {
   }
 
  private:
-  std::unique_ptr<sdktrace::SpanExporter> inner_;
+  std::unique_ptr<Exporter> inner_;
   std::shared_ptr<ExportReport> report_;
   std::string target_;
   bool explain_;
@@ -95,40 +96,6 @@ class ReportingMetricExporter final : public sdkmetrics::PushMetricExporter {
 
  private:
   std::unique_ptr<sdkmetrics::PushMetricExporter> inner_;
-  std::shared_ptr<ExportReport> report_;
-  std::string target_;
-  bool explain_;
-};
-
-class ReportingLogRecordExporter final : public sdklogs::LogRecordExporter {
- public:
-  ReportingLogRecordExporter(std::unique_ptr<sdklogs::LogRecordExporter> inner,
-                             std::shared_ptr<ExportReport> report, std::string target, bool explain)
-      : inner_(std::move(inner)),
-        report_(std::move(report)),
-        target_(std::move(target)),
-        explain_(explain) {}
-
-  std::unique_ptr<sdklogs::Recordable> MakeRecordable() noexcept override {
-    return inner_->MakeRecordable();
-  }
-  sdkcommon::ExportResult Export(
-      const opentelemetry::nostd::span<std::unique_ptr<sdklogs::Recordable>>& records) noexcept
-      override {
-    const std::uint64_t before = report_->reports();
-    const auto result = inner_->Export(records);
-    account(*report_, target_, explain_, records.size(), before, result);
-    return result;
-  }
-  bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
-    return inner_->ForceFlush(timeout);
-  }
-  bool Shutdown(std::chrono::microseconds timeout) noexcept override {
-    return inner_->Shutdown(timeout);
-  }
-
- private:
-  std::unique_ptr<sdklogs::LogRecordExporter> inner_;
   std::shared_ptr<ExportReport> report_;
   std::string target_;
   bool explain_;
@@ -204,8 +171,8 @@ std::uint64_t count_points(const sdkmetrics::ResourceMetrics& data) noexcept {
 std::unique_ptr<sdktrace::SpanExporter> make_reporting_span_exporter(
     std::unique_ptr<sdktrace::SpanExporter> inner, std::shared_ptr<ExportReport> report,
     std::string target, bool explain_failures) {
-  return std::make_unique<ReportingSpanExporter>(std::move(inner), std::move(report),
-                                                 std::move(target), explain_failures);
+  return std::make_unique<ReportingBatchExporter<sdktrace::SpanExporter, sdktrace::Recordable>>(
+      std::move(inner), std::move(report), std::move(target), explain_failures);
 }
 
 std::unique_ptr<sdkmetrics::PushMetricExporter> make_reporting_metric_exporter(
@@ -218,8 +185,8 @@ std::unique_ptr<sdkmetrics::PushMetricExporter> make_reporting_metric_exporter(
 std::unique_ptr<sdklogs::LogRecordExporter> make_reporting_log_record_exporter(
     std::unique_ptr<sdklogs::LogRecordExporter> inner, std::shared_ptr<ExportReport> report,
     std::string target, bool explain_failures) {
-  return std::make_unique<ReportingLogRecordExporter>(std::move(inner), std::move(report),
-                                                      std::move(target), explain_failures);
+  return std::make_unique<ReportingBatchExporter<sdklogs::LogRecordExporter, sdklogs::Recordable>>(
+      std::move(inner), std::move(report), std::move(target), explain_failures);
 }
 
 }  // namespace lens::exporters

@@ -2,6 +2,7 @@
 #include "export/log_exporters.hpp"
 
 #include <atomic>
+#include <filesystem>
 #include <utility>
 
 #include "export/console_log_exporter.hpp"
@@ -43,22 +44,30 @@ std::unique_ptr<sdklogs::LogRecordExporter> make_discarding_log_exporter() {
 
 Result<std::unique_ptr<sdklogs::LogRecordExporter>> make_log_record_exporter(
     const Config& config, std::shared_ptr<ExportReport> report) {
+  if (!report) report = std::make_shared<ExportReport>(Signal::logs);
   if (config.exporter == "none") {
-    return make_discarding_log_exporter();
+    return make_reporting_log_record_exporter(make_discarding_log_exporter(), std::move(report),
+                                              "none");
   }
   if (config.exporter == "console") {
-    return make_console_log_exporter(stdout);
+    return make_reporting_log_record_exporter(make_console_log_exporter(stdout), std::move(report),
+                                              "stdout");
   }
   if (config.exporter == "file") {
-    return make_file_log_exporter(config);
+    auto file = make_file_log_exporter(config);
+    if (!file.ok()) return Error(file.message());
+    // The file exporter reports its own write errors once.
+    return make_reporting_log_record_exporter(
+        std::move(*file), std::move(report),
+        (std::filesystem::path(config.file_path) / kLogsFileName).string(),
+        /*explain_failures=*/false);
   }
   if (config.exporter == "otlp") {
     const OtlpSignalSettings& settings = config.otel.logs;
     if (Status status = check_otlp_settings(settings, Signal::logs); !status.ok()) {
       return Error(status.message());
     }
-    if (report) return make_otlp_log_record_exporter(settings, std::move(report));
-    return make_otlp_log_record_exporter(settings);
+    return make_otlp_log_record_exporter(settings, std::move(report));
   }
   return Error("Exporter '" + config.exporter + "' in " + config.label_of("exporter") +
                " is not available for logs in this build; accepted: otlp, console, file, none");

@@ -2,6 +2,7 @@
 #include "export/metric_exporters.hpp"
 
 #include <atomic>
+#include <filesystem>
 #include <utility>
 
 #include "export/console_metric_exporter.hpp"
@@ -49,14 +50,23 @@ std::unique_ptr<metrics::PushMetricExporter> make_discarding_metric_exporter(
 Result<std::unique_ptr<metrics::PushMetricExporter>> make_metric_exporter(
     const Config& config, std::shared_ptr<ExportReport> report) {
   const TemporalityPreference temporality = config.otel.metrics_temporality.value;
+  if (!report) report = std::make_shared<ExportReport>(Signal::metrics);
   if (config.exporter == "none") {
-    return make_discarding_metric_exporter(temporality);
+    return make_reporting_metric_exporter(make_discarding_metric_exporter(temporality),
+                                          std::move(report), "none");
   }
   if (config.exporter == "console") {
-    return make_console_metric_exporter(temporality, stdout);
+    return make_reporting_metric_exporter(make_console_metric_exporter(temporality, stdout),
+                                          std::move(report), "stdout");
   }
   if (config.exporter == "file") {
-    return make_file_metric_exporter(config);
+    auto file = make_file_metric_exporter(config);
+    if (!file.ok()) return Error(file.message());
+    // The file exporter reports its own write errors once.
+    return make_reporting_metric_exporter(
+        std::move(*file), std::move(report),
+        (std::filesystem::path(config.file_path) / kMetricsFileName).string(),
+        /*explain_failures=*/false);
   }
   if (config.exporter == "otlp") {
     // OTEL_METRIC_EXPORT_TIMEOUT bounds each export too (the reader cannot cancel one).
@@ -67,8 +77,7 @@ Result<std::unique_ptr<metrics::PushMetricExporter>> make_metric_exporter(
     if (Status status = check_otlp_settings(settings, Signal::metrics); !status.ok()) {
       return Error(status.message());
     }
-    if (report) return make_otlp_metric_exporter(settings, temporality, std::move(report));
-    return make_otlp_metric_exporter(settings, temporality);
+    return make_otlp_metric_exporter(settings, temporality, std::move(report));
   }
   return Error("Exporter '" + config.exporter + "' in " + config.label_of("exporter") +
                " is not available for metrics in this build; accepted: otlp, console, file, none");

@@ -15,7 +15,7 @@
 
 namespace lens::exporters {
 
-// `report` (may be null) counts the outcome of OTLP exports and reports their failures.
+// `report` counts every export's outcome and reports failures (one of its own when null).
 Result<std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter>> make_metric_exporter(
     const Config& config, std::shared_ptr<ExportReport> report = nullptr);
 

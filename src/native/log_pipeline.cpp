@@ -66,8 +66,7 @@ struct LogPipeline::Core {
 
   std::atomic<std::uint64_t> foreign_accepted{0};
   std::atomic<std::uint64_t> foreign_dropped{0};
-  std::atomic<std::uint64_t> exported{0};
-  std::atomic<std::uint64_t> failed{0};
+  std::atomic<std::uint64_t> lost{0};  // see LogPipelineCounts::lost
 
   // Shared with the other signal's pipeline of the setup (see the options).
   const std::shared_ptr<SharedTickCalibration> calibration =
@@ -196,7 +195,7 @@ void LogPipeline::Core::collect() noexcept {
             RecordablePtr converted =
                 convert(header, reinterpret_cast<const char*>(bytes + sizeof(header)));
             if (converted == nullptr) {
-              failed.fetch_add(1, std::memory_order_relaxed);
+              lost.fetch_add(1, std::memory_order_relaxed);
               return;
             }
             batch.push_back(std::move(converted));
@@ -230,14 +229,12 @@ void LogPipeline::Core::export_some(std::size_t count) noexcept {
     for (std::size_t i = 0; i < count; ++i) records.push_back(std::move(batch[i]));
     batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(count));
   } catch (...) {
-    failed.fetch_add(count, std::memory_order_relaxed);
+    lost.fetch_add(count, std::memory_order_relaxed);
     batch.clear();
     return;
   }
-  const auto result =
-      exporter->Export(otel::nostd::span<RecordablePtr>(records.data(), records.size()));
-  (result == otel::sdk::common::ExportResult::kSuccess ? exported : failed)
-      .fetch_add(count, std::memory_order_relaxed);
+  static_cast<void>(
+      exporter->Export(otel::nostd::span<RecordablePtr>(records.data(), records.size())));
   last_export = std::chrono::steady_clock::now();
 }
 
@@ -349,8 +346,7 @@ LogPipelineCounts LogPipeline::counts() const noexcept {
   }
   c.emitted += core_->foreign_accepted.load(std::memory_order_relaxed);
   c.dropped += core_->foreign_dropped.load(std::memory_order_relaxed);
-  c.exported = core_->exported.load(std::memory_order_relaxed);
-  c.failed = core_->failed.load(std::memory_order_relaxed);
+  c.lost = core_->lost.load(std::memory_order_relaxed);
   return c;
 }
 

@@ -42,10 +42,11 @@ struct LogPipelineOptions {
 };
 
 struct LogPipelineCounts {
-  std::uint64_t emitted = 0;   // records accepted (written to a ring or queued)
-  std::uint64_t dropped = 0;   // records refused: a full queue or buffer
-  std::uint64_t exported = 0;  // records in successful exports
-  std::uint64_t failed = 0;    // records in failed exports
+  std::uint64_t emitted = 0;  // records accepted (written to a ring or queued)
+  std::uint64_t dropped = 0;  // records refused: a full queue or buffer
+  // Records lost before the exporter saw them (out of memory converting or batching); the
+  // exports' own outcomes are counted in the logs' ExportReport.
+  std::uint64_t lost = 0;
 };
 
 // Made with std::make_shared (make_processor shares the ownership).

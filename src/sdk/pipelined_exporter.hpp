@@ -7,8 +7,8 @@
 // At most one batch waits while the senders are busy: Export blocks its caller while a batch is
 // already waiting, which bounds memory and keeps back-pressure on the export thread (never on a
 // recording thread). Batches may reach the receiver out of order with several senders.
-// Results: Export returns kSuccess once the batch is handed over (the wrapped exporter, a
-// CountingExporter in lens, counts what was delivered) and kFailure after Shutdown. ForceFlush
+// Results: Export returns kSuccess once the batch is handed over (the wrapped exporter counts
+// what was delivered in its ExportReport) and kFailure after Shutdown. ForceFlush
 // and Shutdown first wait for the batches handed over, within their timeout.
 // Thread-safety: MakeRecordable from any thread (the wrapped exporter's must be thread-safe,
 // as all of lens's are); Export, ForceFlush and Shutdown from one thread at a time.

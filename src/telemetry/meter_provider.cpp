@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "metrics/counting_metric_exporter.hpp"
 #include "metrics/histogram_views.hpp"
+#include "metrics/overflow_renaming_exporter.hpp"
 #include "metrics/periodic_metric_reader.hpp"
 #include "telemetry/otel_resource.hpp"
 
@@ -20,7 +20,6 @@ BuiltMeterProvider build_meter_provider(
     std::vector<std::shared_ptr<sdkmetrics::MetricReader>> readers,
     std::vector<metrics::MetricView> views) {
   BuiltMeterProvider built;
-  built.counters = std::make_shared<metrics::SignalCounters>();
   auto registry = std::make_unique<sdkmetrics::ViewRegistry>();
   for (auto& view : views) {
     if (view.instrument == nullptr || view.meter == nullptr || view.view == nullptr) continue;
@@ -36,7 +35,7 @@ BuiltMeterProvider build_meter_provider(
     // Each export is bounded by the exporter's own timeout (OTEL_METRIC_EXPORT_TIMEOUT for the
     // OTLP exporters, see metric_exporters.cpp).
     readers.push_back(std::make_shared<metrics::PeriodicMetricReader>(
-        std::make_unique<metrics::CountingMetricExporter>(std::move(exporter), built.counters),
+        std::make_unique<metrics::OverflowRenamingExporter>(std::move(exporter)),
         std::chrono::milliseconds(config.otel.metric_export_interval_ms.value)));
   }
   for (auto& reader : readers) {

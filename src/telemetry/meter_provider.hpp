@@ -1,7 +1,7 @@
 // Builds an exporting rank's opentelemetry-cpp meter provider from the lens config: the
 // resource, the views, and either the caller's readers (SetupOverrides::metric_readers) or one
 // periodic reader (OTEL_METRIC_EXPORT_INTERVAL / OTEL_METRIC_EXPORT_TIMEOUT, collection on the
-// reader's own thread) around the exporter, behind a counting, overflow-renaming wrapper.
+// reader's own thread) around the exporter, behind an overflow-renaming wrapper.
 // Nothing is installed globally here. Thread-safety: stateless.
 #pragma once
 
@@ -15,13 +15,11 @@
 #include "lens/attributes.hpp"
 #include "lens/config.hpp"
 #include "lens/metrics.hpp"
-#include "metrics/export_counters.hpp"
 
 namespace lens::telemetry {
 
 struct BuiltMeterProvider {
   std::shared_ptr<opentelemetry::sdk::metrics::MeterProvider> provider;
-  std::shared_ptr<metrics::SignalCounters> counters;
 };
 
 // `exporter` is used when `readers` is empty.

@@ -63,16 +63,14 @@ struct TelemetryHandle::State {
   std::shared_ptr<opentelemetry::sdk::trace::TracerProvider> tracer_provider;
   nostd::shared_ptr<trace_api::Tracer> tracer;
   std::shared_ptr<sdk::SpanCounts> counts;
-  std::function<std::uint64_t()> exported;
-  std::function<std::uint64_t()> failed;
   std::shared_ptr<opentelemetry::sdk::metrics::MeterProvider> meter_provider;
   nostd::shared_ptr<metrics_api::Meter> meter;
-  std::shared_ptr<metrics::SignalCounters> metric_counters;
   std::shared_ptr<telemetry::SelfMetrics> self_metrics;
   std::shared_ptr<opentelemetry::sdk::logs::LoggerProvider> logger_provider;
   nostd::shared_ptr<logs_api::Logger> logger;
   std::shared_ptr<native::LogPipeline> log_pipeline;
-  // Outcomes of the exports of each signal (failures, partial_success rejections, retries).
+  // Outcomes of the exports of each signal: the one count of items exported and failed, and
+  // failures, partial_success rejections and retries.
   std::shared_ptr<exporters::ExportReport> trace_report;
   std::shared_ptr<exporters::ExportReport> metric_report;
   std::shared_ptr<exporters::ExportReport> log_report;
@@ -290,11 +288,10 @@ TelemetryStats stats_of(const State& state) noexcept {
     stats.spans_started += native_counts.started;
     stats.spans_ended += native_counts.ended;
   }
-  if (state.exported) {
-    stats.spans_exported = state.exported();
-  }
-  if (state.failed) {
-    stats.spans_failed = state.failed();
+  if (state.trace_report) {
+    const exporters::ExportReportCounts counts = state.trace_report->counts();
+    stats.spans_exported = counts.items_exported;
+    stats.spans_failed = counts.items_failed;
     stats.spans_dropped =
         stats.spans_failed + native_counts.lost_unended + native_counts.lost_queue_full;
   }
@@ -311,19 +308,21 @@ TelemetryStats stats_of(const State& state) noexcept {
     stats.export_retries += counts.retries;
     stats.items_rejected += counts.items_rejected;
   }
-  if (const auto& m = state.metric_counters) {
-    stats.metric_points_exported = m->exported.load(std::memory_order_relaxed);
-    stats.metric_points_failed = m->failed.load(std::memory_order_relaxed);
+  if (state.metric_report) {
+    const exporters::ExportReportCounts counts = state.metric_report->counts();
+    stats.metric_points_exported = counts.items_exported;
+    stats.metric_points_failed = counts.items_failed;
   }
-  if (state.log_pipeline != nullptr) {
+  if (state.log_pipeline != nullptr && state.log_report) {
     const native::LogPipelineCounts l = state.log_pipeline->counts();
+    const exporters::ExportReportCounts counts = state.log_report->counts();
     stats.log_records_emitted = l.emitted;
-    stats.log_records_exported = l.exported;
-    stats.log_records_failed = l.failed;
-    stats.log_records_dropped = l.dropped + l.failed;
+    stats.log_records_exported = counts.items_exported;
+    stats.log_records_failed = counts.items_failed + l.lost;
+    stats.log_records_dropped = l.dropped + stats.log_records_failed;
     // Once shut down, every accepted record was either exported or lost.
-    if (shut_down && l.emitted > l.exported) {
-      stats.log_records_dropped = l.dropped + l.emitted - l.exported;
+    if (shut_down && l.emitted > stats.log_records_exported) {
+      stats.log_records_dropped = l.dropped + l.emitted - stats.log_records_exported;
     }
   }
   return stats;
@@ -503,11 +502,15 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     // wire the receiver decodes one while the next is encoded (one alone leaves both sides
     // waiting on each other about a third of the time).
     std::size_t concurrent_span_exports = 1;
+    // One report per signal counts every export, whichever exporter (an exporter from the
+    // overrides explains its own failures): the stats and the self-metrics read it.
     if (config.traces_enabled) {
+      state->trace_report = std::make_shared<exporters::ExportReport>(Signal::traces);
       if (overrides.span_exporter != nullptr) {
-        span_exporter = std::move(overrides.span_exporter);
+        span_exporter = exporters::make_reporting_span_exporter(
+            std::move(overrides.span_exporter), state->trace_report, "the overrides' exporter",
+            /*explain_failures=*/false);
       } else {
-        state->trace_report = std::make_shared<exporters::ExportReport>(Signal::traces);
         auto made = exporters::make_span_exporter(config, state->trace_report);
         if (!made.ok()) {
           return Error(made.message());
@@ -518,10 +521,12 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     }
     std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> metric_exporter;
     if (config.metrics_enabled && overrides.metric_readers.empty()) {
+      state->metric_report = std::make_shared<exporters::ExportReport>(Signal::metrics);
       if (overrides.metric_exporter != nullptr) {
-        metric_exporter = std::move(overrides.metric_exporter);
+        metric_exporter = exporters::make_reporting_metric_exporter(
+            std::move(overrides.metric_exporter), state->metric_report, "the overrides' exporter",
+            /*explain_failures=*/false);
       } else {
-        state->metric_report = std::make_shared<exporters::ExportReport>(Signal::metrics);
         auto made = exporters::make_metric_exporter(config, state->metric_report);
         if (!made.ok()) {
           return Error(made.message());
@@ -531,10 +536,12 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     }
     std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> log_exporter;
     if (config.logs_enabled) {
+      state->log_report = std::make_shared<exporters::ExportReport>(Signal::logs);
       if (overrides.log_record_exporter != nullptr) {
-        log_exporter = std::move(overrides.log_record_exporter);
+        log_exporter = exporters::make_reporting_log_record_exporter(
+            std::move(overrides.log_record_exporter), state->log_report, "the overrides' exporter",
+            /*explain_failures=*/false);
       } else {
-        state->log_report = std::make_shared<exporters::ExportReport>(Signal::logs);
         auto made = exporters::make_log_record_exporter(config, state->log_report);
         if (!made.ok()) {
           return Error(made.message());
@@ -557,8 +564,6 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
       state->tracer_provider = built->provider;
       state->span_pipeline = built->pipeline;
       state->counts = built->counts;
-      state->exported = built->exported;
-      state->failed = built->failed;
       state->tracer = state->tracer_provider->GetTracer("nemo.lens", kVersion);
     }
     if (config.metrics_enabled) {
@@ -566,7 +571,6 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
           config, state->resource, std::move(metric_exporter), std::move(overrides.metric_readers),
           std::move(overrides.metric_views));
       state->meter_provider = built.provider;
-      state->metric_counters = built.counters;
       state->meter = state->meter_provider->GetMeter("nemo.lens", kVersion);
     }
     if (config.logs_enabled) {

@@ -1,14 +1,13 @@
 // Assembly of an exporting rank's tracer provider (see tracer_provider.hpp): the native span
 // pipeline, and the opentelemetry-cpp provider through which spans made with the opentelemetry
 // API reach it. The chain, in order: open-span closer (which also counts API spans) -> native
-// handoff processor -> the pipeline's export thread -> limits -> concurrent batches -> export
-// counting -> exporter. The closer comes first so that the API spans it ends at shutdown still
-// reach the live pipeline (SPEC Part 2 §E.5).
+// handoff processor -> the pipeline's export thread -> limits -> concurrent batches -> exporter
+// (which counts its outcomes in the traces' ExportReport). The closer comes first so that the API
+// spans it ends at shutdown still reach the live pipeline (SPEC Part 2 §E.5).
 #include "telemetry/tracer_provider.hpp"
 
 #include "lens/sampling.hpp"
 #include "native/span_pipeline.hpp"
-#include "sdk/counting_exporter.hpp"
 #include "sdk/id_generator.hpp"
 #include "sdk/limiting_exporter.hpp"
 #include "sdk/open_span_closer.hpp"
@@ -29,11 +28,9 @@ Result<BuiltTracerProvider> build_tracer_provider(
     return Error(sampler.message());
   }
 
-  auto counting = std::make_unique<sdk::CountingExporter>(std::move(exporter));
-  std::shared_ptr<const sdk::ExportCounters> export_counters = counting->counters();
   // The native export thread converts the next batch while this one is sent.
   auto pipelined =
-      std::make_unique<sdk::PipelinedExporter>(std::move(counting), concurrent_exports);
+      std::make_unique<sdk::PipelinedExporter>(std::move(exporter), concurrent_exports);
   auto limited = std::make_unique<sdk::LimitingExporter>(std::move(pipelined),
                                                          sdk::SpanLimits::from(config.otel.limits));
 
@@ -56,12 +53,6 @@ Result<BuiltTracerProvider> build_tracer_provider(
       std::move(processors), to_otel_resource(resource),
       std::make_unique<sdk::SamplerAdapter>(*sampler),
       std::make_unique<sdk::SeedIndependentIdGenerator>());
-  built.exported = [export_counters] {
-    return export_counters->exported.load(std::memory_order_relaxed);
-  };
-  built.failed = [export_counters] {
-    return export_counters->failed.load(std::memory_order_relaxed);
-  };
   return built;
 }
 

@@ -17,9 +17,6 @@
 #include "lens/result.hpp"
 #include "sdk/span_counts.hpp"
 
-namespace lens::sdk {
-class CountingExporter;
-}
 namespace lens::native {
 class SharedTickCalibration;
 class SpanPipeline;
@@ -33,9 +30,6 @@ struct BuiltTracerProvider {
   // The native span pipeline; spans made through the provider's tracers (the opentelemetry
   // API) reach its export thread through a handoff processor.
   std::shared_ptr<native::SpanPipeline> pipeline;
-  // Reads spans exported and failed; owned by the provider's exporter chain.
-  std::function<std::uint64_t()> exported;
-  std::function<std::uint64_t()> failed;
 };
 
 // `clock`: the native span path's tick conversion, shared with the log pipeline (null: its own).

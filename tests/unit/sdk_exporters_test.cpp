@@ -1,5 +1,5 @@
-// LimitingExporter (span limits), CountingExporter and lens::testing's in-memory exporter,
-// with exact kept values.
+// LimitingExporter (span limits), the reporting wrapper's counts and lens::testing's in-memory
+// exporter, with exact kept values.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -7,20 +7,21 @@
 #include <thread>
 #include <vector>
 
+#include "export/export_report.hpp"
 #include "lens/testing/in_memory_exporter.hpp"
 #include "opentelemetry/common/key_value_iterable_view.h"
 #include "opentelemetry/sdk/resource/resource.h"
 #include "opentelemetry/sdk/trace/simple_processor.h"
 #include "opentelemetry/sdk/trace/tracer_provider.h"
 #include "opentelemetry/trace/span_context_kv_iterable_view.h"
-#include "sdk/counting_exporter.hpp"
 #include "sdk/limiting_exporter.hpp"
 
 namespace {
 
 namespace otel_sdk = opentelemetry::sdk::trace;
 namespace nostd = opentelemetry::nostd;
-using lens::sdk::CountingExporter;
+using lens::exporters::ExportReport;
+using lens::exporters::make_reporting_span_exporter;
 using lens::sdk::LimitingExporter;
 using lens::sdk::SpanLimits;
 
@@ -210,13 +211,16 @@ class ScriptedExporter final : public otel_sdk::SpanExporter {
   bool succeed_;
 };
 
-TEST(SdkCountingExporter, CountsExportedAndFailedSpans) {
+// The one count of a signal's exports: the reporting wrapper counts every Export of any exporter
+// (here from four threads at once, then after the inner exporter's shutdown, then failing).
+TEST(ReportingExporter, CountsExportedAndFailedSpans) {
   auto memory = lens::testing::make_in_memory_span_exporter();
-  auto counting = std::make_unique<CountingExporter>(std::move(memory.exporter));
-  auto counters = counting->counters();
-  CountingExporter* raw = counting.get();
-  auto provider = std::make_shared<otel_sdk::TracerProvider>(
-      std::make_unique<otel_sdk::SimpleSpanProcessor>(std::move(counting)));
+  std::vector<std::string> lines;
+  auto report = std::make_shared<ExportReport>(
+      lens::Signal::traces, [&](std::string_view line) { lines.emplace_back(line); });
+  auto provider =
+      std::make_shared<otel_sdk::TracerProvider>(std::make_unique<otel_sdk::SimpleSpanProcessor>(
+          make_reporting_span_exporter(std::move(memory.exporter), report, "memory")));
   auto tracer = provider->GetTracer("counting");
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
@@ -225,23 +229,28 @@ TEST(SdkCountingExporter, CountsExportedAndFailedSpans) {
     });
   }
   for (auto& thread : threads) thread.join();
-  EXPECT_EQ(raw->exported(), 100U);
-  EXPECT_EQ(raw->failed(), 0U);
+  EXPECT_EQ(report->counts().items_exported, 100U);
+  EXPECT_EQ(report->counts().items_failed, 0U);
   EXPECT_EQ(memory.take_spans().size(), 100U);
   provider->Shutdown();
   tracer->StartSpan("after-shutdown")->End();  // in-memory exporter is shut down: kFailure
-  EXPECT_EQ(counters->exported.load(), 100U);
-  EXPECT_EQ(counters->failed.load(), 1U);
+  EXPECT_EQ(report->counts().items_exported, 100U);
+  EXPECT_EQ(report->counts().items_failed, 1U);
+  EXPECT_EQ(lines,
+            std::vector<std::string>{"lens: traces export to memory failed; its spans are "
+                                     "dropped (further occurrences are counted, not shown)"});
 
-  CountingExporter failing(std::make_unique<ScriptedExporter>(false));
+  auto failing = make_reporting_span_exporter(std::make_unique<ScriptedExporter>(false), report,
+                                              "scripted", /*explain_failures=*/false);
   std::vector<std::unique_ptr<otel_sdk::Recordable>> batch;
-  batch.push_back(failing.MakeRecordable());
-  batch.push_back(failing.MakeRecordable());
-  batch.push_back(failing.MakeRecordable());
-  EXPECT_EQ(failing.Export(nostd::span<std::unique_ptr<otel_sdk::Recordable>>(batch.data(), 3)),
+  batch.push_back(failing->MakeRecordable());
+  batch.push_back(failing->MakeRecordable());
+  batch.push_back(failing->MakeRecordable());
+  EXPECT_EQ(failing->Export(nostd::span<std::unique_ptr<otel_sdk::Recordable>>(batch.data(), 3)),
             opentelemetry::sdk::common::ExportResult::kFailure);
-  EXPECT_EQ(failing.exported(), 0U);
-  EXPECT_EQ(failing.failed(), 3U);
+  EXPECT_EQ(report->counts().items_failed, 4U);
+  EXPECT_EQ(report->counts().exports_failed, 2U);
+  EXPECT_EQ(lines.size(), 1U);  // explain_failures off: the exporter says why itself
 }
 
 TEST(SdkInMemoryExporter, SpansStayReadableAfterTheExporterMovedAway) {

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "export/export_report.hpp"
 #include "opentelemetry/sdk/trace/span_data.h"
-#include "sdk/counting_exporter.hpp"
 #include "sdk/pipelined_exporter.hpp"
 #include "unit/test_support.hpp"
 
@@ -273,10 +273,9 @@ TEST(SdkPipelinedExporter, ForceFlushWaitsForTheBatchInFlightWithinItsTimeout) {
 TEST(SdkPipelinedExporter, ShutdownSendsWhatWasHandedOverThenRefusesMore) {
   auto script = std::make_shared<SenderScript>();
   script->set_gate(false);
-  auto counting = std::make_unique<lens::sdk::CountingExporter>(
-      std::make_unique<ScriptedBatchExporter>(script));
-  const auto counters = counting->counters();
-  lens::sdk::PipelinedExporter exporter(std::move(counting));
+  auto report = std::make_shared<lens::exporters::ExportReport>(lens::Signal::traces);
+  lens::sdk::PipelinedExporter exporter(lens::exporters::make_reporting_span_exporter(
+      std::make_unique<ScriptedBatchExporter>(script), report, "scripted"));
   auto first = batch_of(exporter, "x", 4);
   auto second = batch_of(exporter, "y", 5);
   EXPECT_EQ(export_batch(exporter, first), ExportResult::kSuccess);
@@ -287,8 +286,8 @@ TEST(SdkPipelinedExporter, ShutdownSendsWhatWasHandedOverThenRefusesMore) {
   });
   EXPECT_TRUE(exporter.Shutdown(10s));
   opener.join();
-  EXPECT_EQ(counters->exported.load(), 9U);
-  EXPECT_EQ(counters->failed.load(), 0U);
+  EXPECT_EQ(report->counts().items_exported, 9U);
+  EXPECT_EQ(report->counts().items_failed, 0U);
   EXPECT_EQ(script->read<std::size_t>([&] { return script->batches.size(); }), 2U);
   EXPECT_EQ(script->read<int>([&] { return script->shutdowns; }), 1);
   auto late = batch_of(exporter, "late", 1);
