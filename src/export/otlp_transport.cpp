@@ -27,9 +27,9 @@
 #include <sstream>
 #include <utility>
 
+#include "core/tsan_handoff.hpp"
 #include "export/otlp_json.hpp"
 #include "lens/version.hpp"
-#include "sdk/tsan_handoff.hpp"
 
 namespace lens::exporters {
 namespace {
@@ -520,20 +520,20 @@ class HttpOutcome final : public http_client::EventHandler {
 
 // What the curl client holds: it calls and finally destroys this on its own thread, inside
 // opentelemetry-cpp's curl client, which Debian builds without -fsanitize=thread. The hand-over
-// is marked for ThreadSanitizer (sdk/tsan_handoff.hpp; nothing outside TSan builds), and the
+// is marked for ThreadSanitizer (core/tsan_handoff.hpp; nothing outside TSan builds), and the
 // sender never touches this object after handing it over, so that TSan sees every access.
 class CurlHandler final : public http_client::EventHandler {
  public:
   explicit CurlHandler(std::shared_ptr<HttpOutcome> outcome) : outcome_(std::move(outcome)) {}
-  ~CurlHandler() override { sdk::tsan_receive(this); }
+  ~CurlHandler() override { core::tsan_receive(this); }
 
   void OnResponse(http_client::Response& response) noexcept override {
-    sdk::tsan_receive(this);
+    core::tsan_receive(this);
     outcome_->OnResponse(response);
   }
   void OnEvent(http_client::SessionState state,
                opentelemetry::nostd::string_view reason) noexcept override {
-    sdk::tsan_receive(this);
+    core::tsan_receive(this);
     outcome_->OnEvent(state, reason);
   }
 
@@ -610,7 +610,7 @@ class HttpTransport final : public OtlpTransport {
         in_flight_.insert(session.get());
       }
       auto handler = std::make_shared<CurlHandler>(outcome);
-      sdk::tsan_publish(handler.get());
+      core::tsan_publish(handler.get());
       session->SendRequest(std::move(handler));
       // curl enforces `timeout`; the margin only guards against a lost callback.
       const bool answered = outcome->wait(timeout + Millis(1000));

@@ -25,11 +25,11 @@
 #include <set>
 #include <string>
 
+#include "core/fork_generation.hpp"
 #include "lens/metrics.hpp"
 #include "metrics/bound_attributes.hpp"
 #include "metrics/bound_slots.hpp"
 #include "metrics/histogram_views.hpp"
-#include "sdk/fork_generation.hpp"
 
 namespace lens::metrics {
 
@@ -57,14 +57,14 @@ struct SeriesData {
 };
 
 inline bool inherited(std::uint64_t generation) noexcept {
-  return generation != sdk::fork_generation();
+  return generation != core::fork_generation();
 }
 
 // The series of one instrument, created on first bind of each attribute set.
 template <class Series>
 struct SeriesSet {
   std::uint64_t id = g_next_core_id.fetch_add(1, std::memory_order_relaxed);
-  std::uint64_t generation = (sdk::ensure_fork_handler(), sdk::fork_generation());
+  std::uint64_t generation = (core::ensure_fork_handler(), core::fork_generation());
   std::mutex mutex;
   std::map<Attributes, std::unique_ptr<Series>, std::less<>> by_set;  // guarded by mutex
   std::vector<Series*> in_order;                                      // guarded by mutex
@@ -637,10 +637,10 @@ Histogram<T> make_histogram(api::Meter& meter, std::string_view name, std::strin
   auto* sdk_meter = dynamic_cast<sdkmetrics::Meter*>(&meter);
   if (sdk_meter == nullptr) return histogram;  // no-op meter
   // A view of the provider (SetupOverrides::metric_views) applies as to the SDK's histograms.
-  HistogramView view = find_histogram_view(
-      *sdk_meter, name, description, unit,
-      std::is_same_v<T, double> ? sdkmetrics::InstrumentValueType::kDouble
-                                : sdkmetrics::InstrumentValueType::kLong);
+  HistogramView view =
+      find_histogram_view(*sdk_meter, name, description, unit,
+                          std::is_same_v<T, double> ? sdkmetrics::InstrumentValueType::kDouble
+                                                    : sdkmetrics::InstrumentValueType::kLong);
   if (view.drop) return histogram;
   if (view.boundaries) boundaries = std::move(*view.boundaries);
   if (!valid_boundaries(boundaries)) {

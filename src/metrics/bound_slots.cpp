@@ -5,7 +5,7 @@
 #include <new>
 #include <utility>
 
-#include "sdk/fork_generation.hpp"
+#include "core/fork_generation.hpp"
 
 namespace lens::metrics::detail {
 namespace {
@@ -28,7 +28,7 @@ struct ThreadReleaser {
   ~ThreadReleaser() {
     tl_exiting = true;
     forget_thread_lookups();
-    const std::uint64_t generation = sdk::fork_generation();
+    const std::uint64_t generation = core::fork_generation();
     for (Held& h : held) {
       // Pools of a parent process are never touched in a forked child.
       if (h.generation != generation) continue;
@@ -70,7 +70,7 @@ SlotPool::SlotPool(std::size_t series_id, Make make, Destroy destroy, const void
       make_(make),
       destroy_(destroy),
       context_(context),
-      generation_((sdk::ensure_fork_handler(), sdk::fork_generation())) {
+      generation_((core::ensure_fork_handler(), core::fork_generation())) {
   shared_ = make_(context_);
 }
 
@@ -79,7 +79,7 @@ SlotPool::~SlotPool() {
   for (void* slot : all_) destroy_(slot);
 }
 
-bool SlotPool::usable() const noexcept { return generation_ == sdk::fork_generation(); }
+bool SlotPool::usable() const noexcept { return generation_ == core::fork_generation(); }
 
 void* SlotPool::thread_slot() noexcept {
   if (tl_exiting || !usable()) return nullptr;

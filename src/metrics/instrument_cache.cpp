@@ -8,8 +8,8 @@
 #include <typeindex>
 #include <utility>
 
+#include "core/fork_generation.hpp"
 #include "lens/metrics.hpp"
-#include "sdk/fork_generation.hpp"
 
 namespace lens::metrics {
 namespace {
@@ -39,8 +39,8 @@ namespace detail {
 std::shared_ptr<void> cached_instruments(
     opentelemetry::metrics::Meter& meter, const std::type_info& type, const char* domain,
     std::shared_ptr<void> (*make)(opentelemetry::metrics::Meter&)) {
-  sdk::ensure_fork_handler();
-  const std::uint64_t generation = sdk::fork_generation();
+  core::ensure_fork_handler();
+  const std::uint64_t generation = core::fork_generation();
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   const auto key = std::make_pair(static_cast<const void*>(&meter), std::type_index(type));
@@ -70,7 +70,7 @@ void clear_instrument_cache() noexcept {
   std::map<std::pair<const void*, std::type_index>, Entry> old;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
-    const std::uint64_t generation = sdk::fork_generation();
+    const std::uint64_t generation = core::fork_generation();
     for (auto& [key, entry] : c.entries) {
       if (entry.generation != generation) c.inherited.push_back(std::move(entry.instruments));
     }

@@ -4,9 +4,9 @@
 #include <opentelemetry/nostd/span.h>
 #include <opentelemetry/nostd/variant.h>
 
-#include <cstdint>
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -55,7 +55,9 @@ class SizeSink {
 class StringSink {
  public:
   explicit StringSink(std::string& out) noexcept : out_(out) {}
-  void put(const void* data, std::size_t size) { out_.append(static_cast<const char*>(data), size); }
+  void put(const void* data, std::size_t size) {
+    out_.append(static_cast<const char*>(data), size);
+  }
 
  private:
   std::string& out_;
@@ -271,7 +273,7 @@ bool decode_one(Reader& reader, Fn&& fn) {
         values.push_back(view(s));
       }
       fn(view(key), OtelValue(otel::nostd::span<const otel::nostd::string_view>(values.data(),
-                                                                                 values.size())));
+                                                                                values.size())));
       return true;
     }
   }
@@ -378,8 +380,7 @@ std::size_t count_attributes(const char* data, std::size_t size) noexcept {
 }
 
 bool EncodedAttributes::ForEachKeyValue(
-    otel::nostd::function_ref<bool(otel::nostd::string_view, OtelValue)> callback)
-    const noexcept {
+    otel::nostd::function_ref<bool(otel::nostd::string_view, OtelValue)> callback) const noexcept {
   try {
     Reader reader(data_, size_);
     bool keep_going = true;

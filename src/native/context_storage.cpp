@@ -22,7 +22,8 @@ class NativeAwareContextStorage final : public ctx::RuntimeContextStorage {
  public:
   ctx::Context GetCurrent() noexcept override { return overlay_current_span(attached_context()); }
 
-  opentelemetry::nostd::unique_ptr<ctx::Token> Attach(const ctx::Context& context) noexcept override {
+  opentelemetry::nostd::unique_ptr<ctx::Token> Attach(
+      const ctx::Context& context) noexcept override {
     try {
       t_stack.push_back(context);
     } catch (...) {

@@ -14,13 +14,13 @@
 #include <string_view>
 #include <vector>
 
+#include "core/utf8.hpp"
 #include "lens/version.hpp"
 #include "native/attribute_codec.hpp"
 #include "native/export_loop.hpp"
 #include "native/log_record.hpp"
 #include "native/thread_spans.hpp"
 #include "native/tick_clock.hpp"
-#include "sdk/limiting_exporter.hpp"
 
 namespace lens::native {
 namespace {
@@ -35,8 +35,8 @@ otel::nostd::string_view view(std::string_view s) noexcept { return {s.data(), s
 otel::nostd::string_view truncated(otel::nostd::string_view value,
                                    const std::optional<std::int64_t>& limit) noexcept {
   if (!limit || value.size() <= static_cast<std::size_t>(*limit)) return value;
-  return value.substr(0, sdk::utf8_prefix_bytes(std::string_view(value.data(), value.size()),
-                                                static_cast<std::size_t>(*limit)));
+  return value.substr(0, core::utf8_prefix_bytes(std::string_view(value.data(), value.size()),
+                                                 static_cast<std::size_t>(*limit)));
 }
 
 }  // namespace

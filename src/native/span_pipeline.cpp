@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/tsan_handoff.hpp"
 #include "lens/version.hpp"
 #include "native/attribute_codec.hpp"
 #include "native/export_loop.hpp"
 #include "native/tick_clock.hpp"
-#include "sdk/tsan_handoff.hpp"
 
 namespace lens::native {
 namespace {
@@ -253,7 +253,7 @@ std::size_t SpanPipeline::Core::collect(std::size_t limit,
       if (!foreign.empty()) foreign_taken.swap(foreign);
     }
     for (Foreign& f : foreign_taken) {
-      sdk::tsan_receive(f.recordable.get());
+      core::tsan_receive(f.recordable.get());
       pass.push_back({f.end_ticks, std::move(f.recordable)});
     }
     taken += foreign_taken.size();
@@ -368,7 +368,7 @@ class HandoffProcessor final : public sdktrace::SpanProcessor {
   void OnStart(sdktrace::Recordable&, const otel::trace::SpanContext&) noexcept override {}
   void OnEnd(RecordablePtr&& span) noexcept override {
     if (span == nullptr) return;
-    sdk::tsan_publish(span.get());
+    core::tsan_publish(span.get());
     core_->enqueue_foreign(std::move(span));
   }
   bool ForceFlush(std::chrono::microseconds timeout) noexcept override {

@@ -5,12 +5,12 @@
 #include <cstring>
 #include <new>
 
+#include "core/fork_generation.hpp"
 #include "lens/span.hpp"
 #include "native/attribute_codec.hpp"
 #include "native/log_record.hpp"
 #include "native/thread_spans.hpp"
 #include "native/tick_clock.hpp"
-#include "sdk/fork_generation.hpp"
 
 namespace lens::native {
 namespace {
@@ -28,7 +28,7 @@ thread_local FastLogState t_log_fast __attribute__((tls_model("initial-exec")));
 void forget(std::shared_ptr<ThreadLogs>& logs) noexcept {
   if (logs == nullptr) return;
   logs->exited.store(true, std::memory_order_release);
-  if (logs->fork_generation() != sdk::fork_generation()) sdk::keep_forever(std::move(logs));
+  if (logs->fork_generation() != core::fork_generation()) core::keep_forever(std::move(logs));
   logs.reset();
 }
 
@@ -84,7 +84,9 @@ std::atomic<std::uint64_t> g_next_registry_id{1};
 // ---- ThreadLogs ---------------------------------------------------------------------------
 
 ThreadLogs::ThreadLogs(std::shared_ptr<ChunkPool> pool, std::uint64_t max_pending) noexcept
-    : fork_generation_(sdk::fork_generation()), max_pending_(max_pending), ring_(std::move(pool)) {}
+    : fork_generation_(core::fork_generation()),
+      max_pending_(max_pending),
+      ring_(std::move(pool)) {}
 
 ThreadLogs::~ThreadLogs() {
   ring_.discard_rest([](const unsigned char* bytes) {
@@ -111,7 +113,7 @@ LogRegistry::LogRegistry(std::shared_ptr<ChunkPool> pool, std::uint64_t max_pend
       pool_(std::move(pool)),
       max_pending_(max_pending),
       attribute_count_limit_(attribute_count_limit) {
-  sdk::ensure_fork_handler();
+  core::ensure_fork_handler();
 }
 
 std::shared_ptr<ThreadLogs> LogRegistry::add_thread() {

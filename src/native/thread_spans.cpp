@@ -16,12 +16,12 @@
 #include <optional>
 #include <string>
 
+#include "core/fork_generation.hpp"
+#include "core/tsan_handoff.hpp"
 #include "native/attribute_codec.hpp"
 #include "native/context_storage.hpp"
 #include "native/span_view.hpp"
 #include "native/tick_clock.hpp"
-#include "sdk/fork_generation.hpp"
-#include "sdk/tsan_handoff.hpp"
 
 #if defined(LENS_TSAN_ENABLED)
 extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);  // NOLINT
@@ -51,8 +51,8 @@ thread_local FastState t_fast __attribute__((tls_model("initial-exec")));
 void forget(std::shared_ptr<ThreadSpans>& spans) noexcept {
   if (spans == nullptr) return;
   spans->exited.store(true, std::memory_order_release);
-  if (spans->fork_generation() != sdk::fork_generation()) {
-    sdk::keep_forever(std::move(spans));
+  if (spans->fork_generation() != core::fork_generation()) {
+    core::keep_forever(std::move(spans));
   }
   spans.reset();
 }
@@ -455,7 +455,7 @@ int ThreadSpans::uncaught_exceptions() const noexcept {
 ThreadSpans::ThreadSpans(std::uint64_t generation, std::shared_ptr<const Sampler> sampler,
                          std::shared_ptr<ChunkPool> pool) noexcept
     : generation_(generation),
-      fork_generation_(sdk::fork_generation()),
+      fork_generation_(core::fork_generation()),
       eh_globals_(eh_globals_of_this_thread()),
       sampler_(std::move(sampler)),
       sampler_shape_(strategies::sampler_shape(*sampler_)),
@@ -742,7 +742,7 @@ namespace {
     data.set(FrameData::kHasView, false);
   }
   // A forked child never writes into what it inherited (the pool's lock may be held).
-  const bool inherited = spans->fork_generation() != sdk::fork_generation();
+  const bool inherited = spans->fork_generation() != core::fork_generation();
   if (data.recording() && !inherited && !spans->closed.load(std::memory_order_relaxed)) {
     if (data.has(FrameData::kHasTraceState)) {
       change_extras(
@@ -772,7 +772,7 @@ void end_span(ThreadSpans* spans, Frame* frame) noexcept {
   constexpr std::uint8_t kUnusual = FrameData::kHasView | FrameData::kHasTraceState;
   const bool plain = ((data.bits & (FrameData::kRecording | kUnusual)) == FrameData::kRecording) &
                      (spans->uncaught_exceptions() <= data.uncaught_at_start) &
-                     (spans->fork_generation() == sdk::fork_generation()) &
+                     (spans->fork_generation() == core::fork_generation()) &
                      !spans->closed.load(std::memory_order_relaxed);
   if (!plain || !spans->write_record_in_current_chunk(*frame, end_ticks)) [[unlikely]] {
     end_span_slow(spans, frame, end_ticks);

@@ -19,12 +19,12 @@
 #include <string_view>
 #include <vector>
 
+#include "core/random_source.hpp"
 #include "lens/sampling.hpp"
 #include "lens/span.hpp"
 #include "native/chunk_ring.hpp"
 #include "native/owner_counter.hpp"
 #include "native/span_record.hpp"
-#include "sdk/random_source.hpp"
 #include "strategies/sampler_shape.hpp"
 
 namespace lens::native {
@@ -79,7 +79,7 @@ class ThreadSpans {
   inline bool write_record_in_current_chunk(Frame& frame, std::uint64_t end_ticks) noexcept;
 
   // Ids of this thread's spans (owner thread only; a forked child never uses an inherited one).
-  sdk::RandomSource random;
+  core::RandomSource random;
   // std::uncaught_exceptions() of the owner thread, read without a call (see thread_spans.cpp).
   int uncaught_exceptions() const noexcept;
   // Scratch for the ids and trace state of a parent taken from an attached context (owner

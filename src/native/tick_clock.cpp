@@ -77,9 +77,8 @@ void TickCalibration::refresh() noexcept {
   // spacing, at most kMaxSlew of the rate.
   const std::int64_t here = convert(last, now.ticks);
   const std::int64_t target = anchor_.unix_ns + age_ns;
-  const double correction =
-      std::clamp(static_cast<double>(target - here) / static_cast<double>(spacing_ns), -kMaxSlew,
-                 kMaxSlew);
+  const double correction = std::clamp(
+      static_cast<double>(target - here) / static_cast<double>(spacing_ns), -kMaxSlew, kMaxSlew);
   newest_ = (newest_ + 1) % kSegments;
   segments_[newest_] = {now.ticks, here, now.steady_ns, long_rate * (1.0 + correction)};
   count_ = std::min(count_ + 1, kSegments);
@@ -96,8 +95,8 @@ const TickCalibration::Segment& TickCalibration::segment_for(std::uint64_t ticks
 }
 
 std::int64_t TickCalibration::convert(const Segment& segment, std::uint64_t ticks) noexcept {
-  const double delta =
-      static_cast<double>(static_cast<std::int64_t>(ticks - segment.ticks)) * segment.nanos_per_tick;
+  const double delta = static_cast<double>(static_cast<std::int64_t>(ticks - segment.ticks)) *
+                       segment.nanos_per_tick;
   return segment.unix_ns + static_cast<std::int64_t>(delta);
 }
 
@@ -105,8 +104,7 @@ std::int64_t TickCalibration::unix_nanos(std::uint64_t ticks) const noexcept {
   return convert(segment_for(ticks), ticks);
 }
 
-std::int64_t TickCalibration::nanos_between(std::uint64_t start,
-                                            std::uint64_t end) const noexcept {
+std::int64_t TickCalibration::nanos_between(std::uint64_t start, std::uint64_t end) const noexcept {
   return std::max<std::int64_t>(0, unix_nanos(end) - unix_nanos(start));
 }
 

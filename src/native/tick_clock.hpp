@@ -79,9 +79,9 @@ class TickCalibration {
     std::int64_t unix_ns;  // read for the anchor only; 0 in a refresh's readings
   };
   struct Segment {
-    std::uint64_t ticks;      // where it starts
-    std::int64_t unix_ns;     // what those ticks convert to
-    std::int64_t steady_ns;   // steady_clock when it was started
+    std::uint64_t ticks;     // where it starts
+    std::int64_t unix_ns;    // what those ticks convert to
+    std::int64_t steady_ns;  // steady_clock when it was started
     double nanos_per_tick;
   };
 

@@ -1,12 +1,12 @@
-// Per-thread RandomSource (wyrand seeded from getrandom(2)), reseeded when the fork
+// Per-thread core::RandomSource (wyrand seeded from getrandom(2)), reseeded when the fork
 // generation changes. Thread-safety: see id_generator.hpp.
 #include "sdk/id_generator.hpp"
 
 #include <array>
 #include <cstdint>
 
-#include "sdk/fork_generation.hpp"
-#include "sdk/random_source.hpp"
+#include "core/fork_generation.hpp"
+#include "core/random_source.hpp"
 
 namespace lens::sdk {
 
@@ -15,11 +15,11 @@ namespace {
 constexpr std::uint64_t kUnseeded = ~std::uint64_t{0};
 
 struct ThreadRng {
-  RandomSource source{RandomSource::Unseeded{}};
+  core::RandomSource source{core::RandomSource::Unseeded{}};
   std::uint64_t generation = kUnseeded;
 
-  RandomSource& get() noexcept {
-    const std::uint64_t current = fork_generation();
+  core::RandomSource& get() noexcept {
+    const std::uint64_t current = core::fork_generation();
     if (generation != current) {  // first use on this thread, or a forked child
       source.seed();
       generation = current;
@@ -33,7 +33,7 @@ thread_local ThreadRng t_rng;
 }  // namespace
 
 SeedIndependentIdGenerator::SeedIndependentIdGenerator() noexcept : IdGenerator(true) {
-  ensure_fork_handler();
+  core::ensure_fork_handler();
 }
 
 opentelemetry::trace::SpanId SeedIndependentIdGenerator::GenerateSpanId() noexcept {

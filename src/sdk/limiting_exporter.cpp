@@ -5,10 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/tsan_handoff.hpp"
+#include "core/utf8.hpp"
 #include "opentelemetry/common/key_value_iterable.h"
 #include "opentelemetry/nostd/variant.h"
 #include "opentelemetry/trace/span_context.h"
-#include "sdk/tsan_handoff.hpp"
 
 namespace lens::sdk {
 
@@ -39,7 +40,8 @@ void with_limited_value(const common::AttributeValue& value,
   }
   const std::size_t limit = *max_chars;
   auto shorten = [&](nostd::string_view text, bool& changed) {
-    const std::size_t bytes = utf8_prefix_bytes(std::string_view(text.data(), text.size()), limit);
+    const std::size_t bytes =
+        core::utf8_prefix_bytes(std::string_view(text.data(), text.size()), limit);
     if (bytes < text.size()) changed = true;
     return nostd::string_view(text.data(), bytes);
   };
@@ -95,18 +97,6 @@ class LimitedAttributes final : public common::KeyValueIterable {
 };
 
 }  // namespace
-
-std::size_t utf8_prefix_bytes(std::string_view text, std::size_t max_chars) noexcept {
-  std::size_t chars = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if ((byte & 0xC0) != 0x80) {  // first byte of a code point
-      if (chars == max_chars) return i;
-      ++chars;
-    }
-  }
-  return text.size();
-}
 
 SpanLimits SpanLimits::from(const LimitSettings& settings) {
   SpanLimits limits;
@@ -279,7 +269,7 @@ opentelemetry::sdk::common::ExportResult LimitingExporter::Export(
     return opentelemetry::sdk::common::ExportResult::kFailure;
   }
   for (auto& span : spans) {
-    tsan_receive(span.get());
+    core::tsan_receive(span.get());
     if (auto* limited = dynamic_cast<LimitingRecordable*>(span.get())) {
       if (auto inner = limited->release_inner()) unwrapped.push_back(std::move(inner));
     } else if (span) {

@@ -133,7 +133,4 @@ class LimitingExporter final : public opentelemetry::sdk::trace::SpanExporter {
   std::shared_ptr<LimitCounters> counters_;
 };
 
-// Number of bytes of the longest prefix of `text` with at most `max_chars` UTF-8 code points.
-std::size_t utf8_prefix_bytes(std::string_view text, std::size_t max_chars) noexcept;
-
 }  // namespace lens::sdk

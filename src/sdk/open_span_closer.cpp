@@ -10,13 +10,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/fork_generation.hpp"
+#include "core/tsan_handoff.hpp"
 #include "opentelemetry/common/key_value_iterable.h"
 #include "opentelemetry/common/timestamp.h"
 #include "opentelemetry/sdk/trace/recordable.h"
 #include "opentelemetry/trace/span_context.h"
 #include "opentelemetry/trace/trace_flags.h"
-#include "sdk/fork_generation.hpp"
-#include "sdk/tsan_handoff.hpp"
 
 namespace lens::sdk {
 
@@ -50,7 +50,7 @@ class ReasonAttributes final : public common::KeyValueIterable {
 // State of one tracked span, shared by its recordable (owned by the live Span) and the registry.
 struct TrackedState {
   explicit TrackedState(std::unique_ptr<otel_sdk::Recordable> inner_recordable) noexcept
-      : generation(fork_generation()), inner(std::move(inner_recordable)) {}
+      : generation(core::fork_generation()), inner(std::move(inner_recordable)) {}
 
   const std::uint64_t generation;               // fork generation it was created in; never changes
   std::mutex mu;                                // guards every field below
@@ -61,7 +61,7 @@ struct TrackedState {
   common::SystemTimestamp start;
 
   // Inherited from the parent process: inert (its mutex may have been held at fork time).
-  bool stale() const noexcept { return generation != fork_generation(); }
+  bool stale() const noexcept { return generation != core::fork_generation(); }
 };
 
 class TrackedRecordable final : public otel_sdk::Recordable {
@@ -156,15 +156,15 @@ OpenSpanCloser::OpenSpanCloser(std::unique_ptr<otel_sdk::SpanProcessor> next,
                                std::shared_ptr<SpanCounts> counts)
     : next_(std::move(next)),
       counts_(std::move(counts)),
-      registry_(new Registry(fork_generation())) {
-  ensure_fork_handler();
+      registry_(new Registry(core::fork_generation())) {
+  core::ensure_fork_handler();
 }
 
 OpenSpanCloser::~OpenSpanCloser() { delete registry_.load(std::memory_order_acquire); }
 
 OpenSpanCloser::Registry& OpenSpanCloser::registry() const noexcept {
   Registry* current = registry_.load(std::memory_order_acquire);
-  const std::uint64_t generation = fork_generation();
+  const std::uint64_t generation = core::fork_generation();
   if (current->generation == generation) return *current;
   // First use in a forked child: replace the inherited registry; leak the old one on purpose
   // (its mutex may be held by a parent thread that does not exist here, its map mid-update).
@@ -239,7 +239,7 @@ void OpenSpanCloser::OnEnd(std::unique_ptr<otel_sdk::Recordable>&& span) noexcep
   // Null: the closer force-ended it already, so this late End exports nothing.
   if (inner) {
     if (counts_) counts_->ended.fetch_add(1, std::memory_order_relaxed);
-    tsan_publish(inner.get());
+    core::tsan_publish(inner.get());
     next_->OnEnd(std::move(inner));
   }
 }
@@ -279,7 +279,7 @@ bool OpenSpanCloser::Shutdown(std::chrono::microseconds timeout) noexcept {
     inner->SetDuration(std::max(std::chrono::nanoseconds::zero(),
                                 std::chrono::duration_cast<std::chrono::nanoseconds>(duration)));
     if (counts_) counts_->ended.fetch_add(1, std::memory_order_relaxed);
-    tsan_publish(inner.get());
+    core::tsan_publish(inner.get());
     next_->OnEnd(std::move(inner));
   }
   return next_->Shutdown(timeout);

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/utf8.hpp"
 #include "export/export_report.hpp"
 #include "lens/testing/in_memory_exporter.hpp"
 #include "opentelemetry/common/key_value_iterable_view.h"
@@ -139,7 +140,7 @@ TEST(SdkLimitingExporter, ValueLengthTruncatesStringsAndStringArraysByCodePoint)
   EXPECT_EQ(nostd::get<int32_t>(attributes.at("number")), 123456789);
   EXPECT_EQ(limited.counters->truncated_values.load(), 4U);
   EXPECT_EQ(limited.counters->dropped_attributes.load(), 0U);
-  EXPECT_EQ(lens::sdk::utf8_prefix_bytes("h\xc3\xa9llo", 2), 3U);
+  EXPECT_EQ(lens::core::utf8_prefix_bytes("h\xc3\xa9llo", 2), 3U);
 }
 
 TEST(SdkLimitingExporter, EventsBeyondTheLimitAndTheirExtraAttributesAreDropped) {

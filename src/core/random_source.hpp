@@ -14,7 +14,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace lens::sdk {
+namespace lens::core {
 
 class RandomSource {
  public:
@@ -65,4 +65,4 @@ class RandomSource {
   std::uint64_t state_ = 0;
 };
 
-}  // namespace lens::sdk
+}  // namespace lens::core

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-namespace lens::sdk {
+namespace lens::core {
 
 namespace detail {
 extern std::atomic<std::uint64_t> g_fork_generation;
@@ -29,4 +29,4 @@ inline std::uint64_t fork_generation() noexcept {
 // reachable (no leak report).
 void keep_forever(std::shared_ptr<void> object) noexcept;
 
-}  // namespace lens::sdk
+}  // namespace lens::core

@@ -20,7 +20,7 @@ extern "C" void __tsan_acquire(void* addr);  // NOLINT(readability-identifier-na
 extern "C" void __tsan_release(void* addr);  // NOLINT(readability-identifier-naming)
 #endif
 
-namespace lens::sdk {
+namespace lens::core {
 
 // Called by the producer just before `object` enters the uninstrumented queue.
 inline void tsan_publish([[maybe_unused]] const void* object) noexcept {
@@ -36,4 +36,4 @@ inline void tsan_receive([[maybe_unused]] const void* object) noexcept {
 #endif
 }
 
-}  // namespace lens::sdk
+}  // namespace lens::core

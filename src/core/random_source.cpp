@@ -1,5 +1,5 @@
 // RandomSource (see random_source.hpp).
-#include "sdk/random_source.hpp"
+#include "core/random_source.hpp"
 
 #include <sys/random.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <random>
 #include <thread>
 
-namespace lens::sdk {
+namespace lens::core {
 namespace {
 
 std::uint64_t splitmix64(std::uint64_t& x) noexcept {
@@ -50,4 +50,4 @@ void RandomSource::seed() noexcept {
   }
 }
 
-}  // namespace lens::sdk
+}  // namespace lens::core

@@ -1,11 +1,11 @@
 // The pthread_atfork child handler behind fork_generation(). Thread-safety: see the header.
-#include "sdk/fork_generation.hpp"
+#include "core/fork_generation.hpp"
 
 #include <pthread.h>
 
 #include <new>
 
-namespace lens::sdk {
+namespace lens::core {
 
 namespace detail {
 constinit std::atomic<std::uint64_t> g_fork_generation{0};
@@ -39,4 +39,4 @@ void keep_forever(std::shared_ptr<void> object) noexcept {
   }
 }
 
-}  // namespace lens::sdk
+}  // namespace lens::core
