@@ -221,15 +221,14 @@ namespace detail {
 // The started part of a scoped span, shared by ManagedSpan and ScopedSpan: a frame of the
 // calling thread's native span stack (see docs/design/native-spans.md) while setup_telemetry's
 // span pipeline is live, a non-recording span otherwise (a rank that does not export, or before
-// setup). The
-// current context is the parent, attributes are set after start (samplers do not see them, like
-// the seed), and the span is the current span until destruction. Destruction: an exception
-// propagating out of the scope (std::uncaught_exceptions() grew since construction) that
-// record_exception() did not already describe is recorded as type "unknown", message "unknown",
-// status ERROR "unknown exception" — the in-flight exception object is not reachable from a
-// destructor. Then the previous context is restored and the span ended. The constructor and the
-// destructor are one call each into the library (inline here: no second call level on the path
-// every recorded span takes).
+// setup). The current context is the parent, attributes are set after start (samplers do not
+// see them, like the seed), and the span is the current span until destruction. Destruction: an
+// exception propagating out of the scope (std::uncaught_exceptions() grew since construction)
+// that record_exception() did not already describe is recorded as type "unknown", message
+// "unknown", status ERROR "unknown exception" — the in-flight exception object is not reachable
+// from a destructor. Then the previous context is restored and the span ended. The constructor
+// and the destructor are one call each into the library (inline here: no second call level on
+// the path every recorded span takes).
 class SpanState {
  public:
   // `enabled` false: nothing is started (ManagedSpan's group was off); started() is false and

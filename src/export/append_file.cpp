@@ -27,7 +27,7 @@ Result<std::unique_ptr<AppendFile>> AppendFile::open(const Config& config, const
     return Error("Cannot create directory '" + config.file_path + "' (" +
                  config.label_of("file_path") + ") for the file exporter: " + error.message());
   }
-  const std::string path = (directory / name).string();
+  const std::string path = path_in(config, name);
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) {
     const int open_error = errno;
@@ -35,6 +35,10 @@ Result<std::unique_ptr<AppendFile>> AppendFile::open(const Config& config, const
                  ") for appending: " + os_error(open_error));
   }
   return std::unique_ptr<AppendFile>(new AppendFile(fd, path, std::move(what)));
+}
+
+std::string AppendFile::path_in(const Config& config, const std::string& name) {
+  return (std::filesystem::path(config.file_path) / name).string();
 }
 
 AppendFile::AppendFile(int fd, std::string path, std::string what)

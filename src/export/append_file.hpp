@@ -20,6 +20,8 @@ class AppendFile {
   // variable that set the path, the path and the OS error.
   static Result<std::unique_ptr<AppendFile>> open(const Config& config, const std::string& name,
                                                   std::string what);
+  // The path open() uses for `name`: <config.file_path>/<name>.
+  static std::string path_in(const Config& config, const std::string& name);
   ~AppendFile();
   AppendFile(const AppendFile&) = delete;
   AppendFile& operator=(const AppendFile&) = delete;

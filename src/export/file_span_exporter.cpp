@@ -32,16 +32,18 @@ class FileSpanExporter final : public sdktrace::SpanExporter {
     if (spans.empty()) return ExportResult::kSuccess;
     // Encoded outside the file's lock: only the write is serialized.
     std::string line;
+    std::unique_ptr<OtlpSpanBatch> batch;
     try {
       // The request the OTLP exporter would send (one resource per distinct resource, unique
-      // attribute keys).
-      OtlpSpanBatch batch;
-      line = otlp_json::encode(batch.build(spans));
+      // attribute keys), on a reused arena block.
+      batch = batches_.take();
+      line = otlp_json::encode(batch->build(spans));
       line += '\n';
     } catch (const std::exception& e) {
       file_->report(std::string("cannot encode spans: ") + e.what());
       return ExportResult::kFailure;
     }
+    batches_.give_back(std::move(batch));
     return file_->append(line) ? ExportResult::kSuccess : ExportResult::kFailure;
   }
 
@@ -55,6 +57,7 @@ class FileSpanExporter final : public sdktrace::SpanExporter {
 
  private:
   std::unique_ptr<AppendFile> file_;
+  OtlpSpanBatchPool batches_;
   std::atomic<bool> shut_down_{false};
 };
 

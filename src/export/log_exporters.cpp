@@ -2,9 +2,9 @@
 #include "export/log_exporters.hpp"
 
 #include <atomic>
-#include <filesystem>
 #include <utility>
 
+#include "export/append_file.hpp"
 #include "export/console_log_exporter.hpp"
 #include "export/file_log_exporter.hpp"
 #include "export/log_record_data.hpp"
@@ -57,10 +57,9 @@ Result<std::unique_ptr<sdklogs::LogRecordExporter>> make_log_record_exporter(
     auto file = make_file_log_exporter(config);
     if (!file.ok()) return Error(file.message());
     // The file exporter reports its own write errors once.
-    return make_reporting_log_record_exporter(
-        std::move(*file), std::move(report),
-        (std::filesystem::path(config.file_path) / kLogsFileName).string(),
-        /*explain_failures=*/false);
+    return make_reporting_log_record_exporter(std::move(*file), std::move(report),
+                                              AppendFile::path_in(config, kLogsFileName),
+                                              /*explain_failures=*/false);
   }
   if (config.exporter == "otlp") {
     const OtlpSignalSettings& settings = config.otel.logs;

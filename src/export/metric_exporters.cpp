@@ -2,9 +2,9 @@
 #include "export/metric_exporters.hpp"
 
 #include <atomic>
-#include <filesystem>
 #include <utility>
 
+#include "export/append_file.hpp"
 #include "export/console_metric_exporter.hpp"
 #include "export/file_metric_exporter.hpp"
 #include "export/metric_temporality.hpp"
@@ -63,10 +63,9 @@ Result<std::unique_ptr<metrics::PushMetricExporter>> make_metric_exporter(
     auto file = make_file_metric_exporter(config);
     if (!file.ok()) return Error(file.message());
     // The file exporter reports its own write errors once.
-    return make_reporting_metric_exporter(
-        std::move(*file), std::move(report),
-        (std::filesystem::path(config.file_path) / kMetricsFileName).string(),
-        /*explain_failures=*/false);
+    return make_reporting_metric_exporter(std::move(*file), std::move(report),
+                                          AppendFile::path_in(config, kMetricsFileName),
+                                          /*explain_failures=*/false);
   }
   if (config.exporter == "otlp") {
     // OTEL_METRIC_EXPORT_TIMEOUT bounds each export too (the reader cannot cancel one).

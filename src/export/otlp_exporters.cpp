@@ -100,44 +100,21 @@ class OtlpSpanExporter final : public sdktrace::SpanExporter {
     std::unique_ptr<OtlpSpanBatch> batch;
     ExportResult result = ExportResult::kFailure;
     try {
-      batch = take_batch();
+      batch = batches_.take();
       result = core_->send(batch->build(spans), spans.size());
     } catch (...) {
       return ExportResult::kFailure;  // out of memory building the request
     }
-    give_back(std::move(batch));
+    batches_.give_back(std::move(batch));
     return result;
   }
   bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
   bool Shutdown(std::chrono::microseconds) noexcept override { return core_->shutdown(); }
 
  private:
-  // Export may run on several threads at once (PipelinedExporter's senders): each call takes a
-  // request builder of its own, and gives it back (its request freed, so an idle builder holds
-  // only its first block) for the next call to reuse that block.
-  std::unique_ptr<OtlpSpanBatch> take_batch() {
-    {
-      std::lock_guard<std::mutex> lock(batches_mutex_);
-      if (!idle_batches_.empty()) {
-        std::unique_ptr<OtlpSpanBatch> batch = std::move(idle_batches_.back());
-        idle_batches_.pop_back();
-        return batch;
-      }
-    }
-    return std::make_unique<OtlpSpanBatch>();
-  }
-  void give_back(std::unique_ptr<OtlpSpanBatch> batch) noexcept {
-    batch->release();
-    try {
-      std::lock_guard<std::mutex> lock(batches_mutex_);
-      idle_batches_.push_back(std::move(batch));
-    } catch (...) {
-    }
-  }
-
   std::unique_ptr<OtlpExportCore> core_;
-  std::mutex batches_mutex_;
-  std::vector<std::unique_ptr<OtlpSpanBatch>> idle_batches_;
+  // Export may run on several threads at once (PipelinedExporter's senders).
+  OtlpSpanBatchPool batches_;
 };
 
 class OtlpMetricExporter final : public sdkmetrics::PushMetricExporter {

@@ -225,11 +225,6 @@ void Interrupt::trigger(Clock::time_point deadline) noexcept {
   cv_.notify_all();
 }
 
-bool Interrupt::triggered() const noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stopped_ || until_.has_value();
-}
-
 bool Interrupt::stopped() const noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   return stopped_;

@@ -73,7 +73,6 @@ class Interrupt {
 
   void trigger() noexcept;
   void trigger(Clock::time_point deadline) noexcept;
-  bool triggered() const noexcept;
   // True after trigger() without a deadline: no further attempt.
   bool stopped() const noexcept;
   // `deadline`, or the shutdown deadline when that comes first.

@@ -227,6 +227,28 @@ OtlpSpanBatch::~OtlpSpanBatch() = default;
 
 void OtlpSpanBatch::release() noexcept { arena_.reset(); }
 
+std::unique_ptr<OtlpSpanBatch> OtlpSpanBatchPool::take() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!idle_.empty()) {
+      std::unique_ptr<OtlpSpanBatch> batch = std::move(idle_.back());
+      idle_.pop_back();
+      return batch;
+    }
+  }
+  return std::make_unique<OtlpSpanBatch>();
+}
+
+void OtlpSpanBatchPool::give_back(std::unique_ptr<OtlpSpanBatch> batch) noexcept {
+  batch->release();
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_.push_back(std::move(batch));
+  } catch (...) {
+    // Out of memory: the batch is freed instead of kept.
+  }
+}
+
 const proto::collector::trace::v1::ExportTraceServiceRequest& OtlpSpanBatch::build(
     const otel::nostd::span<std::unique_ptr<otel::sdk::trace::Recordable>>& spans) {
   arena_.reset();  // the previous request, before its first block is handed out again

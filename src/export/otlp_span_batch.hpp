@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,20 @@ class OtlpSpanBatch {
   // The arena's first block, kept between batches so that a typical batch allocates nothing.
   std::unique_ptr<char[]> first_block_;
   std::unique_ptr<google::protobuf::Arena> arena_;
+};
+
+// Idle batches for an exporter whose Export may run on several threads at once: each call takes
+// a batch of its own and gives it back (its request freed, so an idle batch holds only its
+// first block) for the next call to reuse that block. Thread-safe.
+class OtlpSpanBatchPool {
+ public:
+  // An idle batch, or a new one. Throws std::bad_alloc.
+  std::unique_ptr<OtlpSpanBatch> take();
+  void give_back(std::unique_ptr<OtlpSpanBatch> batch) noexcept;
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<OtlpSpanBatch>> idle_;
 };
 
 }  // namespace lens::exporters

@@ -113,9 +113,10 @@ constexpr const char* kClientCertificateHint =
 // handshake, so an SSL error while writing or reading counts too — unless it is what a
 // connection the server closed looks like (reset, EOF, broken pipe: retried as a network error).
 // nullopt when `detail` does not speak of TLS or is such a network error. `handshake_failed`:
-// the client library says the handshake failed; `client_certificate`: the client had one.
+// the client library says the handshake failed; `hint_client_certificate`: the line suggests
+// setting a client certificate (the client has none, and TLS was asked for).
 std::optional<Attempt> tls_failure(const std::string& protocol, const std::string& detail,
-                                   bool handshake_failed, bool client_certificate) {
+                                   bool handshake_failed, bool hint_client_certificate) {
   std::string lower = detail;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const auto has = [&lower](const char* word) { return lower.find(word) != std::string::npos; };
@@ -145,7 +146,7 @@ std::optional<Attempt> tls_failure(const std::string& protocol, const std::strin
   return failure(
       Attempt::Kind::kPermanent, protocol + "-tls",
       "TLS handshake failed" + shown +
-          (client_certificate ? std::string() : std::string("; ") + kClientCertificateHint));
+          (hint_client_certificate ? std::string("; ") + kClientCertificateHint : std::string()));
 }
 
 // What a failure adds for the person who configured the endpoint: the protocol variable to
@@ -180,10 +181,6 @@ struct EndpointHints {
     const bool tls_or_unreachable =
         attempt.cause.find("-tls") != std::string::npos || attempt.cause == "grpc-UNAVAILABLE";
     if (!schemeless_endpoint.empty() && tls_or_unreachable) {
-      const std::string hint = std::string("; ") + kClientCertificateHint;
-      if (const auto at = attempt.message.find(hint); at != std::string::npos) {
-        attempt.message.erase(at, hint.size());
-      }
       attempt.message += "; the endpoint " + schemeless_endpoint +
                          " has no scheme, which means TLS: for a plain-text receiver use http://" +
                          schemeless_endpoint + " or OTEL_EXPORTER_OTLP_INSECURE=true";
@@ -258,8 +255,8 @@ class GrpcTransport final : public OtlpTransport {
       if (options_.use_ssl_credentials && status.error_code() == grpc::StatusCode::UNAVAILABLE) {
         // gRPC reports a failed TLS handshake as UNAVAILABLE, like a receiver that is down.
         if (std::optional<Attempt> tls =
-                tls_failure("grpc", status.error_message(), /*handshake_failed=*/false,
-                            !tls_.client_certificate_path.empty())) {
+                tls_failure("grpc", status.error_message(),
+                            /*handshake_failed=*/false, hint_client_certificate())) {
           return hints_.explain(std::move(*tls));
         }
       }
@@ -270,7 +267,7 @@ class GrpcTransport final : public OtlpTransport {
       // after the client's side of the handshake: gRPC says "Socket closed" (or "tcp handshaker
       // shutdown"), as for a server that went away. It cannot be told apart, but it can be
       // hinted at.
-      if (options_.use_ssl_credentials && tls_.client_certificate_path.empty() &&
+      if (options_.use_ssl_credentials && hint_client_certificate() &&
           status.error_code() == grpc::StatusCode::UNAVAILABLE &&
           (status.error_message().find("Socket closed") != std::string::npos ||
            status.error_message().find("handshaker shutdown") != std::string::npos)) {
@@ -374,6 +371,12 @@ class GrpcTransport final : public OtlpTransport {
                               static_cast<logs_v1::ExportLogsServiceResponse*>(&response));
   }
 
+  // A failed TLS connect hints at a client certificate when the client has none and TLS was
+  // asked for (https://); a scheme-less endpoint's TLS gets the scheme hint instead.
+  bool hint_client_certificate() const noexcept {
+    return tls_.client_certificate_path.empty() && hints_.schemeless_endpoint.empty();
+  }
+
   const Signal signal_;
   const EndpointHints hints_;
   otlp::OtlpGrpcExporterOptions options_;
@@ -447,7 +450,7 @@ class HttpOutcome final : public http_client::EventHandler {
         // curl reports a certificate it cannot verify as a handshake failure or, with TLS 1.3,
         // a client certificate the server refused as an error reading the answer.
         if (std::optional<Attempt> refused = tls_failure(
-                "http", reason_, state_ == State::SSLHandshakeFailed, client_certificate)) {
+                "http", reason_, state_ == State::SSLHandshakeFailed, !client_certificate)) {
           return *refused;
         }
       }

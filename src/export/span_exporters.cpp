@@ -4,8 +4,8 @@
 #include <opentelemetry/sdk/trace/span_data.h>
 
 #include <atomic>
-#include <filesystem>
 
+#include "export/append_file.hpp"
 #include "export/console_span_exporter.hpp"
 #include "export/file_span_exporter.hpp"
 #include "export/otlp_exporters.hpp"
@@ -59,10 +59,9 @@ Result<std::unique_ptr<sdktrace::SpanExporter>> make_span_exporter(
     auto file = make_file_span_exporter(config);
     if (!file.ok()) return Error(file.message());
     // The file exporter reports its own write errors once.
-    return make_reporting_span_exporter(
-        std::move(*file), std::move(report),
-        (std::filesystem::path(config.file_path) / "traces.jsonl").string(),
-        /*explain_failures=*/false);
+    return make_reporting_span_exporter(std::move(*file), std::move(report),
+                                        AppendFile::path_in(config, kTracesFileName),
+                                        /*explain_failures=*/false);
   }
   if (config.exporter == "otlp") {
     const OtlpSignalSettings& settings = config.otel.traces;

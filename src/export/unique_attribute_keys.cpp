@@ -10,25 +10,13 @@ namespace {
 
 namespace proto = opentelemetry::proto;
 
-// Lists longer than this are checked with a hash map rather than by pairs.
+// Lists up to this long are checked for a repeated key by pairs, without allocating.
 constexpr int kPairwiseLimit = 16;
 
 // Index of the first attribute with each attribute's key (itself when it is the first).
 std::vector<int> first_of_each_key(const AttributeList& list) {
   const int n = list.size();
   std::vector<int> first(static_cast<std::size_t>(n));
-  if (n <= kPairwiseLimit) {
-    for (int i = 0; i < n; ++i) {
-      first[i] = i;
-      for (int j = 0; j < i; ++j) {
-        if (list.Get(j).key() == list.Get(i).key()) {
-          first[i] = j;
-          break;
-        }
-      }
-    }
-    return first;
-  }
   std::unordered_map<std::string_view, int> seen;
   seen.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) first[i] = seen.try_emplace(list.Get(i).key(), i).first->second;
