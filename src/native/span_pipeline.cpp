@@ -423,9 +423,7 @@ bool SpanPipeline::shutdown(std::chrono::microseconds timeout, const ThreadSpans
     // the export thread keeps that record instead of the truncated copy.
     std::vector<ThreadSpans::OpenSpan> open;
     try {
-      for (const auto& thread : registry_->threads()) {
-        thread->snapshot_open(open, thread.get() == caller);
-      }
+      registry_->snapshot_open(open, caller);
     } catch (...) {
     }
     registry_->close();

@@ -641,6 +641,11 @@ void SpanRegistry::remove(const std::shared_ptr<ThreadSpans>& thread) {
   threads_.erase(it);
 }
 
+void SpanRegistry::snapshot_open(std::vector<ThreadSpans::OpenSpan>& out,
+                                 const ThreadSpans* caller) const {
+  for (const auto& thread : threads()) thread->snapshot_open(out, thread.get() == caller);
+}
+
 void SpanRegistry::close() {
   std::lock_guard<std::mutex> lock(mutex_);
   closed_ = true;

@@ -144,6 +144,9 @@ class SpanRegistry {
   void copy_threads(std::vector<std::shared_ptr<ThreadSpans>>& out) const;
   // Forgets an exited thread, keeping its counts.
   void remove(const std::shared_ptr<ThreadSpans>& thread);
+  // Copies of every span open right now (recording ones), for the truncated export at shutdown;
+  // with their extras for `caller`'s own spans (the thread asking for the shutdown).
+  void snapshot_open(std::vector<ThreadSpans::OpenSpan>& out, const ThreadSpans* caller) const;
   // Marks every thread closed; add_thread fails from now on.
   void close();
   SpanTotals totals() const;
