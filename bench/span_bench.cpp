@@ -21,7 +21,6 @@
 
 #include "bench_telemetry.hpp"
 #include "lens/config.hpp"
-#include "lens/detail/active_tracer.hpp"
 #include "lens/groups.hpp"
 #include "lens/propagation.hpp"
 #include "lens/rank_info.hpp"
@@ -95,18 +94,13 @@ void lens_teardown(benchmark::State& state, std::uint64_t per_iteration = 1) {
   lens::bench::expect_equal(state, "spans dropped", stats.spans_dropped, 0);
 }
 
-void setup(benchmark::State& state, const std::set<std::string>& groups,
-           lens::detail::TracerPtr tracer) {
-  if (state.thread_index() == 0) {
-    lens::set_enabled_span_groups(groups);
-    lens::detail::set_active_tracer(std::move(tracer));
-  }
+void setup(benchmark::State& state, const std::set<std::string>& groups) {
+  if (state.thread_index() == 0) lens::set_enabled_span_groups(groups);
 }
 
 void teardown(benchmark::State& state) {
   if (state.thread_index() == 0) {
     lens::set_enabled_span_groups({});
-    lens::detail::set_active_tracer(lens::detail::TracerPtr{});
   }
 }
 
@@ -129,8 +123,8 @@ BENCHMARK(BM_Baseline_TwoClockReads)->Threads(1)->Threads(2);
 }
 
 void BM_Span_GroupDisabled(benchmark::State& state) {
-  // Another group on and a recording tracer installed: an exporting rank, this site's group off.
-  setup(state, {"job"}, recording_provider().GetTracer("nemo.lens.helpers"));
+  // Another group on, this site's group off: one relaxed load and a branch.
+  setup(state, {"job"});
   if (state.thread_index() == 0 &&
       (lens::is_span_group_enabled("step") || !lens::is_span_group_enabled("job"))) {
     state.SkipWithError("precondition failed: group `step` must be off and `job` on");
@@ -144,8 +138,8 @@ void BM_Span_GroupDisabled(benchmark::State& state) {
 BENCHMARK(BM_Span_GroupDisabled)->Threads(1)->Threads(2);
 
 void BM_Span_NotExporting(benchmark::State& state) {
-  // A non-exporting rank: no group enabled, the no-op tracer.
-  setup(state, {}, lens::detail::TracerPtr{});
+  // A non-exporting rank: no group enabled.
+  setup(state, {});
   if (state.thread_index() == 0 && !lens::enabled_span_groups().empty()) {
     state.SkipWithError("precondition failed: no span group may be enabled");
   }

@@ -47,11 +47,10 @@
 namespace lens::native {
 class ThreadSpans;
 struct Frame;
+struct DetachedSpan;
 }  // namespace lens::native
 
 namespace lens {
-
-using SpanPtr = opentelemetry::nostd::shared_ptr<opentelemetry::trace::Span>;
 
 // ---- Attribute arguments -----------------------------------------------------------------------
 
@@ -257,8 +256,8 @@ class SpanState {
   SpanState& operator=(const SpanState&) = delete;
 
   bool started() const noexcept { return mode_ != Mode::kOff; }
-  // Never null: a non-recording span when nothing is recorded.
-  opentelemetry::trace::Span* span() const noexcept;
+  // The span's context (ids, sampled flag, trace state); invalid when nothing is recorded.
+  opentelemetry::trace::SpanContext context() const noexcept;
   void record_exception(const std::exception& e) noexcept;
   void set_attribute(std::string_view key, const AttributeArg& value) noexcept;
   void add_event(std::string_view name, AttributeList attributes) noexcept;
@@ -275,7 +274,7 @@ class SpanState {
 }  // namespace detail
 
 // managed_span (SPEC §F.1): a group-gated scope guard. When the group is off nothing happens —
-// no tracer load, no clock read, no allocation — `operator bool` is false and span() is nullptr.
+// no tracer load, no clock read, no allocation — `operator bool` is false and context() invalid.
 // When it is on, the span is started on the active tracer as a child of the current context,
 // `attributes` are set through safe_set_span_attributes, and the span is current until the guard
 // is destroyed. An exception escaping the scope sets status ERROR and adds an `exception` event:
@@ -302,9 +301,10 @@ class ManagedSpan {
   ManagedSpan& operator=(const ManagedSpan&) = delete;
 
   explicit operator bool() const noexcept { return state_.started(); }
-  // The span, or nullptr when the group was off. Owned by the guard.
-  opentelemetry::trace::Span* span() const noexcept {
-    return state_.started() ? state_.span() : nullptr;
+  // The span's context, to propagate or link to; invalid when the group was off or nothing is
+  // recorded.
+  opentelemetry::trace::SpanContext context() const noexcept {
+    return state_.started() ? state_.context() : opentelemetry::trace::SpanContext::GetInvalid();
   }
 
   // Adds the `exception` event (exception.type = the demangled dynamic type, exception.message =
@@ -337,7 +337,7 @@ class ScopedSpan {
   ScopedSpan(const ScopedSpan&) = delete;
   ScopedSpan& operator=(const ScopedSpan&) = delete;
 
-  opentelemetry::trace::Span* span() const noexcept { return state_.span(); }
+  opentelemetry::trace::SpanContext context() const noexcept { return state_.context(); }
   // Status ERROR with what(); the `exception` event only when constructed with record_exception.
   void record_exception(const std::exception& e) noexcept { state_.record_exception(e); }
   void set_attribute(std::string_view key, const AttributeArg& value) noexcept {
@@ -406,22 +406,86 @@ auto trace_fn(std::string_view group, std::string_view name, F&& f) {
   return trace_fn(span_group_handle(group), name, std::forward<F>(f));
 }
 
+// ---- Spans that are not scopes ----------------------------------------------------------------
+
+// A span started in one place and ended in another: a job span that lasts the whole run, a span
+// ended by another thread or by an exit hook. start_span makes one as a child of the calling
+// thread's current context; it is not made current (a SpanScope does that). It ends at end() or
+// when destroyed, whichever comes first; moving hands it over. Not gated: check a group first.
+// A default-constructed Span, or one started while no telemetry records spans, does nothing
+// (operator bool false, context() invalid). Spans still open at telemetry shutdown are exported
+// marked nemo.span.truncated. Thread-safety: any thread may call any method (they serialise on
+// the span); the Span object itself is not to be moved while another thread uses it.
+class Span {
+ public:
+  Span() noexcept = default;
+  Span(Span&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+  Span& operator=(Span&& other) noexcept {
+    if (this != &other) {
+      end();
+      impl_ = std::exchange(other.impl_, nullptr);
+    }
+    return *this;
+  }
+  ~Span() { end(); }
+
+  // True until end() when a span was started (recorded or dropped by the sampler).
+  explicit operator bool() const noexcept { return impl_ != nullptr; }
+  opentelemetry::trace::SpanContext context() const noexcept;
+  // Through the redaction rules of ManagedSpan::set_attribute.
+  void set_attribute(std::string_view key, const AttributeArg& value) noexcept;
+  void add_event(std::string_view name, AttributeList attributes = {}) noexcept;
+  // The `exception` event and status ERROR with what().
+  void record_exception(const std::exception& e) noexcept;
+  // Status ERROR with `description` (an interrupted run, a failed phase).
+  void set_error(std::string_view description) noexcept;
+  // Ends the span now; later calls do nothing.
+  void end() noexcept;
+
+ private:
+  friend Span start_span(std::string_view, AttributeList) noexcept;
+  friend Span start_span(std::string_view, AttributeList, const NewTrace&) noexcept;
+  friend Span create_linked_span(std::string_view, const opentelemetry::context::Context*,
+                                 AttributeList) noexcept;
+  explicit Span(native::DetachedSpan* impl) noexcept : impl_(impl) {}
+  native::DetachedSpan* impl_ = nullptr;
+};
+
+// A Span as a child of the current context.
+Span start_span(std::string_view name, AttributeList attributes = {}) noexcept;
+// A Span as the root of a new trace (see NewTrace).
+Span start_span(std::string_view name, AttributeList attributes, const NewTrace& root) noexcept;
+
+// Makes `span` the calling thread's current span for the guard's lifetime: spans started there
+// are its children and propagation (inject_context, broadcast_trace_context) carries it. Destroy
+// on the same thread, in reverse order of other scopes. Nothing happens for an empty Span.
+class SpanScope {
+ public:
+  explicit SpanScope(const Span& span) noexcept;
+  ~SpanScope();
+  SpanScope(const SpanScope&) = delete;
+  SpanScope& operator=(const SpanScope&) = delete;
+
+ private:
+  opentelemetry::nostd::unique_ptr<opentelemetry::context::Token> token_;
+};
+
 // ---- Linked spans (SPEC §I.3) ------------------------------------------------------------------
 
-// Starts span `name` on the active tracer with the current context as parent and, when
-// `remote_context` holds a valid span context, one link (without attributes) to it. Attributes go
-// through safe_set_span_attributes. Not made current; the caller must End() it. Not gated.
-SpanPtr create_linked_span(std::string_view name,
-                           const opentelemetry::context::Context* remote_context,
-                           AttributeList attributes = {}) noexcept;
+// A Span `name` with the current context as parent and, when `remote_context` holds a valid span
+// context, one link (without attributes) to it. Attributes follow the redaction rules. Not made
+// current; it ends at end() or destruction. Not gated.
+Span create_linked_span(std::string_view name,
+                        const opentelemetry::context::Context* remote_context,
+                        AttributeList attributes = {}) noexcept;
 // As above with the remote context extracted (W3C, lens/propagation.hpp) from `remote_carrier`; a
 // null or empty carrier, or one without a valid traceparent, yields an unlinked span.
-SpanPtr create_linked_span(std::string_view name,
-                           const std::map<std::string, std::string>* remote_carrier,
-                           AttributeList attributes = {}) noexcept;
+Span create_linked_span(std::string_view name,
+                        const std::map<std::string, std::string>* remote_carrier,
+                        AttributeList attributes = {}) noexcept;
 // An unlinked span (create_linked_span(name, nullptr) would otherwise be ambiguous).
-SpanPtr create_linked_span(std::string_view name, std::nullptr_t,
-                           AttributeList attributes = {}) noexcept;
+Span create_linked_span(std::string_view name, std::nullptr_t,
+                        AttributeList attributes = {}) noexcept;
 
 // ---- Context hand-off to other threads ---------------------------------------------------------
 

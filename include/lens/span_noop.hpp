@@ -31,10 +31,12 @@
 namespace lens {
 inline namespace noop_v1 {
 
-// Stands in for opentelemetry::trace::Span: span() accessors return a null NoopSpan*.
-struct NoopSpan;
 // Stands in for opentelemetry::context::Context.
 struct NoopContext {};
+// Stands in for opentelemetry::trace::SpanContext: never valid.
+struct NoopSpanContext {
+  constexpr bool IsValid() const noexcept { return false; }
+};
 
 // Accepts the argument types of the real lens::AttributeArg; keeps only strings (for
 // redact_value). Non-owning, like the real one.
@@ -106,7 +108,7 @@ class SpanGroupHandle {
 };
 constexpr SpanGroupHandle span_group_handle(std::string_view /*name*/) noexcept { return {}; }
 
-// Runs nothing: the body runs, exceptions propagate, span() is null, operator bool false.
+// Runs nothing: the body runs, exceptions propagate, context() is invalid, operator bool false.
 // Accepts whatever the real surface's NewTrace::link takes (a span context).
 struct NoopLink {
   constexpr NoopLink() noexcept = default;
@@ -131,7 +133,7 @@ class ManagedSpan {
   ManagedSpan& operator=(const ManagedSpan&) = delete;
 
   constexpr explicit operator bool() const noexcept { return false; }
-  constexpr NoopSpan* span() const noexcept { return nullptr; }
+  constexpr NoopSpanContext context() const noexcept { return {}; }
   constexpr void record_exception(const std::exception& /*e*/) noexcept {}
   constexpr void set_attribute(std::string_view /*key*/, const AttributeArg& /*value*/) noexcept {}
   constexpr void add_event(std::string_view /*name*/, AttributeList /*attributes*/ = {}) noexcept {}
@@ -144,11 +146,43 @@ class ScopedSpan {
   ScopedSpan(const ScopedSpan&) = delete;
   ScopedSpan& operator=(const ScopedSpan&) = delete;
 
-  constexpr NoopSpan* span() const noexcept { return nullptr; }
+  constexpr NoopSpanContext context() const noexcept { return {}; }
   constexpr void record_exception(const std::exception& /*e*/) noexcept {}
   constexpr void set_attribute(std::string_view /*key*/, const AttributeArg& /*value*/) noexcept {}
   constexpr void add_event(std::string_view /*name*/, AttributeList /*attributes*/ = {}) noexcept {}
 };
+
+// A span that is never started.
+class Span {
+ public:
+  constexpr Span() noexcept = default;
+  constexpr explicit operator bool() const noexcept { return false; }
+  constexpr NoopSpanContext context() const noexcept { return {}; }
+  constexpr void set_attribute(std::string_view /*key*/, const AttributeArg& /*value*/) noexcept {}
+  constexpr void add_event(std::string_view /*name*/, AttributeList /*attributes*/ = {}) noexcept {}
+  constexpr void record_exception(const std::exception& /*e*/) noexcept {}
+  constexpr void set_error(std::string_view /*description*/) noexcept {}
+  constexpr void end() noexcept {}
+};
+constexpr Span start_span(std::string_view /*name*/, AttributeList /*attributes*/ = {}) noexcept {
+  return {};
+}
+constexpr Span start_span(std::string_view /*name*/, AttributeList /*attributes*/,
+                          const NewTrace& /*root*/) noexcept {
+  return {};
+}
+class SpanScope {
+ public:
+  constexpr explicit SpanScope(const Span& /*span*/) noexcept {}
+  SpanScope(const SpanScope&) = delete;
+  SpanScope& operator=(const SpanScope&) = delete;
+};
+// Accepts a context, a carrier or nullptr.
+template <class Remote>
+constexpr Span create_linked_span(std::string_view /*name*/, const Remote& /*remote*/,
+                                  AttributeList /*attributes*/ = {}) noexcept {
+  return {};
+}
 
 // Identity: returns `f` itself (the same object for an lvalue).
 template <class F>

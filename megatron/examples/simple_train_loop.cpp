@@ -8,7 +8,6 @@
 //
 // Runs as one process, or as N processes under torchrun (--no_python), mpirun or srun; rank info
 // comes from RankInfo::detect and the process groups meet at MASTER_ADDR:MASTER_PORT.
-#include <opentelemetry/trace/scope.h>
 
 #include <chrono>
 #include <cmath>
@@ -103,7 +102,7 @@ struct Trainer {
   // context).
   torch::Tensor stage_input(const torch::Tensor& batch, int microbatch, bool training) {
     if (state.first_stage()) return batch.slice(1, 0, args.seq_length);
-    SpanPtr linked;
+    Span linked;
     static const SpanGroupHandle communication =
         span_group_handle(spans::kPpRecvForwardLinked.group);
     std::optional<Carrier> carrier = training ? get_pp_trace_carrier() : std::nullopt;
@@ -118,7 +117,7 @@ struct Trainer {
       LENS_SPAN(spans::kP2pRecvForward.group, spans::kP2pRecvForward.name);
       input = receive(state, activation_shape, state.pipeline_rank - 1);
     }
-    if (linked) linked->End();
+    linked.end();
     return training ? input.requires_grad_() : input;
   }
 
@@ -332,15 +331,14 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
   static const SpanGroupHandle job = span_group_handle(spans::kPretrain.group);
 
   // The job spans stay current for the whole run; end_job_telemetry ends them (also on SIGTERM).
-  std::optional<opentelemetry::trace::Scope> pretrain_scope;
+  std::optional<SpanScope> pretrain_scope;
   if (job.enabled()) {
-    SpanPtr pretrain = telemetry->tracer()->StartSpan(
-        std::string(spans::kPretrain.name),
-        {{std::string(attrs::kModelType), "gpt"},
-         {std::string(attrs::kTrainIters), static_cast<std::int64_t>(args.train_iters)},
-         {std::string(attrs::kGlobalBatchSize), static_cast<std::int64_t>(args.global_batch())}});
+    Span pretrain =
+        start_span(spans::kPretrain.name, {{attrs::kModelType, "gpt"},
+                                           {attrs::kTrainIters, args.train_iters},
+                                           {attrs::kGlobalBatchSize, args.global_batch()}});
     pretrain_scope.emplace(pretrain);
-    set_job_span(JobSpan::startup, pretrain);
+    set_job_span(JobSpan::startup, std::move(pretrain));
   }
 
   const GptConfig config{kVocabSize, args.seq_length, args.hidden_size, args.num_attention_heads,
@@ -376,15 +374,13 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
     }
   }
 
-  std::optional<opentelemetry::trace::Scope> train_scope;
+  std::optional<SpanScope> train_scope;
   opentelemetry::trace::SpanContext train_context = opentelemetry::trace::SpanContext::GetInvalid();
   if (job.enabled()) {
-    SpanPtr train = telemetry->tracer()->StartSpan(
-        std::string(spans::kTrain.name),
-        {{std::string(attrs::kTrainIters), static_cast<std::int64_t>(args.train_iters)}});
-    train_context = train->GetContext();
+    Span train = start_span(spans::kTrain.name, {{attrs::kTrainIters, args.train_iters}});
+    train_context = train.context();
     train_scope.emplace(train);
-    set_job_span(JobSpan::interval, train);
+    set_job_span(JobSpan::interval, std::move(train));
   }
   // Each iteration is its own trace, the same trace on every rank (a collective: every rank
   // calls it, whatever its telemetry settings), so a ratio sampler keeps or drops an iteration

@@ -26,8 +26,8 @@ namespace {
 struct State {
   std::mutex mutex;
   std::shared_ptr<TelemetryHandle> handle;
-  SpanPtr startup;
-  SpanPtr interval;
+  Span startup;
+  Span interval;
   bool ended = false;
 };
 
@@ -109,8 +109,8 @@ Status set_telemetry(const TrainingArgs& args, const RankInfo& rank, SetTelemetr
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     s.handle = std::make_shared<TelemetryHandle>(std::move(*handle));
-    s.startup = nullptr;
-    s.interval = nullptr;
+    s.startup = Span();
+    s.interval = Span();
     s.ended = false;
   }
   if (exporting && options.install_exit_hooks) install_hooks();
@@ -123,7 +123,7 @@ std::shared_ptr<TelemetryHandle> get_telemetry() noexcept {
   return s.handle;
 }
 
-void set_job_span(JobSpan which, SpanPtr span) noexcept {
+void set_job_span(JobSpan which, Span span) noexcept {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   (which == JobSpan::startup ? s.startup : s.interval) = std::move(span);
@@ -131,20 +131,20 @@ void set_job_span(JobSpan which, SpanPtr span) noexcept {
 
 Status end_job_telemetry(std::chrono::milliseconds timeout) noexcept {
   std::shared_ptr<TelemetryHandle> handle;
-  SpanPtr startup;
-  SpanPtr interval;
+  Span startup;
+  Span interval;
   {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.ended || !s.handle) return {};
     s.ended = true;
     handle = s.handle;
-    startup = std::exchange(s.startup, nullptr);
-    interval = std::exchange(s.interval, nullptr);
+    startup = std::move(s.startup);
+    interval = std::move(s.interval);
   }
   // The interval span is a child of the startup span's trace: end the inner one first.
-  if (interval) interval->End();
-  if (startup) startup->End();
+  interval.end();
+  startup.end();
   return handle->shutdown(timeout);
 }
 
@@ -152,8 +152,8 @@ void reset_telemetry() noexcept {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.handle = nullptr;
-  s.startup = nullptr;
-  s.interval = nullptr;
+  s.startup = Span();
+  s.interval = Span();
   s.ended = false;
 }
 

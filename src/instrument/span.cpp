@@ -18,7 +18,6 @@
 #include <memory>
 #include <typeinfo>
 
-#include "lens/detail/active_tracer.hpp"
 #include "lens/propagation.hpp"
 #include "native/thread_spans.hpp"
 
@@ -105,21 +104,6 @@ std::string type_name(const std::exception& e) {
   return name;
 }
 
-SpanPtr start_linked(std::string_view name, const otel::trace::SpanContext* link,
-                     AttributeList attributes) noexcept {
-  const detail::TracerPtr tracer = detail::active_tracer();
-  const otel::nostd::string_view span_name(name.data(), name.size());
-  SpanPtr span;
-  if (link != nullptr && link->IsValid()) {
-    using NoAttributes = std::initializer_list<std::pair<otel::nostd::string_view, OtelValue>>;
-    span = tracer->StartSpan(span_name, NoAttributes{}, {{*link, NoAttributes{}}});
-  } else {
-    span = tracer->StartSpan(span_name);
-  }
-  safe_set_span_attributes(span.get(), attributes);
-  return span;
-}
-
 }  // namespace
 
 AttributeArg redact_value(std::string_view key, const AttributeArg& value,
@@ -158,13 +142,11 @@ SpanState::SpanState(bool enabled, std::string_view name, AttributeList attribut
   native_span_ = native::begin_root_span(name, attributes, root);
 }
 
-otel::trace::Span* SpanState::span() const noexcept {
-  if (mode_ == Mode::kNative) {
-    if (otel::trace::Span* view = native::view(native_span_)) return view;
+otel::trace::SpanContext SpanState::context() const noexcept {
+  if (mode_ == Mode::kNative && native_span_.frame != nullptr) {
+    return native::span_context(*native_span_.frame);
   }
-  static auto* const nothing =
-      new SpanPtr(new otel::trace::DefaultSpan(otel::trace::SpanContext::GetInvalid()));
-  return nothing->get();
+  return otel::trace::SpanContext::GetInvalid();
 }
 
 void SpanState::record_exception(const std::exception& e) noexcept {
@@ -187,20 +169,82 @@ void SpanState::add_event(std::string_view name, AttributeList attributes) noexc
 
 }  // namespace detail
 
-SpanPtr create_linked_span(std::string_view name, const otel::context::Context* remote_context,
-                           AttributeList attributes) noexcept {
-  if (remote_context == nullptr) {
-    return start_linked(name, nullptr, attributes);
-  }
-  const otel::trace::SpanContext remote = otel::trace::GetSpan(*remote_context)->GetContext();
-  return start_linked(name, &remote, attributes);
+// ---- Span -----------------------------------------------------------------------------------
+
+otel::trace::SpanContext Span::context() const noexcept {
+  return impl_ != nullptr ? native::detached_span_context(*impl_)
+                          : otel::trace::SpanContext::GetInvalid();
 }
 
-SpanPtr create_linked_span(std::string_view name,
-                           const std::map<std::string, std::string>* remote_carrier,
-                           AttributeList attributes) noexcept {
+void Span::set_attribute(std::string_view key, const AttributeArg& value) noexcept {
+  if (impl_ == nullptr) return;
+  native::change_detached_span(
+      *impl_, [&](const native::Started& span) { native::set_attribute(span, key, value); });
+}
+
+void Span::add_event(std::string_view name, AttributeList attributes) noexcept {
+  if (impl_ == nullptr) return;
+  native::change_detached_span(
+      *impl_, [&](const native::Started& span) { native::add_event(span, name, attributes); });
+}
+
+void Span::record_exception(const std::exception& e) noexcept {
+  if (impl_ == nullptr) return;
+  std::string type;
+  try {
+    type = type_name(e);
+  } catch (...) {  // allocation failure while demangling: status and message only
+  }
+  native::change_detached_span(
+      *impl_, [&](const native::Started& span) { native::record_exception(span, type, e.what()); });
+}
+
+void Span::set_error(std::string_view description) noexcept {
+  if (impl_ == nullptr) return;
+  native::change_detached_span(*impl_, [&](const native::Started& span) {
+    native::set_status(span, native::StatusCode::kError, description);
+  });
+}
+
+void Span::end() noexcept { native::end_detached_span(std::exchange(impl_, nullptr)); }
+
+Span start_span(std::string_view name, AttributeList attributes) noexcept {
+  return Span(native::begin_detached_span(name, attributes, nullptr, nullptr));
+}
+
+Span start_span(std::string_view name, AttributeList attributes, const NewTrace& root) noexcept {
+  return Span(native::begin_detached_span(name, attributes, &root, nullptr));
+}
+
+SpanScope::SpanScope(const Span& span) noexcept {
+  if (!span) return;
+  try {
+    const otel::nostd::shared_ptr<otel::trace::Span> view(
+        new otel::trace::DefaultSpan(span.context()));
+    otel::context::Context current = otel::context::RuntimeContext::GetCurrent();
+    token_ = otel::context::RuntimeContext::Attach(otel::trace::SetSpan(current, view));
+  } catch (...) {  // out of memory: the span is not made current
+  }
+}
+
+SpanScope::~SpanScope() = default;
+
+// ---- Linked spans ----------------------------------------------------------------------------
+
+Span create_linked_span(std::string_view name, const otel::context::Context* remote_context,
+                        AttributeList attributes) noexcept {
+  if (remote_context == nullptr) {
+    return Span(native::begin_detached_span(name, attributes, nullptr, nullptr));
+  }
+  const otel::trace::SpanContext remote = otel::trace::GetSpan(*remote_context)->GetContext();
+  return Span(native::begin_detached_span(name, attributes, nullptr, &remote));
+}
+
+Span create_linked_span(std::string_view name,
+                        const std::map<std::string, std::string>* remote_carrier,
+                        AttributeList attributes) noexcept {
   if (remote_carrier == nullptr || remote_carrier->empty()) {
-    return start_linked(name, nullptr, attributes);
+    return create_linked_span(name, nullptr, attributes);
   }
   // An empty base: only a span context extracted from the carrier may become the link, never the
   // caller's current span.
@@ -208,9 +252,8 @@ SpanPtr create_linked_span(std::string_view name,
   return create_linked_span(name, &remote, attributes);
 }
 
-SpanPtr create_linked_span(std::string_view name, std::nullptr_t,
-                           AttributeList attributes) noexcept {
-  return start_linked(name, nullptr, attributes);
+Span create_linked_span(std::string_view name, std::nullptr_t, AttributeList attributes) noexcept {
+  return create_linked_span(name, static_cast<const otel::context::Context*>(nullptr), attributes);
 }
 
 }  // namespace lens

@@ -3,6 +3,7 @@
 
 #include <cxxabi.h>
 #include <opentelemetry/trace/context.h>
+#include <opentelemetry/trace/default_span.h>
 #include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_id.h>
 #if defined(__SSE2__)
@@ -20,7 +21,6 @@
 #include "core/tsan_handoff.hpp"
 #include "native/attribute_codec.hpp"
 #include "native/context_storage.hpp"
-#include "native/span_view.hpp"
 #include "native/tick_clock.hpp"
 
 #if defined(LENS_TSAN_ENABLED)
@@ -275,9 +275,6 @@ Parent parent_from_context(
   id_storage.span_id = span_id_value(sc.span_id());
   id_storage.parent_span_id = 0;
   id_storage.flags = sc.trace_flags().flags();
-  if (const auto* native = dynamic_cast<const NativeSpanView*>(span.get())) {
-    id_storage.flags = native->exported_flags();  // keeps the random-trace-id flag
-  }
   const auto state = sc.trace_state();
   if (state != nullptr && !state->Empty()) {
     state_storage = state;
@@ -344,12 +341,15 @@ Parent parent_from_context(
   return decide_by_call(spans, parent, id, name);
 }
 
+// Fills a frame: the next one of the thread's stack, or `detached` (a lens::Span's own frame,
+// not pushed).
 [[gnu::always_inline]] inline Started start(ThreadSpans& spans, std::string_view name,
                                             AttributeList attributes, bool record_exception_events,
                                             const Parent& parent,
                                             const std::array<std::uint8_t, 16>* root_trace_id,
-                                            const otel::trace::SpanContext* link) noexcept {
-  Frame* frame = spans.prepare_push();
+                                            const otel::trace::SpanContext* link,
+                                            Frame* detached = nullptr) noexcept {
+  Frame* frame = detached != nullptr ? detached : spans.prepare_push();
   if (frame == nullptr) [[unlikely]] {
     spans.dropped.increment();
     return {};
@@ -412,7 +412,7 @@ Parent parent_from_context(
     }
     record.start_ticks = read_ticks();
   }
-  spans.publish_push();
+  if (detached == nullptr) spans.publish_push();
   if (frame->data.recording()) spans.started.increment();
   return {&spans, frame};
 }
@@ -644,12 +644,63 @@ void SpanRegistry::remove(const std::shared_ptr<ThreadSpans>& thread) {
 void SpanRegistry::snapshot_open(std::vector<ThreadSpans::OpenSpan>& out,
                                  const ThreadSpans* caller) const {
   for (const auto& thread : threads()) thread->snapshot_open(out, thread.get() == caller);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (DetachedSpan* span : detached_) {
+    std::lock_guard<std::mutex> span_lock(span->mutex);
+    const FrameData& data = span->frame.data;
+    if (span->written || !data.recording()) continue;
+    ThreadSpans::OpenSpan copy;
+    std::memcpy(static_cast<void*>(&copy.data), &data, sizeof(FrameData));
+    copy.data.record.extras = nullptr;
+    if (data.record.extras != nullptr) copy.extras = *data.record.extras;
+    if (data.has(FrameData::kHasTraceState)) {
+      copy.extras.trace_state = span->frame.trace_state->ToHeader();
+    }
+    out.push_back(std::move(copy));
+  }
+}
+
+void SpanRegistry::add_detached(DetachedSpan* span) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  detached_.push_back(span);
+}
+
+void SpanRegistry::remove_detached(DetachedSpan* span) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::erase(detached_, span);
+}
+
+bool SpanRegistry::keep_for_snapshot(DetachedSpan* span) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (closed_) return false;
+  span->kept = true;
+  return true;
+}
+
+void SpanRegistry::free_kept_detached() noexcept {
+  std::vector<DetachedSpan*> ended;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::erase_if(detached_, [&](DetachedSpan* span) {
+      if (!span->kept) return false;
+      ended.push_back(span);
+      return true;
+    });
+  }
+  // Outside the lock: each holds a reference to this registry.
+  for (DetachedSpan* span : ended) {
+    delete span->frame.data.record.extras;
+    delete span;
+  }
 }
 
 void SpanRegistry::close() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  closed_ = true;
-  for (const auto& thread : threads_) thread->closed.store(true, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    for (const auto& thread : threads_) thread->closed.store(true, std::memory_order_relaxed);
+  }
+  free_kept_detached();
 }
 
 SpanTotals SpanRegistry::totals() const {
@@ -723,6 +774,87 @@ Started begin_root_span(std::string_view name, AttributeList attributes,
                &root.link);
 }
 
+DetachedSpan* begin_detached_span(std::string_view name, AttributeList attributes,
+                                  const NewTrace* root,
+                                  const otel::trace::SpanContext* link) noexcept {
+  ThreadSpans* spans = current_thread();
+  if (spans == nullptr) return nullptr;
+  ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
+  auto* span = new (std::nothrow) DetachedSpan();
+  if (span == nullptr) return nullptr;
+  try {
+    {
+      std::lock_guard<std::mutex> lock(holder->mutex);
+      span->registry = holder->registry;
+    }
+    if (span->registry == nullptr || span->registry->generation() != spans->generation()) {
+      delete span;
+      return nullptr;
+    }
+    span->fork_generation = spans->fork_generation();
+    span->registry->add_detached(span);
+  } catch (...) {
+    delete span;
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(span->mutex);
+  if (root != nullptr) {
+    const bool given = std::any_of(root->trace_id.begin(), root->trace_id.end(),
+                                   [](std::uint8_t b) { return b != 0; });
+    start(*spans, name, attributes, true, Parent{}, given ? &root->trace_id : nullptr, &root->link,
+          &span->frame);
+  } else {
+    start(*spans, name, attributes, true, resolve_parent(*spans), nullptr, link, &span->frame);
+  }
+  return span;
+}
+
+otel::trace::SpanContext detached_span_context(DetachedSpan& span) noexcept {
+  std::lock_guard<std::mutex> lock(span.mutex);
+  return span_context(span.frame);
+}
+
+void end_detached_span(DetachedSpan* span) noexcept {
+  if (span == nullptr) return;
+  const std::uint64_t end_ticks = read_ticks();
+  // A forked child never touches what it inherited (a lock may be held by a thread that is gone).
+  if (span->fork_generation != core::fork_generation()) return;
+  bool stopped = false;  // the pipeline no longer takes spans
+  {
+    std::lock_guard<std::mutex> lock(span->mutex);
+    span->ended = true;
+    FrameData& data = span->frame.data;
+    if (data.recording()) {
+      // Into this thread's ring while the pipeline takes spans.
+      ThreadSpans* spans = t_fast.spans;
+      if (spans == nullptr || spans->generation() != span->registry->generation()) {
+        spans = g_active_generation.load(std::memory_order_acquire) == span->registry->generation()
+                    ? current_thread()
+                    : nullptr;
+      }
+      stopped = spans == nullptr || spans->closed.load(std::memory_order_relaxed);
+      if (!stopped) {
+        if (data.has(FrameData::kHasTraceState)) {
+          change_extras(data, [&](SpanExtras& extras) {
+            extras.trace_state = span->frame.trace_state->ToHeader();
+          });
+        }
+        span->written = spans->write_record(span->frame, end_ticks);
+        if (span->written) {
+          spans->ended.increment();
+        } else {
+          spans->dropped.increment();
+        }
+      }
+    }
+  }
+  // Stopped: the shutdown snapshot exports it (truncated), or did; the registry frees it then.
+  if (stopped && span->registry->keep_for_snapshot(span)) return;
+  span->registry->remove_detached(span);
+  delete span->frame.data.record.extras;
+  delete span;
+}
+
 namespace {
 
 // Everything end_span rarely meets: an exception escaping the scope, a span view, a trace state,
@@ -742,7 +874,6 @@ namespace {
     set_status(span, StatusCode::kError, "unknown exception");
   }
   if (data.has(FrameData::kHasView)) {
-    static_cast<NativeSpanView*>(frame.view.get())->detach();
     frame.view = nullptr;
     data.set(FrameData::kHasView, false);
   }
@@ -788,7 +919,7 @@ void end_span(ThreadSpans* spans, Frame* frame) noexcept {
 }
 
 void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording()) return;
+  if (span.frame == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   FrameData& data = span.frame->data;
   std::size_t used = data.record.payload_size;
@@ -800,7 +931,7 @@ void set_attribute(const Started& span, std::string_view key, const AttributeArg
 
 void set_attribute(const Started& span, std::string_view key,
                    const otel::common::AttributeValue& value) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording()) return;
+  if (span.frame == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   change_extras(span.frame->data,
                 [&](SpanExtras& extras) { append_attribute(extras.attributes, key, value); });
@@ -812,7 +943,7 @@ namespace {
 template <class Encode>
 void push_event(const Started& span, std::string_view name, std::uint64_t ticks,
                 std::int64_t unix_ns, Encode&& encode) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording()) return;
+  if (span.frame == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   change_extras(span.frame->data, [&](SpanExtras& extras) {
     SpanExtras::Event event;
@@ -846,13 +977,13 @@ void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
 }
 
 void add_link(const Started& span, const otel::trace::SpanContext& context) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording() || !context.IsValid()) return;
+  if (span.frame == nullptr || !span.frame->data.recording() || !context.IsValid()) return;
   FrameWrite write(*span.frame);
   add_link_to(span.frame->data, context);
 }
 
 void set_status(const Started& span, StatusCode code, std::string_view description) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording()) return;
+  if (span.frame == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   FrameData& data = span.frame->data;
   data.record.status = code;
@@ -865,13 +996,13 @@ void set_status(const Started& span, StatusCode code, std::string_view descripti
 }
 
 void update_name(const Started& span, std::string_view name) noexcept {
-  if (span.thread == nullptr || !span.frame->data.recording()) return;
+  if (span.frame == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   set_name_override(span.frame->data, name);
 }
 
 void record_exception(const Started& span, std::string_view type, std::string_view what) noexcept {
-  if (span.thread == nullptr) return;
+  if (span.frame == nullptr) return;
   span.frame->data.set(FrameData::kExceptionRecorded, true);
   if (span.frame->data.has(FrameData::kRecordExceptionEvents)) {
     add_event(span, "exception", {{"exception.type", type}, {"exception.message", what}});
@@ -890,25 +1021,6 @@ otel::trace::SpanContext span_context(const Frame& frame) noexcept {
                                     frame.trace_state);
   }
   return otel::trace::SpanContext(trace_id, span_id_of(data.record.id.span_id), flags, false);
-}
-
-otel::trace::Span* view(const Started& span) noexcept {
-  if (span.thread == nullptr) return nullptr;
-  Frame& frame = *span.frame;
-  if (!frame.data.has(FrameData::kHasView)) {
-    std::shared_ptr<ThreadSpans> owner = t_owner.find(span.thread);
-    if (owner == nullptr) return nullptr;
-    try {
-      frame.view = otel::nostd::shared_ptr<otel::trace::Span>(
-          new NativeSpanView(std::move(owner), span.frame, span_context(frame),
-                             frame.data.record.id.flags, frame.data.recording()));
-    } catch (...) {
-      return nullptr;
-    }
-    FrameWrite write(frame);
-    frame.data.set(FrameData::kHasView, true);
-  }
-  return frame.view.get();
 }
 
 const ThreadSpans* calling_thread_spans() noexcept { return t_fast.spans; }
@@ -937,8 +1049,18 @@ otel::context::Context overlay_current_span(const otel::context::Context& attach
   if (spans == nullptr) return attached;
   Frame* top = spans->top();
   if (top == nullptr || top->data.context_depth != t_fast.context_depth) return attached;
-  otel::trace::Span* span = view(Started{spans, top});
-  if (span == nullptr) return attached;
+  // What third-party code sees of a native span is its context (ids, flags, trace state): a
+  // DefaultSpan, made once per span that is looked at.
+  if (!top->data.has(FrameData::kHasView)) {
+    try {
+      top->view = otel::nostd::shared_ptr<otel::trace::Span>(
+          new otel::trace::DefaultSpan(span_context(*top)));
+    } catch (...) {
+      return attached;
+    }
+    FrameWrite write(*top);
+    top->data.set(FrameData::kHasView, true);
+  }
   otel::context::Context context = attached;
   return otel::trace::SetSpan(context, top->view);
 }

@@ -127,6 +127,22 @@ class ThreadSpans {
   std::atomic<std::uint32_t> depth_{0};  // published copy for snapshot_open
 };
 
+class SpanRegistry;
+
+// A span on no thread's stack (lens::Span): started on one thread, changed and ended on any.
+// Its frame is guarded by `mutex` (not the sequence lock: these spans are few and long); it stays
+// listed in its registry until its record is in a ring, so that shutdown exports it, truncated,
+// whenever it could not be written.
+struct DetachedSpan {
+  std::mutex mutex;
+  Frame frame;
+  std::shared_ptr<SpanRegistry> registry;
+  std::uint64_t fork_generation = 0;
+  bool ended = false;    // end() was called: nothing changes it any more
+  bool written = false;  // its record is in a ring (the shutdown snapshot skips it)
+  bool kept = false;     // ended, left to the registry (guarded by the registry's mutex)
+};
+
 // The threads recording into one pipeline. Thread-safety: mutex-guarded.
 class SpanRegistry {
  public:
@@ -144,10 +160,17 @@ class SpanRegistry {
   void copy_threads(std::vector<std::shared_ptr<ThreadSpans>>& out) const;
   // Forgets an exited thread, keeping its counts.
   void remove(const std::shared_ptr<ThreadSpans>& thread);
+  // The open detached spans (lens::Span): listed from start until their end was written.
+  void add_detached(DetachedSpan* span);
+  void remove_detached(DetachedSpan* span) noexcept;
+  // An ended span the pipeline no longer took: true when it stays listed for the shutdown
+  // snapshot (the registry frees it at close()); false once closed (the caller frees it).
+  bool keep_for_snapshot(DetachedSpan* span) noexcept;
   // Copies of every span open right now (recording ones), for the truncated export at shutdown;
   // with their extras for `caller`'s own spans (the thread asking for the shutdown).
   void snapshot_open(std::vector<ThreadSpans::OpenSpan>& out, const ThreadSpans* caller) const;
-  // Marks every thread closed; add_thread fails from now on.
+  // Marks every thread closed; add_thread fails from now on. Frees the kept detached spans (the
+  // shutdown snapshot, taken before, has them).
   void close();
   SpanTotals totals() const;
 
@@ -158,6 +181,8 @@ class SpanRegistry {
   mutable std::mutex mutex_;
   bool closed_ = false;
   std::vector<std::shared_ptr<ThreadSpans>> threads_;
+  std::vector<DetachedSpan*> detached_;  // open lens::Spans, for the snapshot at shutdown
+  void free_kept_detached() noexcept;
   SpanTotals removed_;
 };
 
@@ -191,6 +216,24 @@ using Started = detail::NativeSpanRef;
 Started begin_root_span(std::string_view name, AttributeList attributes,
                         const NewTrace& root) noexcept;
 inline void end_span(const Started& span) noexcept { end_span(span.thread, span.frame); }
+
+// ---- Detached spans (lens::Span) ------------------------------------------------------------
+
+// A span as a child of the calling thread's current context, or, with `root`, the root of a new
+// trace (lens::NewTrace); with a valid `link`, linked to it. Null when no pipeline takes spans
+// (or out of memory); a span the sampler dropped is still made, so that its context propagates.
+DetachedSpan* begin_detached_span(std::string_view name, AttributeList attributes,
+                                  const NewTrace* root,
+                                  const opentelemetry::trace::SpanContext* link) noexcept;
+// Runs `change(Started)` on the span's frame under its lock, unless the span has ended.
+template <class Change>
+void change_detached_span(DetachedSpan& span, Change&& change) noexcept {
+  std::lock_guard<std::mutex> lock(span.mutex);
+  if (!span.ended) change(Started{nullptr, &span.frame});
+}
+opentelemetry::trace::SpanContext detached_span_context(DetachedSpan& span) noexcept;
+// Ends the span (its record into the calling thread's ring) and frees it.
+void end_detached_span(DetachedSpan* span) noexcept;
 void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept;
 void set_attribute(const Started& span, std::string_view key,
                    const opentelemetry::common::AttributeValue& value) noexcept;
@@ -206,8 +249,6 @@ void update_name(const Started& span, std::string_view name) noexcept;
 void record_exception(const Started& span, std::string_view type, std::string_view what) noexcept;
 // The span context a child or a propagator sees (flags: sampled only, as opentelemetry-cpp).
 opentelemetry::trace::SpanContext span_context(const Frame& frame) noexcept;
-// The opentelemetry view of the span (made on first call, owned by the frame).
-opentelemetry::trace::Span* view(const Started& span) noexcept;
 
 // The calling thread's current state (null before its first native span).
 const ThreadSpans* calling_thread_spans() noexcept;

@@ -29,7 +29,6 @@
 #include "export/log_exporters.hpp"
 #include "export/metric_exporters.hpp"
 #include "export/span_exporters.hpp"
-#include "lens/detail/active_tracer.hpp"
 #include "lens/groups.hpp"
 #include "lens/metrics.hpp"
 #include "lens/telemetry.hpp"
@@ -121,7 +120,6 @@ nostd::shared_ptr<logs_api::Logger> noop_logger() {
 // Puts every process-wide switch back to "telemetry off" (no lock taken).
 void reset_globals() noexcept {
   native::deactivate();
-  detail::set_active_tracer(detail::TracerPtr());
   logs::clear_active_logger();
   set_enabled_span_groups({});
   trace_api::Provider::SetTracerProvider(
@@ -607,7 +605,6 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     if (state->tracer_provider != nullptr) {
       trace_api::Provider::SetTracerProvider(
           nostd::shared_ptr<trace_api::TracerProvider>(state->tracer_provider));
-      detail::set_active_tracer(state->tracer);
       if (state->span_pipeline != nullptr) state->span_pipeline->activate();
     }
     if (state->meter_provider != nullptr) {

@@ -6,7 +6,6 @@
 // block may declare its own object of the same name (it then shadows this one).
 #pragma once
 
-#include <opentelemetry/trace/noop.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -63,7 +62,6 @@ inline const lens::RankInfo rank = *lens::RankInfo::make(0, 1);
 inline const lens::RankInfo rank_info = rank;
 inline lens::megatron::TrainingArgs args;
 inline OneProcess collective;
-inline lens::SpanPtr pretrain_span(new opentelemetry::trace::NoopSpan(nullptr));
 inline ThreadPool pool;
 inline double seconds = 1.5;
 inline void prefetch() {}

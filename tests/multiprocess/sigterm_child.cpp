@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   auto handle = lens::megatron::get_telemetry();
   if (!handle || !handle->is_exporting()) return 12;
   lens::megatron::set_job_span(lens::megatron::JobSpan::startup,
-                               handle->tracer()->StartSpan("megatron.startup"));
+                               lens::start_span("megatron.startup"));
 
   if (mode == "fork") {
     const pid_t child = fork();

@@ -321,7 +321,7 @@ TEST_F(LogsBridge, RecordsCarryEveryFieldExactly) {
   const auto before = std::chrono::system_clock::now();
   {
     LENS_SPAN_CM_NAMED(outer, "outer");
-    span_context = outer.span()->GetContext();
+    span_context = outer.context();
     log::emit(log::Level::error, "all the types",
               {{"s", std::string("text")},
                {"i", std::int64_t{-3}},
@@ -476,7 +476,7 @@ TEST_F(LogsBridge, OpenTelemetryLoggersShareTheExportStream) {
   auto logger = handle_.logger();
   {
     LENS_SPAN_CM_NAMED(outer, "outer");
-    const auto context = outer.span()->GetContext();
+    const auto context = outer.context();
     log::info("from lens");
     // Third-party code on the global provider: its logger sees the native span too.
     logger->EmitLogRecord(opentelemetry::logs::Severity::kWarn, "from opentelemetry-cpp");

@@ -111,10 +111,8 @@ TEST_F(MegatronTelemetry, EndJobTelemetryEndsIntervalThenStartupAndShutsDownOnce
                   .ok());
   std::shared_ptr<TelemetryHandle> handle = get_telemetry();
   ASSERT_TRUE(handle->is_exporting());
-  auto startup = handle->tracer()->StartSpan("megatron.startup");
-  auto interval = handle->tracer()->StartSpan("megatron.training.interval");
-  set_job_span(JobSpan::startup, startup);
-  set_job_span(JobSpan::interval, interval);
+  set_job_span(JobSpan::startup, start_span("megatron.startup"));
+  set_job_span(JobSpan::interval, start_span("megatron.training.interval"));
 
   ASSERT_TRUE(end_job_telemetry(std::chrono::milliseconds(5000)).ok());
   const auto finished = spans_->GetSpans();

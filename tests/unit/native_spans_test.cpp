@@ -117,7 +117,7 @@ TEST_F(NativeSpans, ARecordedSpanCarriesNameAttributesIdsTimesResourceAndScope) 
   {
     LENS_SPAN_NAMED(step, "step", "megatron.train_step", {"iteration", 7}, {"phase", "forward"},
                     {"lr", 0.5}, {"ok", true}, {"skipped", nullptr});
-    seen = step.span()->GetContext();
+    seen = step.context();
     std::this_thread::sleep_for(20ms);
   }
   const auto after = std::chrono::system_clock::now();
@@ -266,32 +266,24 @@ TEST_F(NativeSpans, ExceptionsEventsAndStatusReachTheRecord) {
   EXPECT_TRUE(quiet->GetEvents().empty());
 }
 
-TEST_F(NativeSpans, TheSpanViewForwardsOnItsThreadWhileOpenAndIsInertAfter) {
+// Third-party opentelemetry code sees a native span's context (to parent and propagate); it
+// cannot change the span: lens spans change through lens's API only.
+TEST_F(NativeSpans, OpentelemetryCodeSeesTheContextOfTheCurrentNativeSpan) {
   start();
-  otel::trace::Span* view = nullptr;
   {
     LENS_SPAN_NAMED(guard, "step", "viewed");
-    view = guard.span();
-    ASSERT_NE(view, nullptr);
-    EXPECT_TRUE(view->IsRecording());
-    view->SetAttribute("via.view", 11);
-    view->AddEvent("view.event");
-    view->UpdateName("renamed");
-    view->SetStatus(otel::trace::StatusCode::kOk);
-    std::thread other([view] {
-      EXPECT_FALSE(view->IsRecording());
-      view->SetAttribute("from.other.thread", 1);
-    });
-    other.join();
+    const auto current = otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent());
+    EXPECT_EQ(current->GetContext().span_id(), guard.context().span_id());
+    EXPECT_EQ(current->GetContext().trace_id(), guard.context().trace_id());
+    EXPECT_TRUE(current->GetContext().IsSampled());
+    EXPECT_FALSE(current->IsRecording());
+    current->SetAttribute("via.view", 11);
+    current->UpdateName("renamed");
   }
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 1U);
-  EXPECT_EQ(spans[0]->GetName(), "renamed");
-  EXPECT_EQ(attr<std::int64_t>(*spans[0], "via.view"), 11);
-  EXPECT_FALSE(has_attr(*spans[0], "from.other.thread"));
-  ASSERT_EQ(spans[0]->GetEvents().size(), 1U);
-  EXPECT_EQ(spans[0]->GetEvents()[0].GetName(), "view.event");
-  EXPECT_EQ(spans[0]->GetStatus(), otel::trace::StatusCode::kOk);
+  EXPECT_EQ(spans[0]->GetName(), "viewed");
+  EXPECT_EQ(spans[0]->GetAttributes().count("via.view"), 0U);
 }
 
 TEST_F(NativeSpans, OpenTelemetrySeesTheNativeSpanAsCurrentAndNestsBothWays) {
@@ -299,7 +291,7 @@ TEST_F(NativeSpans, OpenTelemetrySeesTheNativeSpanAsCurrentAndNestsBothWays) {
   std::string native_id;
   {
     LENS_SPAN_NAMED(outer, "step", "native-outer");
-    native_id = hex(outer.span()->GetContext().span_id());
+    native_id = hex(outer.context().span_id());
     const auto current = otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent());
     EXPECT_EQ(hex(current->GetContext().span_id()), native_id);
     // Third-party opentelemetry-cpp code nests under the native span ...
@@ -339,7 +331,7 @@ TEST_F(NativeSpans, ContextHandOffAndPropagationCarryTheNativeSpan) {
   std::string outer_id;
   {
     LENS_SPAN_NAMED(job, "job", "outer");
-    outer_id = hex(job.span()->GetContext().span_id());
+    outer_id = hex(job.context().span_id());
     inject_context(carrier);
     auto task = wrap_with_context([] { LENS_SPAN("step", "pooled"); });
     std::thread worker(task);
@@ -378,7 +370,7 @@ TEST_F(NativeSpans, TheSamplerDecidesAndDroppedSpansStillPropagateTheirContext) 
   for (int i = 0; i < 400; ++i) {
     LENS_SPAN_NAMED(root, "step", "root");
     { LENS_SPAN("step", "child"); }
-    if (!root.span()->GetContext().IsSampled()) {
+    if (!root.context().IsSampled()) {
       if (dropped_carrier.empty()) inject_context(dropped_carrier);
     } else {
       ++kept_roots;
@@ -647,7 +639,7 @@ TEST_F(NativeSpans, NewTraceRootsTakeTheGivenTraceIdAndLink) {
   std::string link_span;
   {
     LENS_SPAN_NAMED(run, "job", "run");
-    root.link = run.span()->GetContext();
+    root.link = run.context();
     link_span = hex(root.link.span_id());
     ManagedSpan step(span_group_handle("step"), "step", {}, root);
     { LENS_SPAN("step", "inside"); }
@@ -663,6 +655,127 @@ TEST_F(NativeSpans, NewTraceRootsTakeTheGivenTraceIdAndLink) {
   EXPECT_EQ(hex(step->GetLinks()[0].GetSpanContext().span_id()), link_span);
   EXPECT_EQ(inside->GetParentSpanId(), step->GetSpanId());
   EXPECT_EQ(inside->GetTraceId(), step->GetTraceId());
+}
+
+// ---- Spans that are not scopes (lens::Span) ---------------------------------------------------
+
+TEST_F(NativeSpans, ASpanThatIsNotAScopeEndsElsewhereAndParentsWhatRunsInItsScope) {
+  start();
+  Span job = start_span("megatron.pretrain", {{"megatron.train_iters", 10}, {"token", "t"}});
+  ASSERT_TRUE(job);
+  const otel::trace::SpanContext context = job.context();
+  ASSERT_TRUE(context.IsValid());
+  EXPECT_TRUE(context.IsSampled());
+  {
+    SpanScope scope(job);
+    EXPECT_EQ(
+        otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent())->GetContext().span_id(),
+        context.span_id());
+    LENS_SPAN("step", "inside");
+  }
+  { LENS_SPAN("step", "outside"); }
+  job.set_attribute("megatron.train_iters", 20);
+  job.add_event("checkpoint", {{"iteration", 5}});
+  std::thread([&job] { job.end(); }).join();
+  EXPECT_FALSE(job);
+  job.end();  // a second end does nothing
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 3U);
+  const auto* pretrain = find(spans, "megatron.pretrain");
+  const auto* inside = find(spans, "inside");
+  const auto* outside = find(spans, "outside");
+  ASSERT_TRUE(pretrain && inside && outside);
+  EXPECT_EQ(hex(pretrain->GetSpanId()), hex(context.span_id()));
+  EXPECT_FALSE(pretrain->GetParentSpanId().IsValid());
+  EXPECT_EQ(attr<std::int64_t>(*pretrain, "megatron.train_iters"), 20);
+  EXPECT_EQ(attr<std::string>(*pretrain, "token"), "[REDACTED]");
+  EXPECT_FALSE(has_attr(*pretrain, "nemo.span.truncated"));
+  ASSERT_EQ(pretrain->GetEvents().size(), 1U);
+  EXPECT_EQ(pretrain->GetEvents()[0].GetName(), "checkpoint");
+  EXPECT_EQ(inside->GetParentSpanId(), pretrain->GetSpanId());
+  EXPECT_EQ(inside->GetTraceId(), pretrain->GetTraceId());
+  EXPECT_FALSE(outside->GetParentSpanId().IsValid());
+  EXPECT_NE(outside->GetTraceId(), pretrain->GetTraceId());
+  EXPECT_LE(pretrain->GetStartTime().time_since_epoch(), inside->GetStartTime().time_since_epoch());
+  const TelemetryStats stats = handle_->stats();
+  EXPECT_EQ(stats.spans_started, 3U);
+  EXPECT_EQ(stats.spans_ended, 3U);
+}
+
+TEST_F(NativeSpans, ASpanThatIsNotAScopeRecordsErrorsAndExceptions) {
+  start();
+  Span interrupted = start_span("megatron.train");
+  interrupted.set_error("interrupted by SIGTERM");
+  Span failed = start_span("checkpoint.save");
+  failed.record_exception(std::runtime_error("disk full"));
+  interrupted.end();
+  failed.end();
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 2U);
+  EXPECT_EQ(spans[0]->GetStatus(), otel::trace::StatusCode::kError);
+  EXPECT_EQ(spans[0]->GetDescription(), "interrupted by SIGTERM");
+  EXPECT_TRUE(spans[0]->GetEvents().empty());
+  EXPECT_EQ(spans[1]->GetStatus(), otel::trace::StatusCode::kError);
+  EXPECT_EQ(spans[1]->GetDescription(), "disk full");
+  ASSERT_EQ(spans[1]->GetEvents().size(), 1U);
+  const auto& event = spans[1]->GetEvents()[0];
+  EXPECT_EQ(event.GetName(), "exception");
+  EXPECT_EQ(otel::nostd::get<std::string>(event.GetAttributes().at("exception.type")),
+            "std::runtime_error");
+  EXPECT_EQ(otel::nostd::get<std::string>(event.GetAttributes().at("exception.message")),
+            "disk full");
+}
+
+TEST_F(NativeSpans, ASpanOpenAtShutdownIsExportedTruncatedOnceAndItsLateEndDoesNothing) {
+  start();
+  Span job = start_span("megatron.train", {{"megatron.train_iters", 3}});
+  job.add_event("started");
+  Span moved = std::move(job);
+  EXPECT_FALSE(job);
+  ASSERT_TRUE(moved);
+  const auto spans = after_shutdown();
+  ASSERT_EQ(spans.size(), 1U);
+  EXPECT_EQ(spans[0]->GetName(), "megatron.train");
+  EXPECT_TRUE(attr<bool>(*spans[0], "nemo.span.truncated"));
+  EXPECT_EQ(attr<std::int64_t>(*spans[0], "megatron.train_iters"), 3);
+  ASSERT_EQ(spans[0]->GetEvents().size(), 2U);
+  EXPECT_EQ(spans[0]->GetEvents()[0].GetName(), "started");
+  EXPECT_EQ(spans[0]->GetEvents()[1].GetName(), "nemo.span.truncated");
+  moved.end();
+  EXPECT_EQ(data_->GetSpans().size(), 0U);
+  const TelemetryStats stats = handle_->stats();
+  EXPECT_EQ(stats.spans_started, 1U);
+  EXPECT_EQ(stats.spans_ended, 1U);
+  EXPECT_EQ(stats.spans_exported, 1U);
+  EXPECT_EQ(stats.spans_dropped, 0U);
+}
+
+TEST_F(NativeSpans, ASpanTheSamplerDropsStillCarriesItsContext) {
+  start({{"OTEL_TRACES_SAMPLER", "always_off"}});
+  Span dropped = start_span("megatron.pretrain");
+  ASSERT_TRUE(dropped);
+  EXPECT_TRUE(dropped.context().IsValid());
+  EXPECT_FALSE(dropped.context().IsSampled());
+  {
+    SpanScope scope(dropped);
+    LENS_SPAN_NAMED(child, "step", "child");
+    EXPECT_EQ(child.context().trace_id(), dropped.context().trace_id());
+    EXPECT_FALSE(child.context().IsSampled());
+  }
+  dropped.end();
+  EXPECT_TRUE(flushed().empty());
+}
+
+TEST(NativeSpansOff, WithoutTelemetryASpanThatIsNotAScopeIsEmpty) {
+  Span span = start_span("megatron.pretrain", {{"a", 1}});
+  EXPECT_FALSE(span);
+  EXPECT_FALSE(span.context().IsValid());
+  SpanScope scope(span);
+  EXPECT_FALSE(
+      otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent())->GetContext().IsValid());
+  span.set_attribute("b", 2);
+  span.set_error("x");
+  span.end();
 }
 
 TEST_F(NativeSpans, AForkedChildRecordsNothingOfTheParentAndMaySetUpAgain) {

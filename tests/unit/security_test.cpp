@@ -105,7 +105,7 @@ void record_step(TelemetryHandle& handle) {
     handle.meter()->CreateUInt64Counter("lens.test.secure")->Add(1);
     log::emit(log::Level::warn, "secure log", {{"step", std::int64_t{3}}});
   }
-  create_linked_span("secure.linked", nullptr, {{"token", planted}})->End();
+  create_linked_span("secure.linked", nullptr, {{"token", planted}}).end();
   remove_logging_bridge();
 }
 

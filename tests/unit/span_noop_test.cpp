@@ -28,7 +28,7 @@ TEST(SpanNoopTest, ManagedSpanRunsTheBodyAndYieldsNull) {
   {
     lens::ManagedSpan guard("step", "train_step", {{"iteration", 1}, {"prompt", "p"}});
     EXPECT_FALSE(guard);
-    EXPECT_EQ(guard.span(), nullptr);
+    EXPECT_FALSE(guard.context().IsValid());
     guard.set_attribute("a", 1);
     guard.add_event("e", {{"k", "v"}});
     guard.record_exception(std::runtime_error("x"));
@@ -46,7 +46,7 @@ TEST(SpanNoopTest, ScopedSpanRunsTheBodyAndYieldsNull) {
   int ran = 0;
   {
     lens::ScopedSpan span("cm", {{"a", 1}}, false);
-    EXPECT_EQ(span.span(), nullptr);
+    EXPECT_FALSE(span.context().IsValid());
     ++ran;
   }
   EXPECT_EQ(ran, 1);
@@ -96,9 +96,20 @@ TEST(SpanNoopTest, GroupsAreNeverEnabled) {
 TEST(SpanNoopTest, SafeSetSpanAttributesAcceptsNullAndEmpty) {
   lens::safe_set_span_attributes(nullptr, {});
   lens::safe_set_span_attributes(nullptr, {{"a", 1}, {"password", "x"}});
-  lens::ManagedSpan guard("step", "s");
-  lens::safe_set_span_attributes(guard.span(), {{"a", 1}});
+  lens::safe_set_span_attributes(nullptr, {{"a", 1}}, {"a"});
   SUCCEED();
+}
+
+TEST(SpanNoopTest, SpansThatAreNotScopesAreInert) {
+  lens::Span span = lens::start_span("megatron.pretrain", {{"megatron.train_iters", 10}});
+  lens::SpanScope scope(span);
+  EXPECT_FALSE(span);
+  EXPECT_FALSE(span.context().IsValid());
+  span.set_attribute("a", 1);
+  span.set_error("interrupted");
+  span.end();
+  EXPECT_FALSE(lens::create_linked_span("linked", nullptr, {{"rank", 3}}));
+  EXPECT_FALSE(lens::start_span("root", {}, lens::NewTrace{}).context().IsValid());
 }
 
 TEST(SpanNoopTest, RedactValueStillRedacts) {
@@ -122,7 +133,7 @@ TEST(SpanNoopTest, MacrosEvaluateNoArguments) {
     EXPECT_FALSE(guard);
     guard.set_attribute("d", 1);
     LENS_SPAN_CM_NAMED(cm, "cm", {"e", ++evaluations});
-    EXPECT_EQ(cm.span(), nullptr);
+    EXPECT_FALSE(cm.context().IsValid());
   }
   EXPECT_EQ(noop_traced_function(evaluations), 7);
   EXPECT_EQ(evaluations, 0);

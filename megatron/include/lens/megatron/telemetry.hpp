@@ -42,9 +42,9 @@ Status set_telemetry(const TrainingArgs& args, const RankInfo& rank,
 std::shared_ptr<TelemetryHandle> get_telemetry() noexcept;
 
 // The long-lived spans end_job_telemetry ends: the startup span (process start to first step)
-// and the current log-interval span. Setting one replaces (does not end) the previous.
+// and the current log-interval span. Setting one replaces the previous (ending it).
 enum class JobSpan { startup, interval };
-void set_job_span(JobSpan which, SpanPtr span) noexcept;
+void set_job_span(JobSpan which, Span span) noexcept;
 
 // Ends the interval span, then the startup span, then shuts telemetry down within `timeout` —
 // the first call only; later calls (atexit after a normal end, SIGTERM during shutdown) do nothing.
