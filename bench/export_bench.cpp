@@ -198,7 +198,7 @@ void span_with_exporter(benchmark::State& state, bool healthy) {
   if (!lens::bench::start_telemetry(state, config)) return;
   std::int64_t i = 0;
   for (auto _ : state) {
-    LENS_SPAN("step", "megatron.train_step", {"iteration", ++i}, {"microbatch", 4});
+    LENS_SPAN(lens::SpanSite("megatron.train_step", "step"), {"iteration", ++i}, {"microbatch", 4});
     benchmark::ClobberMemory();
   }
   const lens::TelemetryStats stats = lens::bench::finish_telemetry(state);
@@ -241,7 +241,8 @@ void BM_Span_Native_Grpc_EndToEnd(benchmark::State& state) {
   std::int64_t i = 0;
   for (auto _ : state) {
     for (std::int64_t n = 0; n < kSpans; ++n) {
-      LENS_SPAN("step", "megatron.train_step", {"iteration", ++i}, {"microbatch", 4});
+      LENS_SPAN(lens::SpanSite("megatron.train_step", "step"), {"iteration", ++i},
+                {"microbatch", 4});
     }
     if (!handle->force_flush(60s).ok()) {
       state.SkipWithError("flush did not finish");

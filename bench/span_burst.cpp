@@ -117,7 +117,8 @@ int main(int argc, char** argv) {
 
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < spans; ++i) {
-    LENS_SPAN("step", "megatron.train_step", {"iteration", std::int64_t{i}}, {"microbatch", 4});
+    LENS_SPAN(lens::SpanSite("megatron.train_step", "step"), {"iteration", std::int64_t{i}},
+              {"microbatch", 4});
   }
   const auto produced = std::chrono::steady_clock::now();
   const lens::Status shut = handle->shutdown(std::chrono::milliseconds(30000));

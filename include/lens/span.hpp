@@ -43,6 +43,7 @@
 
 #include "lens/attributes.hpp"
 #include "lens/groups.hpp"
+#include "lens/span_site.hpp"
 
 namespace lens::native {
 class ThreadSpans;
@@ -194,6 +195,13 @@ struct SpanStart {
   bool enabled = false;
   std::string_view name;
   AttributeList attributes;
+};
+
+// A LENS_SPAN site: its descriptor and its group's handle, resolved once per site.
+struct SiteGate {
+  explicit SiteGate(const SpanSite& s) : site(s), handle(span_group_handle(s.group)) {}
+  SpanSite site;
+  SpanGroupHandle handle;
 };
 
 // The native span path's handle of one open span (null members: nothing to end).
@@ -525,24 +533,23 @@ auto wrap_with_context(F&& f) {
 #define LENS_DETAIL_CONCAT_IMPL(a, b) a##b
 #define LENS_DETAIL_CONCAT(a, b) LENS_DETAIL_CONCAT_IMPL(a, b)
 
-// LENS_SPAN(group, name, {"key", value}, ...): a ManagedSpan for the rest of the enclosing scope.
-// The group's handle is resolved once per site (a function-local static); each pass then costs one
+// LENS_SPAN(site, {"key", value}, ...): a ManagedSpan for the rest of the enclosing scope, named
+// and gated by `site`, a lens::SpanSite (lens/span_site.hpp). The site is read once, on the first
+// pass (a function-local static holds it with its group's handle); each pass then costs one
 // relaxed load and a branch when the group is off, and the attribute expressions are evaluated
-// only when it is on. `group` and `name` must be convertible to std::string_view; `name` must stay
-// valid through the statement (a literal, or any string alive there).
-#define LENS_SPAN(group, name, ...)                                   \
-  LENS_SPAN_NAMED(LENS_DETAIL_CONCAT(lens_span_, __COUNTER__), group, \
-                  name __VA_OPT__(, ) __VA_ARGS__)
+// only when it is on. An ad-hoc site: LENS_SPAN(lens::SpanSite("name", "group"), ...); a name
+// that changes from pass to pass wants lens::ManagedSpan instead.
+#define LENS_SPAN(site, ...) \
+  LENS_SPAN_NAMED(LENS_DETAIL_CONCAT(lens_span_, __COUNTER__), site __VA_OPT__(, ) __VA_ARGS__)
 
 // As LENS_SPAN, naming the guard `var` (e.g. to call var.set_attribute or var.record_exception).
-#define LENS_SPAN_NAMED(var, group, name, ...)                       \
-  LENS_DETAIL_SPAN(var, LENS_DETAIL_CONCAT(var, _lens_group), group, \
-                   name __VA_OPT__(, ) __VA_ARGS__)
+#define LENS_SPAN_NAMED(var, site, ...) \
+  LENS_DETAIL_SPAN(var, LENS_DETAIL_CONCAT(var, _lens_site), site __VA_OPT__(, ) __VA_ARGS__)
 
-#define LENS_DETAIL_SPAN(var, handle, group, name, ...)                                \
-  static const ::lens::SpanGroupHandle handle = ::lens::span_group_handle(group);      \
-  ::lens::ManagedSpan var(handle.enabled()                                             \
-                              ? ::lens::detail::SpanStart{true, (name), {__VA_ARGS__}} \
+#define LENS_DETAIL_SPAN(var, gate, site_expr, ...)                                            \
+  static const ::lens::detail::SiteGate gate{site_expr};                                       \
+  ::lens::ManagedSpan var(gate.handle.enabled()                                                \
+                              ? ::lens::detail::SpanStart{true, gate.site.name, {__VA_ARGS__}} \
                               : ::lens::detail::SpanStart{})
 
 // LENS_SPAN_CM(name, {"key", value}, ...): an ungated ScopedSpan for the rest of the scope.
@@ -554,6 +561,7 @@ auto wrap_with_context(F&& f) {
 // At the top of a function body: a ManagedSpan named after the function, i.e. its unqualified
 // name as given by __func__ ("operator()" in a lambda; no class or namespace). The guard is named
 // `lens_function_span`. Use LENS_SPAN for a qualified or custom name.
-#define LENS_TRACE_FUNCTION(group) LENS_SPAN_NAMED(lens_function_span, group, __func__)
+#define LENS_TRACE_FUNCTION(group) \
+  LENS_SPAN_NAMED(lens_function_span, (::lens::SpanSite{__func__, group}))
 
 #endif  // LENS_DISABLE

@@ -28,6 +28,8 @@
 #include <variant>
 #include <vector>
 
+#include "lens/span_site.hpp"
+
 namespace lens {
 inline namespace noop_v1 {
 
@@ -214,8 +216,8 @@ constexpr F&& wrap_with_context(F&& f) noexcept {
 #if !defined(LENS_SPAN)
 // Statements that evaluate none of their arguments. LENS_SPAN_NAMED / LENS_SPAN_CM_NAMED declare
 // an inert guard so code that reaches it (var.set_attribute, if (var)) still compiles.
-#define LENS_SPAN(group, name, ...) static_cast<void>(0)
-#define LENS_SPAN_NAMED(var, group, name, ...) [[maybe_unused]] ::lens::ManagedSpan var
+#define LENS_SPAN(site, ...) static_cast<void>(0)
+#define LENS_SPAN_NAMED(var, site, ...) [[maybe_unused]] ::lens::ManagedSpan var
 #define LENS_SPAN_CM(name, ...) static_cast<void>(0)
 #define LENS_SPAN_CM_NAMED(var, name, ...) [[maybe_unused]] ::lens::ManagedSpan var
 #define LENS_TRACE_FUNCTION(group) static_cast<void>(0)

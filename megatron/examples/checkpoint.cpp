@@ -31,13 +31,12 @@ fs::path stage_file(const std::string& dir, int iteration, int pipeline_rank, in
 
 Status save_checkpoint(const std::string& dir, int iteration, int pipeline_rank, int pipeline_size,
                        bool writer, torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
-  LENS_SPAN(spans::kSaveCheckpoint.group, spans::kSaveCheckpoint.name,
-            {spans::attributes::kIteration, iteration});
+  LENS_SPAN(spans::kSaveCheckpoint, {spans::attributes::kIteration, iteration});
   if (!writer) return {};
   try {
     torch::serialize::OutputArchive archive;
     {
-      LENS_SPAN(spans::kSaveCheckpointStateDict.group, spans::kSaveCheckpointStateDict.name);
+      LENS_SPAN(spans::kSaveCheckpointStateDict);
       torch::serialize::OutputArchive model_archive;
       model.save(model_archive);
       archive.write("model", model_archive);
@@ -46,7 +45,7 @@ Status save_checkpoint(const std::string& dir, int iteration, int pipeline_rank,
       archive.write("optimizer", optimizer_archive);
       archive.write("iteration", torch::tensor(static_cast<std::int64_t>(iteration)));
     }
-    LENS_SPAN(spans::kSaveCheckpointIoWrite.group, spans::kSaveCheckpointIoWrite.name);
+    LENS_SPAN(spans::kSaveCheckpointIoWrite);
     const fs::path file = stage_file(dir, iteration, pipeline_rank, pipeline_size);
     fs::create_directories(file.parent_path());
     // Written under a temporary name, then renamed: a crash never leaves a torn file behind.
@@ -79,7 +78,7 @@ Status mark_latest(const std::string& dir, int iteration) {
 Result<std::optional<int>> load_checkpoint(const std::string& dir, int pipeline_rank,
                                            int pipeline_size, torch::nn::Module& model,
                                            torch::optim::Optimizer& optimizer) {
-  LENS_SPAN(spans::kLoadCheckpoint.group, spans::kLoadCheckpoint.name);
+  LENS_SPAN(spans::kLoadCheckpoint);
   const fs::path tracker = fs::path(dir) / "latest_checkpointed_iteration.txt";
   std::ifstream in(tracker);
   if (!in) return std::optional<int>();
@@ -91,7 +90,7 @@ Result<std::optional<int>> load_checkpoint(const std::string& dir, int pipeline_
   try {
     torch::serialize::InputArchive archive;
     {
-      LENS_SPAN(spans::kLoadCheckpointIoRead.group, spans::kLoadCheckpointIoRead.name);
+      LENS_SPAN(spans::kLoadCheckpointIoRead);
       archive.load_from(file.string());
     }
     torch::serialize::InputArchive model_archive;

@@ -27,11 +27,10 @@ BlockImpl::BlockImpl(const GptConfig& config, int layer_number) : layer_number_(
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& causal_mask) {
-  LENS_SPAN(spans::kLayerForward.group, spans::kLayerForward.name,
-            {spans::attributes::kLayerNumber, layer_number_});
+  LENS_SPAN(spans::kLayerForward, {spans::attributes::kLayerNumber, layer_number_});
   torch::Tensor hidden = x;
   {
-    LENS_SPAN(spans::kLayerSelfAttention.group, spans::kLayerSelfAttention.name);
+    LENS_SPAN(spans::kLayerSelfAttention);
     const torch::Tensor normed = ln_attention_(hidden);
     auto [attended, weights] = attention_->forward(normed, normed, normed,
                                                    /*key_padding_mask=*/torch::Tensor(),
@@ -39,7 +38,7 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ca
     hidden = hidden + attended;
   }
   {
-    LENS_SPAN(spans::kLayerMlp.group, spans::kLayerMlp.name);
+    LENS_SPAN(spans::kLayerMlp);
     hidden = hidden + fc_out_(torch::gelu(fc_in_(ln_mlp_(hidden))));
   }
   return hidden;

@@ -114,7 +114,7 @@ struct Trainer {
     }
     torch::Tensor input;
     {
-      LENS_SPAN(spans::kP2pRecvForward.group, spans::kP2pRecvForward.name);
+      LENS_SPAN(spans::kP2pRecvForward);
       input = receive(state, activation_shape, state.pipeline_rank - 1);
     }
     linked.end();
@@ -131,8 +131,7 @@ struct Trainer {
   // every rank (0 on stages that see no loss until it is shared below).
   double forward_backward(int iteration) {
     const int microbatches = args.num_microbatches();
-    LENS_SPAN(spans::kForwardBackward.group, spans::kForwardBackward.name,
-              {attrs::kNumMicrobatches, microbatches});
+    LENS_SPAN(spans::kForwardBackward, {attrs::kNumMicrobatches, microbatches});
     std::vector<torch::Tensor> inputs(microbatches);
     std::vector<torch::Tensor> outputs(microbatches);
     double loss_sum = 0.0;
@@ -140,11 +139,10 @@ struct Trainer {
       // The receive is a sibling of the microbatch span (SPEC Part 2 §D.6.1).
       if (!state.first_stage()) inputs[m] = stage_input(torch::Tensor(), m, true);
       {
-        LENS_SPAN(spans::kMicrobatchForward.group, spans::kMicrobatchForward.name,
-                  {attrs::kMicrobatchId, m});
+        LENS_SPAN(spans::kMicrobatchForward, {attrs::kMicrobatchId, m});
         torch::Tensor batch;
         if (state.first_stage() || state.last_stage()) {
-          LENS_SPAN(spans::kDataNextBatch.group, spans::kDataNextBatch.name);
+          LENS_SPAN(spans::kDataNextBatch);
           batch = make_batch(state.data_parallel_rank, iteration, m, false, args.micro_batch_size,
                              args.seq_length);
         }
@@ -159,18 +157,18 @@ struct Trainer {
         }
       }
       if (!state.last_stage()) {
-        LENS_SPAN(spans::kP2pSendForward.group, spans::kP2pSendForward.name);
+        LENS_SPAN(spans::kP2pSendForward);
         send(state, outputs[m].detach(), state.pipeline_rank + 1);
       }
     }
     for (int m = microbatches - 1; m >= 0; --m) {
       torch::Tensor grad;
       if (!state.last_stage()) {
-        LENS_SPAN(spans::kP2pRecvBackward.group, spans::kP2pRecvBackward.name);
+        LENS_SPAN(spans::kP2pRecvBackward);
         grad = receive(state, activation_shape, state.pipeline_rank + 1);
       }
       {
-        LENS_SPAN(spans::kMicrobatchBackward.group, spans::kMicrobatchBackward.name);
+        LENS_SPAN(spans::kMicrobatchBackward);
         if (state.last_stage()) {
           outputs[m].backward();
         } else {
@@ -178,7 +176,7 @@ struct Trainer {
         }
       }
       if (!state.first_stage()) {
-        LENS_SPAN(spans::kP2pSendBackward.group, spans::kP2pSendBackward.name);
+        LENS_SPAN(spans::kP2pSendBackward);
         send(state, inputs[m].grad(), state.pipeline_rank - 1);
       }
     }
@@ -195,11 +193,11 @@ struct Trainer {
     std::vector<torch::Tensor> flat;
     c10::intrusive_ptr<c10d::Work> work;
     {
-      LENS_SPAN(spans::kGradSyncStart.group, spans::kGradSyncStart.name);
+      LENS_SPAN(spans::kGradSyncStart);
       flat = {torch::cat(grads)};
       work = state.data_parallel->allreduce(flat);
     }
-    LENS_SPAN(spans::kGradSyncFinish.group, spans::kGradSyncFinish.name);
+    LENS_SPAN(spans::kGradSyncFinish);
     work->wait();
     flat[0].div_(state.data_parallel_size);
     std::int64_t offset = 0;
@@ -219,8 +217,8 @@ struct Trainer {
       if (parameter.grad().defined()) squares += parameter.grad().pow(2).sum().item<double>();
     }
     const double grad_norm = std::sqrt(all_reduce_sum(state.pipeline, squares));
-    LENS_SPAN(spans::kOptimizerStep.group, spans::kOptimizerStep.name,
-              {attrs::kUpdateSuccessful, true}, {attrs::kGradNorm, grad_norm});
+    LENS_SPAN(spans::kOptimizerStep, {attrs::kUpdateSuccessful, true},
+              {attrs::kGradNorm, grad_norm});
     if (grad_norm > 1.0) {
       for (auto& parameter : model->parameters()) {
         if (parameter.grad().defined()) parameter.grad().mul_(1.0 / grad_norm);
@@ -238,19 +236,18 @@ struct Trainer {
   }
 
   double evaluate(int iteration) {
-    LENS_SPAN(spans::kEvaluate.group, spans::kEvaluate.name, {attrs::kEvalIters, args.eval_iters});
+    LENS_SPAN(spans::kEvaluate, {attrs::kEvalIters, args.eval_iters});
     torch::NoGradGuard no_grad;
     double loss_sum = 0.0;
     for (int e = 0; e < args.eval_iters; ++e) {
-      LENS_SPAN(spans::kEvaluateStep.group, spans::kEvaluateStep.name,
-                {"megatron.eval_iteration", e});
+      LENS_SPAN(spans::kEvaluateStep, {attrs::kEvalIteration, e});
       const torch::Tensor batch = make_batch(state.data_parallel_rank, iteration, e, true,
                                              args.micro_batch_size, args.seq_length);
       const torch::Tensor out = model->forward(stage_input(batch, e, false));
       if (state.last_stage()) {
         loss_sum += loss_of(out, batch).item<double>();
       } else {
-        LENS_SPAN(spans::kP2pSendForward.group, spans::kP2pSendForward.name);
+        LENS_SPAN(spans::kP2pSendForward);
         send(state, out, state.pipeline_rank + 1);
       }
     }
@@ -345,7 +342,7 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
                          args.num_layers};
   std::optional<Trainer> trainer;
   {
-    LENS_SPAN(spans::kModelInit.group, spans::kModelInit.name);
+    LENS_SPAN(spans::kModelInit);
     // The same seed on every replica of a stage: identical initial weights.
     torch::manual_seed(1234 + state.pipeline_rank);
     const auto [first_layer, layer_count] =

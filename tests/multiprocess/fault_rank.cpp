@@ -209,12 +209,19 @@ int main() {
   for (std::int64_t i = 0; i < steps; ++i) {
     const auto index = static_cast<std::size_t>(i);
     costs[index] = measure([&] {
-      LENS_SPAN("step", "fault.train_step", {"iteration", i}, {"world_size", rank->world_size});
+      LENS_SPAN(lens::SpanSite("fault.train_step", "step"), {"iteration", i},
+                {"world_size", rank->world_size});
       for (int microbatch = 0; microbatch < 2; ++microbatch) {
-        { LENS_SPAN("forward_backward", "fault.forward", {"microbatch", microbatch}); }
-        { LENS_SPAN("forward_backward", "fault.backward", {"microbatch", microbatch}); }
+        {
+          LENS_SPAN(lens::SpanSite("fault.forward", "forward_backward"),
+                    {"microbatch", microbatch});
+        }
+        {
+          LENS_SPAN(lens::SpanSite("fault.backward", "forward_backward"),
+                    {"microbatch", microbatch});
+        }
       }
-      { LENS_SPAN("optimizer", "fault.optimizer_step", {"learning_rate", 1e-4}); }
+      { LENS_SPAN(lens::SpanSite("fault.optimizer_step", "optimizer"), {"learning_rate", 1e-4}); }
       step_counter.add(1);
       tokens.add(4096);
       step_time.record(static_cast<double>(period.count()) / 1000.0);

@@ -188,7 +188,7 @@ TEST_F(FileSpanExporter, EachKeyOnceWithItsLastValueAndOneResourcePerRequest) {
   auto handle = setup_telemetry(config, rank_of(0, 1), {}, overrides());
   ASSERT_TRUE(handle.ok()) << handle.message();
   {
-    LENS_SPAN("step", "native", {"a", 1}, {"b", "x"}, {"a", 3});
+    LENS_SPAN(lens::SpanSite("native", "step"), {"a", 1}, {"b", "x"}, {"a", 3});
     auto job = handle->tracer()->StartSpan("job", {{"a", 1}, {"b", "x"}});
     job->SetAttribute("a", 2);
     job->AddEvent("e", {{"x", 1}, {"y", 0}, {"x", 2}});
@@ -229,11 +229,11 @@ TEST_F(FileSpanExporter, OneTraceHasOneSetOfFlags) {
   auto tracer = handle->tracer();
   opentelemetry::trace::SpanContext job_context = opentelemetry::trace::SpanContext::GetInvalid();
   {
-    LENS_SPAN("step", "native-root");
+    LENS_SPAN(lens::SpanSite("native-root", "step"));
     auto api_child = tracer->StartSpan("api-child");
     {
       auto scope = tracer->WithActiveSpan(api_child);
-      LENS_SPAN("step", "native-grandchild");
+      LENS_SPAN(lens::SpanSite("native-grandchild", "step"));
       log::info("inside");
     }
     api_child->End();

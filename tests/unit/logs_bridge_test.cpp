@@ -184,7 +184,8 @@ TEST_F(LogsBridge, ALineLoggedInsideANativeSpanIsStampedWithinIt) {
   detail::reset_span_groups_for_testing();
   Config config = logs_config();
   config.span_groups = "all";
-  auto span_exporter = std::make_unique<opentelemetry::exporter::memory::InMemorySpanExporter>(100000);
+  auto span_exporter =
+      std::make_unique<opentelemetry::exporter::memory::InMemorySpanExporter>(100000);
   const auto spans_data = span_exporter->GetData();
   SetupOverrides overrides;
   overrides.env = Env::from({});
@@ -199,7 +200,7 @@ TEST_F(LogsBridge, ALineLoggedInsideANativeSpanIsStampedWithinIt) {
   constexpr int kPerRound = 20;  // well inside the per-thread queue, even under a sanitizer
   for (int round = 0; round < kRounds; ++round) {
     for (int i = 0; i < kPerRound; ++i) {
-      LENS_SPAN("step", "work", {"i", round * kPerRound + i});
+      LENS_SPAN(lens::SpanSite("work", "step"), {"i", round * kPerRound + i});
       log::info("inside");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(4));

@@ -115,8 +115,8 @@ TEST_F(NativeSpans, ARecordedSpanCarriesNameAttributesIdsTimesResourceAndScope) 
   otel::trace::SpanContext seen = otel::trace::SpanContext::GetInvalid();
   const auto before = std::chrono::system_clock::now();
   {
-    LENS_SPAN_NAMED(step, "step", "megatron.train_step", {"iteration", 7}, {"phase", "forward"},
-                    {"lr", 0.5}, {"ok", true}, {"skipped", nullptr});
+    LENS_SPAN_NAMED(step, lens::SpanSite("megatron.train_step", "step"), {"iteration", 7},
+                    {"phase", "forward"}, {"lr", 0.5}, {"ok", true}, {"skipped", nullptr});
     seen = step.context();
     std::this_thread::sleep_for(20ms);
   }
@@ -154,14 +154,14 @@ TEST_F(NativeSpans, ARecordedSpanCarriesNameAttributesIdsTimesResourceAndScope) 
 TEST_F(NativeSpans, NestedSpansShareTheTraceAndPointToTheirParents) {
   start();
   {
-    LENS_SPAN("step", "outer");
+    LENS_SPAN(lens::SpanSite("outer", "step"));
     {
-      LENS_SPAN("step", "middle");
-      { LENS_SPAN("step", "inner"); }
+      LENS_SPAN(lens::SpanSite("middle", "step"));
+      { LENS_SPAN(lens::SpanSite("inner", "step")); }
     }
-    { LENS_SPAN("step", "sibling"); }
+    { LENS_SPAN(lens::SpanSite("sibling", "step")); }
   }
-  { LENS_SPAN("step", "next-root"); }
+  { LENS_SPAN(lens::SpanSite("next-root", "step")); }
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 5U);
   // Exported in the order they ended.
@@ -213,7 +213,7 @@ TEST_F(NativeSpans, StringsUnderRedactedKeysAreRedactedAndLongDataSpillsWithoutL
 TEST_F(NativeSpans, ExceptionsEventsAndStatusReachTheRecord) {
   start();
   try {
-    LENS_SPAN_NAMED(guard, "step", "fails");
+    LENS_SPAN_NAMED(guard, lens::SpanSite("fails", "step"));
     guard.add_event("checkpoint", {{"step", 3}, {"secret", "s3"}});
     try {
       throw std::runtime_error("disk full");
@@ -224,7 +224,7 @@ TEST_F(NativeSpans, ExceptionsEventsAndStatusReachTheRecord) {
   } catch (const std::exception&) {
   }
   try {
-    LENS_SPAN("step", "unknown");
+    LENS_SPAN(lens::SpanSite("unknown", "step"));
     throw 42;
   } catch (int) {
   }
@@ -271,7 +271,7 @@ TEST_F(NativeSpans, ExceptionsEventsAndStatusReachTheRecord) {
 TEST_F(NativeSpans, OpentelemetryCodeSeesTheContextOfTheCurrentNativeSpan) {
   start();
   {
-    LENS_SPAN_NAMED(guard, "step", "viewed");
+    LENS_SPAN_NAMED(guard, lens::SpanSite("viewed", "step"));
     const auto current = otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent());
     EXPECT_EQ(current->GetContext().span_id(), guard.context().span_id());
     EXPECT_EQ(current->GetContext().trace_id(), guard.context().trace_id());
@@ -290,7 +290,7 @@ TEST_F(NativeSpans, OpenTelemetrySeesTheNativeSpanAsCurrentAndNestsBothWays) {
   start();
   std::string native_id;
   {
-    LENS_SPAN_NAMED(outer, "step", "native-outer");
+    LENS_SPAN_NAMED(outer, lens::SpanSite("native-outer", "step"));
     native_id = hex(outer.context().span_id());
     const auto current = otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent());
     EXPECT_EQ(hex(current->GetContext().span_id()), native_id);
@@ -300,10 +300,10 @@ TEST_F(NativeSpans, OpenTelemetrySeesTheNativeSpanAsCurrentAndNestsBothWays) {
     {
       otel::trace::Scope scope(third);
       // ... and a native span started while the third-party span is current nests under it.
-      LENS_SPAN("step", "native-inner");
+      LENS_SPAN(lens::SpanSite("native-inner", "step"));
     }
     third->End();
-    { LENS_SPAN("step", "native-after"); }
+    { LENS_SPAN(lens::SpanSite("native-after", "step")); }
   }
   EXPECT_FALSE(
       otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent())->GetContext().IsValid());
@@ -330,23 +330,23 @@ TEST_F(NativeSpans, ContextHandOffAndPropagationCarryTheNativeSpan) {
   Carrier carrier;
   std::string outer_id;
   {
-    LENS_SPAN_NAMED(job, "job", "outer");
+    LENS_SPAN_NAMED(job, lens::SpanSite("outer", "job"));
     outer_id = hex(job.context().span_id());
     inject_context(carrier);
-    auto task = wrap_with_context([] { LENS_SPAN("step", "pooled"); });
+    auto task = wrap_with_context([] { LENS_SPAN(lens::SpanSite("pooled", "step")); });
     std::thread worker(task);
     worker.join();
     const auto captured = capture_context();
     std::thread scoped([&captured] {
       ContextScope scope(captured);
-      LENS_SPAN("step", "scoped");
+      LENS_SPAN(lens::SpanSite("scoped", "step"));
     });
     scoped.join();
   }
   {
     // A remote parent: extracted and attached on a thread with no native span open.
     ContextScope remote(extract_context(carrier, otel::context::Context{}));
-    LENS_SPAN("step", "remote-child");
+    LENS_SPAN(lens::SpanSite("remote-child", "step"));
   }
   ASSERT_EQ(carrier.count("traceparent"), 1U);
   EXPECT_EQ(carrier["traceparent"].substr(36, 16), outer_id);
@@ -368,8 +368,8 @@ TEST_F(NativeSpans, TheSamplerDecidesAndDroppedSpansStillPropagateTheirContext) 
   int kept_roots = 0;
   Carrier dropped_carrier;
   for (int i = 0; i < 400; ++i) {
-    LENS_SPAN_NAMED(root, "step", "root");
-    { LENS_SPAN("step", "child"); }
+    LENS_SPAN_NAMED(root, lens::SpanSite("root", "step"));
+    { LENS_SPAN(lens::SpanSite("child", "step")); }
     if (!root.context().IsSampled()) {
       if (dropped_carrier.empty()) inject_context(dropped_carrier);
     } else {
@@ -405,14 +405,15 @@ TEST_F(NativeSpans, FixedRuleSamplersDecideAsTheSamplersThemselves) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.sampler);
     start({{"OTEL_TRACES_SAMPLER", c.sampler}, {"OTEL_TRACES_SAMPLER_ARG", "1"}});
-    { LENS_SPAN("step", "root"); }
+    { LENS_SPAN(lens::SpanSite("root", "step")); }
     for (const char* flags : {"01", "00"}) {
       Carrier carrier{
           {"traceparent",
            std::string("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-") + flags}};
       ContextScope remote(extract_context(carrier, otel::context::Context{}));
-      LENS_SPAN("step",
-                std::string_view(flags) == "01" ? "child-of-sampled" : "child-of-unsampled");
+      // The name changes from pass to pass: a guard, not a LENS_SPAN site.
+      ManagedSpan child(
+          "step", std::string_view(flags) == "01" ? "child-of-sampled" : "child-of-unsampled");
     }
     const auto spans = flushed();
     EXPECT_EQ(find(spans, "root") != nullptr, c.root);
@@ -436,7 +437,7 @@ TEST_F(NativeSpans, SeveralProducerThreadsLoseAndDuplicateNothing) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([t] {
       for (int i = 0; i < kSpansPerThread; ++i) {
-        LENS_SPAN("step", "work", {"thread", t}, {"i", i});
+        LENS_SPAN(lens::SpanSite("work", "step"), {"thread", t}, {"i", i});
       }
     });
   }
@@ -466,7 +467,7 @@ TEST_F(NativeSpans, SpansOneAfterAnotherOnAThreadNeverOverlapOnceExported) {
   constexpr int kSpansPerRound = 1000;
   for (int round = 0; round < kRounds; ++round) {
     for (int i = 0; i < kSpansPerRound; ++i) {
-      LENS_SPAN("step", "work", {"i", round * kSpansPerRound + i});
+      LENS_SPAN(lens::SpanSite("work", "step"), {"i", round * kSpansPerRound + i});
     }
     std::this_thread::sleep_for(3ms);
   }
@@ -496,7 +497,7 @@ TEST_F(NativeSpans, AThreadThatExitsRightAfterItsSpansHandsThemOver) {
   for (int round = 0; round < 20; ++round) {
     std::thread([round] {
       for (int i = 0; i < 50; ++i) {
-        LENS_SPAN("step", "short-lived", {"round", round});
+        LENS_SPAN(lens::SpanSite("short-lived", "step"), {"round", round});
       }
     }).join();
   }
@@ -548,7 +549,7 @@ TEST(NativeSpansBuffer, AFullBufferDropsAndCountsAndNeverBlocksTheProducer) {
   constexpr std::uint64_t kProduced = 100000;  // ~13 MiB of records against a 1 MiB buffer
   const auto began = std::chrono::steady_clock::now();
   for (std::uint64_t i = 0; i < kProduced; ++i) {
-    LENS_SPAN("step", "burst", {"i", static_cast<std::int64_t>(i)});
+    LENS_SPAN(lens::SpanSite("burst", "step"), {"i", static_cast<std::int64_t>(i)});
   }
   const auto produce_time = std::chrono::steady_clock::now() - began;
   EXPECT_LT(produce_time, 10s);  // a guard against blocking, not a benchmark
@@ -575,8 +576,8 @@ TEST_F(NativeSpans, ShutdownExportsSpansStillOpenHereAndOnOtherThreadsOnceAsTrun
   bool opened = false;
   bool release = false;
   std::thread worker([&] {
-    LENS_SPAN_NAMED(held, "step", "worker-open", {"where", "worker"});
-    { LENS_SPAN("step", "worker-done"); }
+    LENS_SPAN_NAMED(held, lens::SpanSite("worker-open", "step"), {"where", "worker"});
+    { LENS_SPAN(lens::SpanSite("worker-done", "step")); }
     {
       std::unique_lock<std::mutex> lock(mutex);
       opened = true;
@@ -590,9 +591,9 @@ TEST_F(NativeSpans, ShutdownExportsSpansStillOpenHereAndOnOtherThreadsOnceAsTrun
   }
   std::vector<SpanDataPtr> spans;
   {
-    LENS_SPAN_NAMED(outer, "step", "main-open");
+    LENS_SPAN_NAMED(outer, lens::SpanSite("main-open", "step"));
     outer.add_event("before-shutdown");
-    LENS_SPAN("step", "main-inner-open");
+    LENS_SPAN(lens::SpanSite("main-inner-open", "step"));
     spans = after_shutdown();
   }
   {
@@ -638,11 +639,11 @@ TEST_F(NativeSpans, NewTraceRootsTakeTheGivenTraceIdAndLink) {
   for (std::size_t i = 0; i < 16; ++i) root.trace_id[i] = static_cast<std::uint8_t>(i + 1);
   std::string link_span;
   {
-    LENS_SPAN_NAMED(run, "job", "run");
+    LENS_SPAN_NAMED(run, lens::SpanSite("run", "job"));
     root.link = run.context();
     link_span = hex(root.link.span_id());
     ManagedSpan step(span_group_handle("step"), "step", {}, root);
-    { LENS_SPAN("step", "inside"); }
+    { LENS_SPAN(lens::SpanSite("inside", "step")); }
   }
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 3U);
@@ -671,9 +672,9 @@ TEST_F(NativeSpans, ASpanThatIsNotAScopeEndsElsewhereAndParentsWhatRunsInItsScop
     EXPECT_EQ(
         otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent())->GetContext().span_id(),
         context.span_id());
-    LENS_SPAN("step", "inside");
+    LENS_SPAN(lens::SpanSite("inside", "step"));
   }
-  { LENS_SPAN("step", "outside"); }
+  { LENS_SPAN(lens::SpanSite("outside", "step")); }
   job.set_attribute("megatron.train_iters", 20);
   job.add_event("checkpoint", {{"iteration", 5}});
   std::thread([&job] { job.end(); }).join();
@@ -758,7 +759,7 @@ TEST_F(NativeSpans, ASpanTheSamplerDropsStillCarriesItsContext) {
   EXPECT_FALSE(dropped.context().IsSampled());
   {
     SpanScope scope(dropped);
-    LENS_SPAN_NAMED(child, "step", "child");
+    LENS_SPAN_NAMED(child, lens::SpanSite("child", "step"));
     EXPECT_EQ(child.context().trace_id(), dropped.context().trace_id());
     EXPECT_FALSE(child.context().IsSampled());
   }
@@ -780,21 +781,21 @@ TEST(NativeSpansOff, WithoutTelemetryASpanThatIsNotAScopeIsEmpty) {
 
 TEST_F(NativeSpans, AForkedChildRecordsNothingOfTheParentAndMaySetUpAgain) {
   start();
-  LENS_SPAN_NAMED(open_in_parent, "step", "parent-open");
+  LENS_SPAN_NAMED(open_in_parent, lens::SpanSite("parent-open", "step"));
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     // Child: telemetry is off; spans are not recorded; the inherited span ends harmlessly.
     int failures = 0;
     if (native::active()) ++failures;
-    { LENS_SPAN("step", "child-span"); }
+    { LENS_SPAN(lens::SpanSite("child-span", "step")); }
     _exit(failures);
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
-  { LENS_SPAN("step", "parent-after"); }
+  { LENS_SPAN(lens::SpanSite("parent-after", "step")); }
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 1U);
   EXPECT_EQ(spans[0]->GetName(), "parent-after");

@@ -67,7 +67,7 @@ TEST(SpanNoopTest, ExceptionsPropagate) {
       int);
   EXPECT_THROW(
       {
-        LENS_SPAN("step", "s");
+        LENS_SPAN(lens::SpanSite("s", "step"));
         throw std::logic_error("y");
       },
       std::logic_error);

@@ -450,7 +450,7 @@ TEST_F(ManagedSpanTest, SetAttributeAndAddEventFollowTheSafeRules) {
 using SpanMacroTest = SpanFixture;
 
 int run_site(int& evaluations) {
-  LENS_SPAN("step", "site", {"iteration", ++evaluations}, {"rank", 0});
+  LENS_SPAN(lens::SpanSite("site", "step"), {"iteration", ++evaluations}, {"rank", 0});
   return 1;
 }
 
@@ -481,8 +481,8 @@ TEST_F(SpanMacroTest, SiteFollowsRuntimeToggles) {
 TEST_F(SpanMacroTest, TwoSitesInOneScopeAndANamedGuard) {
   enable({"job", "step"});
   {
-    LENS_SPAN("job", "outer");
-    LENS_SPAN_NAMED(step, "step", "inner", {"k", "v"});
+    LENS_SPAN(lens::SpanSite("outer", "job"));
+    LENS_SPAN_NAMED(step, lens::SpanSite("inner", "step"), {"k", "v"});
     ASSERT_TRUE(step);
     step.set_attribute("extra", 1);
   }
