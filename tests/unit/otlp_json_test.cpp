@@ -63,10 +63,8 @@ const std::string kTraceLine =
 
 ExportMetricsServiceRequest metrics_request() {
   ExportMetricsServiceRequest request;
-  metrics::ResourceMetrics* resource_metrics = request.add_resource_metrics();
-  test_support::add_trainer_resource(resource_metrics);
-  metrics::ScopeMetrics* scope_metrics = resource_metrics->add_scope_metrics();
-  scope_metrics->mutable_scope()->set_name("nemo.lens");
+  metrics::ScopeMetrics* scope_metrics = test_support::add_trainer_scope(
+      request.add_resource_metrics(), &metrics::ResourceMetrics::add_scope_metrics);
   metrics::Metric* metric = scope_metrics->add_metrics();
   metric->set_name("tokens");
   metric->set_unit("{token}");
@@ -97,10 +95,8 @@ const std::string kMetricsLine =
 
 ExportLogsServiceRequest logs_request() {
   ExportLogsServiceRequest request;
-  logs::ResourceLogs* resource_logs = request.add_resource_logs();
-  test_support::add_trainer_resource(resource_logs);
-  logs::ScopeLogs* scope_logs = resource_logs->add_scope_logs();
-  scope_logs->mutable_scope()->set_name("nemo.lens");
+  logs::ScopeLogs* scope_logs = test_support::add_trainer_scope(
+      request.add_resource_logs(), &logs::ResourceLogs::add_scope_logs);
   logs::LogRecord* record = scope_logs->add_log_records();
   record->set_time_unix_nano(1700000000000000000);
   record->set_severity_number(logs::SEVERITY_NUMBER_WARN);

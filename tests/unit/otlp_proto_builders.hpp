@@ -27,12 +27,16 @@ inline opentelemetry::proto::common::v1::KeyValue* add_attribute(
   return attribute;
 }
 
-// service.name="trainer" on the resource of a ResourceSpans, ResourceMetrics or ResourceLogs.
-template <class ResourceItems>
-void add_trainer_resource(ResourceItems* items) {
+// service.name="trainer" on the resource of `items` (a ResourceSpans, ResourceMetrics or
+// ResourceLogs), and a new scope named nemo.lens made by its add_scope_* member `add_scope`.
+template <class ResourceItems, class ScopeItems>
+ScopeItems* add_trainer_scope(ResourceItems* items, ScopeItems* (ResourceItems::*add_scope)()) {
   add_attribute(items->mutable_resource()->mutable_attributes(), "service.name")
       ->mutable_value()
       ->set_string_value("trainer");
+  ScopeItems* scope = (items->*add_scope)();
+  scope->mutable_scope()->set_name("nemo.lens");
+  return scope;
 }
 
 // The trainer's resource and the nemo.lens 0.1.0 scope with one SERVER span "train_step" of
@@ -44,10 +48,9 @@ inline opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest tra
   namespace trace = opentelemetry::proto::trace::v1;
   opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest request;
   trace::ResourceSpans* resource_spans = request.add_resource_spans();
-  add_trainer_resource(resource_spans);
   resource_spans->set_schema_url("https://opentelemetry.io/schemas/1.24.0");
-  trace::ScopeSpans* scope_spans = resource_spans->add_scope_spans();
-  scope_spans->mutable_scope()->set_name("nemo.lens");
+  trace::ScopeSpans* scope_spans =
+      add_trainer_scope(resource_spans, &trace::ResourceSpans::add_scope_spans);
   scope_spans->mutable_scope()->set_version("0.1.0");
   trace::Span* span = scope_spans->add_spans();
   span->set_trace_id(bytes_from(0x01, 16));
