@@ -124,7 +124,7 @@ void export_loopback(benchmark::State& state, bool grpc) {
     state.SkipWithError("cannot start lens collect");
     return;
   }
-  auto exporter = lens::exporters::make_otlp_span_exporter(
+  auto exporter = lens::exporters::make_otlp_exporter<lens::Signal::traces>(
       settings(collector.endpoint(grpc), grpc ? "grpc" : "http/protobuf"));
   for (auto _ : state) {
     // The recordables are consumed by the export (the SDK makes them on the training thread).

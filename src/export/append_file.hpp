@@ -1,6 +1,6 @@
-// A file that whole lines are appended to, for the OTLP JSON file exporters of metrics and
-// logs: opened O_APPEND, and each line goes out in one write(2), so rank processes sharing
-// the directory never interleave within a line. A write error is reported once on stderr.
+// A file that whole lines are appended to, for the OTLP JSON file exporters: opened O_APPEND,
+// and each line goes out in one write(2), so rank processes sharing the directory never
+// interleave within a line. A write error is reported once on stderr.
 // Thread-safety: every member may be called from any thread.
 #pragma once
 
@@ -33,6 +33,7 @@ class AppendFile {
   // Reports `message` once per file on stderr.
   void report(const std::string& message) noexcept;
   const std::string& path() const noexcept { return path_; }
+  const std::string& what() const noexcept { return what_; }
 
  private:
   AppendFile(int fd, std::string path, std::string what);

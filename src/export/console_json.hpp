@@ -1,46 +1,24 @@
-// JSON pieces shared by the console span, metric and log exporters: ids as "0x"+hex, timestamps as
-// UTC ISO-8601 with microseconds, attribute values and maps (keys sorted, so a line never
-// depends on hashing), and the resource object of SPEC Part 2 §G.2. Stateless.
+// The console exporter's lines (exporter=console), with the key shapes of the Python original's
+// console output (SPEC Part 2 §G.2), so tools written for it read ours: one compact JSON object
+// per span and per log record, one per metrics collection (resource_metrics -> scope_metrics ->
+// metrics -> data -> data_points). Ids are "0x"+hex, timestamps UTC ISO-8601 with microseconds,
+// attribute keys sorted so that a line never depends on hashing. Invalid UTF-8 in a value
+// becomes U+FFFD; a line may still throw on out of memory. Stateless.
 #pragma once
 
-#include <opentelemetry/common/attribute_value.h>
-#include <opentelemetry/nostd/span.h>
-#include <opentelemetry/sdk/common/attribute_utils.h>
-#include <opentelemetry/sdk/resource/resource.h>
+#include <opentelemetry/sdk/metrics/export/metric_producer.h>
+#include <opentelemetry/sdk/trace/span_data.h>
 
-#include <chrono>
-#include <cstdint>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace lens::exporters::console_json {
+#include "export/log_record_data.hpp"
 
-using Json = nlohmann::ordered_json;
+namespace lens::exporters {
 
-// "0x" followed by the id's bytes in lowercase hex.
-std::string hex_id(opentelemetry::nostd::span<const std::uint8_t> id);
+// The JSON line (without the newline) for one span, one collection or one log record.
+std::string console_line(const opentelemetry::sdk::trace::SpanData& span);
+std::string console_line(const opentelemetry::sdk::metrics::ResourceMetrics& data);
+std::string console_line(const LogRecordData& record);
 
-// 2026-08-12T10:11:12.123456Z
-std::string iso8601(std::chrono::nanoseconds since_epoch);
-
-Json value(const opentelemetry::sdk::common::OwnedAttributeValue& value);
-
-// Any map of string keys to owned values, as an object with sorted keys.
-template <class Map>
-Json attributes(const Map& map) {
-  std::map<std::string, Json> sorted;
-  for (const auto& [key, v] : map) {
-    sorted.emplace(key, value(v));
-  }
-  Json out = Json::object();
-  for (auto& [key, v] : sorted) {
-    out[key] = std::move(v);
-  }
-  return out;
-}
-
-// {"attributes": {...}, "schema_url": "..."}
-Json resource(const opentelemetry::sdk::resource::Resource& resource);
-
-}  // namespace lens::exporters::console_json
+}  // namespace lens::exporters

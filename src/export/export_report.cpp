@@ -10,9 +10,7 @@ namespace lens::exporters {
 namespace {
 
 namespace sdkcommon = opentelemetry::sdk::common;
-namespace sdklogs = opentelemetry::sdk::logs;
 namespace sdkmetrics = opentelemetry::sdk::metrics;
-namespace sdktrace = opentelemetry::sdk::trace;
 
 void write_to_stderr(std::string_view line) {
   std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
@@ -33,25 +31,25 @@ void account(ExportReport& report, const std::string& target, bool explain, std:
   }
 }
 
-// The span and the log record exporters: batches of recordables.
-template <class Exporter, class Recordable>
-class ReportingBatchExporter final : public Exporter {
+// Counts every Export of the inner exporter of signal S in the report.
+template <Signal S>
+class ReportingExporter final : public SignalExporter<S, ReportingExporter<S>> {
  public:
-  ReportingBatchExporter(std::unique_ptr<Exporter> inner, std::shared_ptr<ExportReport> report,
-                         std::string target, bool explain)
+  ReportingExporter(ExporterPtr<S> inner, std::shared_ptr<ExportReport> report, std::string target,
+                    bool explain)
       : inner_(std::move(inner)),
         report_(std::move(report)),
         target_(std::move(target)),
         explain_(explain) {}
 
-  std::unique_ptr<Recordable> MakeRecordable() noexcept override {
-    return inner_->MakeRecordable();
+  auto make_recordable() noexcept { return inner_->MakeRecordable(); }
+  sdkmetrics::AggregationTemporality temporality(sdkmetrics::InstrumentType type) const noexcept {
+    return inner_->GetAggregationTemporality(type);
   }
-  sdkcommon::ExportResult Export(
-      const opentelemetry::nostd::span<std::unique_ptr<Recordable>>& batch) noexcept override {
+  sdkcommon::ExportResult Export(const BatchOf<S>& batch) noexcept override {
     const std::uint64_t before = report_->reports();
     const auto result = inner_->Export(batch);
-    account(*report_, target_, explain_, batch.size(), before, result);
+    account(*report_, target_, explain_, item_count(batch), before, result);
     return result;
   }
   bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
@@ -62,40 +60,7 @@ class ReportingBatchExporter final : public Exporter {
   }
 
  private:
-  std::unique_ptr<Exporter> inner_;
-  std::shared_ptr<ExportReport> report_;
-  std::string target_;
-  bool explain_;
-};
-
-class ReportingMetricExporter final : public sdkmetrics::PushMetricExporter {
- public:
-  ReportingMetricExporter(std::unique_ptr<sdkmetrics::PushMetricExporter> inner,
-                          std::shared_ptr<ExportReport> report, std::string target, bool explain)
-      : inner_(std::move(inner)),
-        report_(std::move(report)),
-        target_(std::move(target)),
-        explain_(explain) {}
-
-  sdkcommon::ExportResult Export(const sdkmetrics::ResourceMetrics& data) noexcept override {
-    const std::uint64_t before = report_->reports();
-    const auto result = inner_->Export(data);
-    account(*report_, target_, explain_, count_points(data), before, result);
-    return result;
-  }
-  sdkmetrics::AggregationTemporality GetAggregationTemporality(
-      sdkmetrics::InstrumentType instrument_type) const noexcept override {
-    return inner_->GetAggregationTemporality(instrument_type);
-  }
-  bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
-    return inner_->ForceFlush(timeout);
-  }
-  bool Shutdown(std::chrono::microseconds timeout) noexcept override {
-    return inner_->Shutdown(timeout);
-  }
-
- private:
-  std::unique_ptr<sdkmetrics::PushMetricExporter> inner_;
+  ExporterPtr<S> inner_;
   std::shared_ptr<ExportReport> report_;
   std::string target_;
   bool explain_;
@@ -104,15 +69,8 @@ class ReportingMetricExporter final : public sdkmetrics::PushMetricExporter {
 }  // namespace
 
 const char* items_of(Signal signal) {
-  switch (signal) {
-    case Signal::traces:
-      return "spans";
-    case Signal::metrics:
-      return "data points";
-    case Signal::logs:
-      break;
-  }
-  return "log records";
+  static constexpr const char* kItems[] = {"spans", "data points", "log records"};  // by Signal
+  return kItems[static_cast<int>(signal)];
 }
 
 ExportReport::ExportReport(Signal signal, Sink sink)
@@ -168,25 +126,18 @@ std::uint64_t count_points(const sdkmetrics::ResourceMetrics& data) noexcept {
   return points;
 }
 
-std::unique_ptr<sdktrace::SpanExporter> make_reporting_span_exporter(
-    std::unique_ptr<sdktrace::SpanExporter> inner, std::shared_ptr<ExportReport> report,
-    std::string target, bool explain_failures) {
-  return std::make_unique<ReportingBatchExporter<sdktrace::SpanExporter, sdktrace::Recordable>>(
-      std::move(inner), std::move(report), std::move(target), explain_failures);
+template <Signal S>
+ExporterPtr<S> make_reporting_exporter(ExporterPtr<S> inner, std::shared_ptr<ExportReport> report,
+                                       std::string target, bool explain_failures) {
+  return std::make_unique<ReportingExporter<S>>(std::move(inner), std::move(report),
+                                                std::move(target), explain_failures);
 }
 
-std::unique_ptr<sdkmetrics::PushMetricExporter> make_reporting_metric_exporter(
-    std::unique_ptr<sdkmetrics::PushMetricExporter> inner, std::shared_ptr<ExportReport> report,
-    std::string target, bool explain_failures) {
-  return std::make_unique<ReportingMetricExporter>(std::move(inner), std::move(report),
-                                                   std::move(target), explain_failures);
-}
-
-std::unique_ptr<sdklogs::LogRecordExporter> make_reporting_log_record_exporter(
-    std::unique_ptr<sdklogs::LogRecordExporter> inner, std::shared_ptr<ExportReport> report,
-    std::string target, bool explain_failures) {
-  return std::make_unique<ReportingBatchExporter<sdklogs::LogRecordExporter, sdklogs::Recordable>>(
-      std::move(inner), std::move(report), std::move(target), explain_failures);
-}
+template ExporterPtr<Signal::traces> make_reporting_exporter<Signal::traces>(
+    ExporterPtr<Signal::traces>, std::shared_ptr<ExportReport>, std::string, bool);
+template ExporterPtr<Signal::metrics> make_reporting_exporter<Signal::metrics>(
+    ExporterPtr<Signal::metrics>, std::shared_ptr<ExportReport>, std::string, bool);
+template ExporterPtr<Signal::logs> make_reporting_exporter<Signal::logs>(
+    ExporterPtr<Signal::logs>, std::shared_ptr<ExportReport>, std::string, bool);
 
 }  // namespace lens::exporters

@@ -9,10 +9,6 @@
 // mutex guards the set of causes already reported); it outlives the exporters (shared_ptr).
 #pragma once
 
-#include <opentelemetry/sdk/logs/exporter.h>
-#include <opentelemetry/sdk/metrics/push_metric_exporter.h>
-#include <opentelemetry/sdk/trace/exporter.h>
-
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -23,6 +19,7 @@
 #include <string_view>
 
 #include "export/otlp_retry.hpp"
+#include "export/signal_sdk.hpp"
 #include "lens/otel_settings.hpp"
 
 namespace lens::exporters {
@@ -91,20 +88,11 @@ class ExportReport {
   Interrupt drain_;
 };
 
-// Data points in a metrics export (the items of the metrics signal).
-std::uint64_t count_points(const opentelemetry::sdk::metrics::ResourceMetrics& data) noexcept;
-
 // Wrap `inner` (not null): every Export is counted in `report`; with `explain_failures`, a
 // failed Export that the inner exporter did not explain in `report` is reported as
 // "<signal> export to <target> failed" (off for exporters that write their own line).
-std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> make_reporting_span_exporter(
-    std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> inner,
-    std::shared_ptr<ExportReport> report, std::string target, bool explain_failures = true);
-std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> make_reporting_metric_exporter(
-    std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> inner,
-    std::shared_ptr<ExportReport> report, std::string target, bool explain_failures = true);
-std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> make_reporting_log_record_exporter(
-    std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> inner,
-    std::shared_ptr<ExportReport> report, std::string target, bool explain_failures = true);
+template <Signal S>
+ExporterPtr<S> make_reporting_exporter(ExporterPtr<S> inner, std::shared_ptr<ExportReport> report,
+                                       std::string target, bool explain_failures = true);
 
 }  // namespace lens::exporters

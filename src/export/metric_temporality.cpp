@@ -8,22 +8,11 @@ using opentelemetry::sdk::metrics::InstrumentType;
 
 AggregationTemporality temporality_for(TemporalityPreference preference,
                                        InstrumentType type) noexcept {
-  switch (preference) {
-    case TemporalityPreference::delta:
-      if (type == InstrumentType::kCounter || type == InstrumentType::kObservableCounter ||
-          type == InstrumentType::kHistogram) {
-        return AggregationTemporality::kDelta;
-      }
-      return AggregationTemporality::kCumulative;
-    case TemporalityPreference::lowmemory:
-      if (type == InstrumentType::kCounter || type == InstrumentType::kHistogram) {
-        return AggregationTemporality::kDelta;
-      }
-      return AggregationTemporality::kCumulative;
-    case TemporalityPreference::cumulative:
-      break;
-  }
-  return AggregationTemporality::kCumulative;
+  const bool sync_delta = type == InstrumentType::kCounter || type == InstrumentType::kHistogram;
+  const bool delta = (preference == TemporalityPreference::delta &&
+                      (sync_delta || type == InstrumentType::kObservableCounter)) ||
+                     (preference == TemporalityPreference::lowmemory && sync_delta);
+  return delta ? AggregationTemporality::kDelta : AggregationTemporality::kCumulative;
 }
 
 }  // namespace lens::exporters

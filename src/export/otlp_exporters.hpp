@@ -13,10 +13,6 @@
 // Export may run on several threads at once (the native path's concurrent batches).
 #pragma once
 
-#include <opentelemetry/sdk/logs/exporter.h>
-#include <opentelemetry/sdk/metrics/push_metric_exporter.h>
-#include <opentelemetry/sdk/trace/exporter.h>
-
 #include <memory>
 
 #include "export/export_report.hpp"
@@ -30,25 +26,13 @@ namespace lens::exporters {
 // reverse); the error names the variable, its value and what is accepted.
 Status check_otlp_settings(const OtlpSignalSettings& settings, Signal signal);
 
-// Each factory comes in two forms: with the ExportReport the caller reads the counts from (and
-// a retry policy, for tests), or with a report of its own that writes to stderr.
-std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> make_otlp_span_exporter(
-    const OtlpSignalSettings& settings);
-std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> make_otlp_span_exporter(
-    const OtlpSignalSettings& settings, std::shared_ptr<ExportReport> report,
-    const RetryPolicy& retry = {});
-
-// `temporality` is OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE.
-std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> make_otlp_metric_exporter(
-    const OtlpSignalSettings& settings, TemporalityPreference temporality);
-std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> make_otlp_metric_exporter(
-    const OtlpSignalSettings& settings, TemporalityPreference temporality,
-    std::shared_ptr<ExportReport> report, const RetryPolicy& retry = {});
-
-std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> make_otlp_log_record_exporter(
-    const OtlpSignalSettings& settings);
-std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> make_otlp_log_record_exporter(
-    const OtlpSignalSettings& settings, std::shared_ptr<ExportReport> report,
-    const RetryPolicy& retry = {});
+// The exporter of signal S counts in `report` (one of its own that writes to stderr when null);
+// `retry` is for tests; `temporality` (metrics only) is
+// OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE.
+template <Signal S>
+ExporterPtr<S> make_otlp_exporter(
+    const OtlpSignalSettings& settings, std::shared_ptr<ExportReport> report = nullptr,
+    const RetryPolicy& retry = {},
+    TemporalityPreference temporality = TemporalityPreference::cumulative);
 
 }  // namespace lens::exporters

@@ -29,32 +29,6 @@ using Json = nlohmann::ordered_json;
 // message at protobuf's own nesting limit (100) stays well below it.
 constexpr int kMaxJsonDepth = 1000;
 
-constexpr std::string_view kBase64Alphabet =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-constexpr std::string_view kHexDigits = "0123456789abcdef";
-
-std::string base64_encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16 |
-                            static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1]))
-                                << 8 |
-                            static_cast<unsigned char>(bytes[i + 2]);
-    for (int shift = 18; shift >= 0; shift -= 6) out += kBase64Alphabet[(n >> shift) & 0x3f];
-  }
-  if (const std::size_t rest = bytes.size() - i; rest > 0) {
-    std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
-    if (rest == 2) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
-    out += kBase64Alphabet[(n >> 18) & 0x3f];
-    out += kBase64Alphabet[(n >> 12) & 0x3f];
-    out += rest == 2 ? kBase64Alphabet[(n >> 6) & 0x3f] : '=';
-    out += '=';
-  }
-  return out;
-}
-
 int base64_value(char c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';
   if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -80,17 +54,6 @@ std::optional<std::string> base64_decode(std::string_view text) {
       bit_count -= 8;
       out += static_cast<char>((bits >> bit_count) & 0xff);
     }
-  }
-  return out;
-}
-
-std::string hex_encode(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (char c : bytes) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += kHexDigits[byte >> 4];
-    out += kHexDigits[byte & 0x0f];
   }
   return out;
 }
@@ -222,7 +185,8 @@ class IdConverter {
       // protobuf's own output: always a base64 string.
       if (value.is_string()) {
         if (auto bytes = base64_decode(value.get_ref<const std::string&>())) {
-          value = hex_encode(*bytes);
+          value = "";
+          append_hex(*bytes, value.get_ref<std::string&>());
         }
       }
       return {};
@@ -233,7 +197,8 @@ class IdConverter {
       if (text.empty()) return {};  // unset, e.g. the parentSpanId of a root span
       if (text.size() == 2 * length) {
         if (auto bytes = hex_decode(text)) {
-          value = base64_encode(*bytes);
+          value = "";
+          append_base64(*bytes, value.get_ref<std::string&>());
           return {};
         }
       }

@@ -145,18 +145,10 @@ class Writer {
   explicit Writer(std::string& out) : out_(out) {}
 
   bool request(const ExportTraceServiceRequest& message) {
-    out_ += '{';
-    if (message.resource_spans_size() > 0) {
-      out_ += R"("resourceSpans":[)";
-      bool first = true;
-      for (const trace::ResourceSpans& item : message.resource_spans()) {
-        comma(first);
-        if (!resource_spans(item)) return false;
-      }
-      out_ += ']';
-    }
-    out_ += '}';
-    return true;
+    return object([&](bool& first) {
+      return array_field(first, R"("resourceSpans":[)", message.resource_spans(),
+                         [this](const trace::ResourceSpans& item) { return resource_spans(item); });
+    });
   }
 
  private:
@@ -170,6 +162,25 @@ class Writer {
   void key(bool& first, std::string_view quoted_name_colon) {
     comma(first);
     out_.append(quoted_name_colon);
+  }
+
+  // `{...}` with fields(first) writing the fields; false when fields fails.
+  template <class Fields>
+  bool object(Fields&& fields) {
+    out_ += '{';
+    bool first = true;
+    if (!fields(first)) return false;
+    out_ += '}';
+    return true;
+  }
+
+  // A message field: omitted when unset, else `"name":{...}` with write(value).
+  template <class Message, class Write>
+  bool message_field(bool& first, std::string_view quoted_name_colon, bool has,
+                     const Message& value, Write&& write) {
+    if (!has) return true;
+    key(first, quoted_name_colon);
+    return write(value);
   }
 
   // A repeated message field: omitted when empty, else `"name":[...]` with write(item) each.
@@ -188,158 +199,125 @@ class Writer {
   }
 
   bool resource_spans(const trace::ResourceSpans& message) {
-    out_ += '{';
-    bool first = true;
-    if (message.has_resource()) {
-      key(first, R"("resource":)");
-      if (!resource(message.resource())) return false;
-    }
-    if (!array_field(first, R"("scopeSpans":[)", message.scope_spans(),
-                     [this](const trace::ScopeSpans& item) { return scope_spans(item); })) {
-      return false;
-    }
-    if (!string_field(first, R"("schemaUrl":)", message.schema_url())) return false;
-    out_ += '}';
-    return true;
+    return object([&](bool& first) {
+      return message_field(first, R"("resource":)", message.has_resource(), message.resource(),
+                           [this](const resource::Resource& item) { return resource(item); }) &&
+             array_field(first, R"("scopeSpans":[)", message.scope_spans(),
+                         [this](const trace::ScopeSpans& item) { return scope_spans(item); }) &&
+             string_field(first, R"("schemaUrl":)", message.schema_url());
+    });
   }
 
   bool resource(const resource::Resource& message) {
-    out_ += '{';
-    bool first = true;
-    if (!attributes(first, R"("attributes":[)", message.attributes(), 3)) return false;
-    uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
-    out_ += '}';
-    return true;
+    return object([&](bool& first) {
+      if (!attributes(first, R"("attributes":[)", message.attributes(), 3)) return false;
+      uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
+      return true;
+    });
   }
 
   bool scope_spans(const trace::ScopeSpans& message) {
-    out_ += '{';
-    bool first = true;
-    if (message.has_scope()) {
-      key(first, R"("scope":)");
-      if (!scope(message.scope())) return false;
-    }
-    if (!array_field(first, R"("spans":[)", message.spans(),
-                     [this](const trace::Span& item) { return span(item); })) {
-      return false;
-    }
-    if (!string_field(first, R"("schemaUrl":)", message.schema_url())) return false;
-    out_ += '}';
-    return true;
+    return object([&](bool& first) {
+      return message_field(
+                 first, R"("scope":)", message.has_scope(), message.scope(),
+                 [this](const common::InstrumentationScope& item) { return scope(item); }) &&
+             array_field(first, R"("spans":[)", message.spans(),
+                         [this](const trace::Span& item) { return span(item); }) &&
+             string_field(first, R"("schemaUrl":)", message.schema_url());
+    });
   }
 
   bool scope(const common::InstrumentationScope& message) {
-    out_ += '{';
-    bool first = true;
-    if (!string_field(first, R"("name":)", message.name()) ||
-        !string_field(first, R"("version":)", message.version()) ||
-        !attributes(first, R"("attributes":[)", message.attributes(), 4)) {
-      return false;
-    }
-    uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
-    out_ += '}';
-    return true;
+    return object([&](bool& first) {
+      if (!string_field(first, R"("name":)", message.name()) ||
+          !string_field(first, R"("version":)", message.version()) ||
+          !attributes(first, R"("attributes":[)", message.attributes(), 4)) {
+        return false;
+      }
+      uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
+      return true;
+    });
   }
 
   bool span(const trace::Span& message) {
-    out_ += '{';
-    bool first = true;
-    hex_field(first, R"("traceId":)", message.trace_id());
-    hex_field(first, R"("spanId":)", message.span_id());
-    if (!string_field(first, R"("traceState":)", message.trace_state())) return false;
-    hex_field(first, R"("parentSpanId":)", message.parent_span_id());
-    if (!string_field(first, R"("name":)", message.name())) return false;
-    if (message.kind() != 0) {
-      key(first, R"("kind":)");
-      integer(static_cast<std::int32_t>(message.kind()));
-    }
-    uint64_field(first, R"("startTimeUnixNano":)", message.start_time_unix_nano());
-    uint64_field(first, R"("endTimeUnixNano":)", message.end_time_unix_nano());
-    if (!attributes(first, R"("attributes":[)", message.attributes(), 4)) return false;
-    uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
-    if (!array_field(first, R"("events":[)", message.events(),
-                     [this](const trace::Span::Event& item) { return event(item); })) {
-      return false;
-    }
-    uint32_field(first, R"("droppedEventsCount":)", message.dropped_events_count());
-    if (!array_field(first, R"("links":[)", message.links(),
-                     [this](const trace::Span::Link& item) { return link(item); })) {
-      return false;
-    }
-    uint32_field(first, R"("droppedLinksCount":)", message.dropped_links_count());
-    if (message.has_status()) {
-      key(first, R"("status":)");
-      if (!status(message.status())) return false;
-    }
-    uint32_field(first, R"("flags":)", message.flags());
-    out_ += '}';
-    return true;
+    return object([&](bool& first) {
+      hex_field(first, R"("traceId":)", message.trace_id());
+      hex_field(first, R"("spanId":)", message.span_id());
+      if (!string_field(first, R"("traceState":)", message.trace_state())) return false;
+      hex_field(first, R"("parentSpanId":)", message.parent_span_id());
+      if (!string_field(first, R"("name":)", message.name())) return false;
+      int32_field(first, R"("kind":)", message.kind());
+      uint64_field(first, R"("startTimeUnixNano":)", message.start_time_unix_nano());
+      uint64_field(first, R"("endTimeUnixNano":)", message.end_time_unix_nano());
+      if (!attributes(first, R"("attributes":[)", message.attributes(), 4)) return false;
+      uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
+      if (!array_field(first, R"("events":[)", message.events(),
+                       [this](const trace::Span::Event& item) { return event(item); })) {
+        return false;
+      }
+      uint32_field(first, R"("droppedEventsCount":)", message.dropped_events_count());
+      if (!array_field(first, R"("links":[)", message.links(),
+                       [this](const trace::Span::Link& item) { return link(item); })) {
+        return false;
+      }
+      uint32_field(first, R"("droppedLinksCount":)", message.dropped_links_count());
+      if (!message_field(first, R"("status":)", message.has_status(), message.status(),
+                         [this](const trace::Status& item) { return status(item); })) {
+        return false;
+      }
+      uint32_field(first, R"("flags":)", message.flags());
+      return true;
+    });
   }
 
   bool event(const trace::Span::Event& message) {
-    out_ += '{';
-    bool first = true;
-    uint64_field(first, R"("timeUnixNano":)", message.time_unix_nano());
-    if (!string_field(first, R"("name":)", message.name()) ||
-        !attributes(first, R"("attributes":[)", message.attributes(), 5)) {
-      return false;
-    }
-    uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
-    out_ += '}';
-    return true;
+    return object([&](bool& first) {
+      uint64_field(first, R"("timeUnixNano":)", message.time_unix_nano());
+      if (!string_field(first, R"("name":)", message.name()) ||
+          !attributes(first, R"("attributes":[)", message.attributes(), 5)) {
+        return false;
+      }
+      uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
+      return true;
+    });
   }
 
   bool link(const trace::Span::Link& message) {
-    out_ += '{';
-    bool first = true;
-    hex_field(first, R"("traceId":)", message.trace_id());
-    hex_field(first, R"("spanId":)", message.span_id());
-    if (!string_field(first, R"("traceState":)", message.trace_state()) ||
-        !attributes(first, R"("attributes":[)", message.attributes(), 5)) {
-      return false;
-    }
-    uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
-    uint32_field(first, R"("flags":)", message.flags());
-    out_ += '}';
-    return true;
+    return object([&](bool& first) {
+      hex_field(first, R"("traceId":)", message.trace_id());
+      hex_field(first, R"("spanId":)", message.span_id());
+      if (!string_field(first, R"("traceState":)", message.trace_state()) ||
+          !attributes(first, R"("attributes":[)", message.attributes(), 5)) {
+        return false;
+      }
+      uint32_field(first, R"("droppedAttributesCount":)", message.dropped_attributes_count());
+      uint32_field(first, R"("flags":)", message.flags());
+      return true;
+    });
   }
 
   bool status(const trace::Status& message) {
-    out_ += '{';
-    bool first = true;
-    if (!string_field(first, R"("message":)", message.message())) return false;
-    if (message.code() != 0) {
-      key(first, R"("code":)");
-      integer(static_cast<std::int32_t>(message.code()));
-    }
-    out_ += '}';
-    return true;
+    return object([&](bool& first) {
+      if (!string_field(first, R"("message":)", message.message())) return false;
+      int32_field(first, R"("code":)", message.code());
+      return true;
+    });
   }
 
   // A repeated KeyValue field whose elements sit at message depth `depth`.
   bool attributes(bool& first, std::string_view quoted_name_colon_bracket,
                   const pb::RepeatedPtrField<common::KeyValue>& values, int depth) {
-    if (values.empty()) return true;
-    key(first, quoted_name_colon_bracket);
-    bool first_item = true;
-    for (const common::KeyValue& item : values) {
-      comma(first_item);
-      if (!key_value(item, depth)) return false;
-    }
-    out_ += ']';
-    return true;
+    return array_field(first, quoted_name_colon_bracket, values,
+                       [&](const common::KeyValue& item) { return key_value(item, depth); });
   }
 
   bool key_value(const common::KeyValue& message, int depth) {
-    out_ += '{';
-    bool first = true;
-    if (!string_field(first, R"("key":)", message.key())) return false;
-    if (message.has_value()) {
-      key(first, R"("value":)");
-      if (!any_value(message.value(), depth + 1)) return false;
-    }
-    out_ += '}';
-    return true;
+    return object([&](bool& first) {
+      return string_field(first, R"("key":)", message.key()) &&
+             message_field(
+                 first, R"("value":)", message.has_value(), message.value(),
+                 [&](const common::AnyValue& item) { return any_value(item, depth + 1); });
+    });
   }
 
   bool any_value(const common::AnyValue& message, int depth) {
@@ -361,36 +339,20 @@ class Writer {
         out_ += R"({"doubleValue":)";
         floating(message.double_value());
         break;
-      case common::AnyValue::kArrayValue: {
-        out_ += R"({"arrayValue":{)";
-        const auto& values = message.array_value().values();
-        if (!values.empty()) {
-          out_ += R"("values":[)";
-          bool first_item = true;
-          for (const common::AnyValue& item : values) {
-            comma(first_item);
-            if (!any_value(item, depth + 2)) return false;
-          }
-          out_ += ']';
+      case common::AnyValue::kArrayValue:
+        out_ += R"({"arrayValue":)";
+        if (!values(message.array_value().values(),
+                    [&](const common::AnyValue& item) { return any_value(item, depth + 2); })) {
+          return false;
         }
-        out_ += '}';
         break;
-      }
-      case common::AnyValue::kKvlistValue: {
-        out_ += R"({"kvlistValue":{)";
-        const auto& values = message.kvlist_value().values();
-        if (!values.empty()) {
-          out_ += R"("values":[)";
-          bool first_item = true;
-          for (const common::KeyValue& item : values) {
-            comma(first_item);
-            if (!key_value(item, depth + 2)) return false;
-          }
-          out_ += ']';
+      case common::AnyValue::kKvlistValue:
+        out_ += R"({"kvlistValue":)";
+        if (!values(message.kvlist_value().values(),
+                    [&](const common::KeyValue& item) { return key_value(item, depth + 2); })) {
+          return false;
         }
-        out_ += '}';
         break;
-      }
       case common::AnyValue::kBytesValue:
         out_ += R"({"bytesValue":)";
         base64(message.bytes_value());
@@ -403,6 +365,12 @@ class Writer {
     return true;
   }
 
+  // An ArrayValue or KeyValueList: `{"values":[...]}`.
+  template <class Items, class Write>
+  bool values(const Items& items, Write&& write) {
+    return object([&](bool& first) { return array_field(first, R"("values":[)", items, write); });
+  }
+
   bool string_field(bool& first, std::string_view quoted_name_colon, const std::string& value) {
     if (value.empty()) return true;
     key(first, quoted_name_colon);
@@ -413,6 +381,13 @@ class Writer {
     if (value.empty()) return;
     key(first, quoted_name_colon);
     hex(value);
+  }
+
+  // Enums are numbers.
+  void int32_field(bool& first, std::string_view quoted_name_colon, int value) {
+    if (value == 0) return;
+    key(first, quoted_name_colon);
+    integer(static_cast<std::int32_t>(value));
   }
 
   void uint32_field(bool& first, std::string_view quoted_name_colon, std::uint32_t value) {
@@ -465,76 +440,27 @@ class Writer {
   }
 
   void escape(unsigned char c) {
-    switch (c) {
-      case '"':
-        out_ += R"(\")";
-        break;
-      case '\\':
-        out_ += R"(\\)";
-        break;
-      case '\b':
-        out_ += R"(\b)";
-        break;
-      case '\t':
-        out_ += R"(\t)";
-        break;
-      case '\n':
-        out_ += R"(\n)";
-        break;
-      case '\f':
-        out_ += R"(\f)";
-        break;
-      case '\r':
-        out_ += R"(\r)";
-        break;
-      default: {
-        const char text[] = {'\\', 'u', '0', '0', kHexDigits[c >> 4], kHexDigits[c & 0x0f]};
-        out_.append(text, sizeof(text));
-        break;
-      }
+    static constexpr std::string_view kEscaped = "\"\\\b\t\n\f\r";
+    static constexpr std::string_view kLetters = "\"\\btnfr";
+    if (const std::size_t i = kEscaped.find(static_cast<char>(c)); i != std::string_view::npos) {
+      const char text[] = {'\\', kLetters[i]};
+      out_.append(text, sizeof(text));
+      return;
     }
+    const char text[] = {'\\', 'u', '0', '0', kHexDigits[c >> 4], kHexDigits[c & 0x0f]};
+    out_.append(text, sizeof(text));
   }
 
-  // Ids: lowercase hex, whatever their length.
   void hex(std::string_view bytes) {
-    const std::size_t start = out_.size();
-    out_.resize(start + 2 * bytes.size() + 2);
-    char* p = out_.data() + start;
-    *p++ = '"';
-    for (const char c : bytes) {
-      const auto byte = static_cast<unsigned char>(c);
-      *p++ = kHexDigits[byte >> 4];
-      *p++ = kHexDigits[byte & 0x0f];
-    }
-    *p = '"';
+    out_ += '"';
+    append_hex(bytes, out_);
+    out_ += '"';
   }
 
-  // Other bytes: standard base64, padded, as protobuf's printer writes it.
   void base64(std::string_view bytes) {
-    const std::size_t start = out_.size();
-    out_.resize(start + (bytes.size() + 2) / 3 * 4 + 2);
-    char* p = out_.data() + start;
-    *p++ = '"';
-    auto at = [&](std::size_t i) {
-      return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i]));
-    };
-    std::size_t i = 0;
-    for (; i + 3 <= bytes.size(); i += 3) {
-      const std::uint32_t n = at(i) << 16 | at(i + 1) << 8 | at(i + 2);
-      *p++ = kBase64Alphabet[(n >> 18) & 0x3f];
-      *p++ = kBase64Alphabet[(n >> 12) & 0x3f];
-      *p++ = kBase64Alphabet[(n >> 6) & 0x3f];
-      *p++ = kBase64Alphabet[n & 0x3f];
-    }
-    if (const std::size_t rest = bytes.size() - i; rest > 0) {
-      std::uint32_t n = at(i) << 16;
-      if (rest == 2) n |= at(i + 1) << 8;
-      *p++ = kBase64Alphabet[(n >> 18) & 0x3f];
-      *p++ = kBase64Alphabet[(n >> 12) & 0x3f];
-      *p++ = rest == 2 ? kBase64Alphabet[(n >> 6) & 0x3f] : '=';
-      *p++ = '=';
-    }
-    *p = '"';
+    out_ += '"';
+    append_base64(bytes, out_);
+    out_ += '"';
   }
 
   // A double as the generic path writes it. protobuf prints it as "NaN", "Infinity" or
@@ -586,6 +512,39 @@ class Writer {
 };
 
 }  // namespace
+
+void append_hex(std::string_view bytes, std::string& out) {
+  const std::size_t start = out.size();
+  out.resize(start + 2 * bytes.size());
+  char* p = out.data() + start;
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    *p++ = kHexDigits[byte >> 4];
+    *p++ = kHexDigits[byte & 0x0f];
+  }
+}
+
+void append_base64(std::string_view bytes, std::string& out) {
+  const std::size_t start = out.size();
+  out.resize(start + (bytes.size() + 2) / 3 * 4);
+  char* p = out.data() + start;
+  auto at = [&](std::size_t i) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i]));
+  };
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const std::uint32_t n = at(i) << 16 | at(i + 1) << 8 | at(i + 2);
+    for (int shift = 18; shift >= 0; shift -= 6) *p++ = kBase64Alphabet[(n >> shift) & 0x3f];
+  }
+  if (const std::size_t rest = bytes.size() - i; rest > 0) {
+    std::uint32_t n = at(i) << 16;
+    if (rest == 2) n |= at(i + 1) << 8;
+    *p++ = kBase64Alphabet[(n >> 18) & 0x3f];
+    *p++ = kBase64Alphabet[(n >> 12) & 0x3f];
+    *p++ = rest == 2 ? kBase64Alphabet[(n >> 6) & 0x3f] : '=';
+    *p++ = '=';
+  }
+}
 
 bool encode_trace_request_fast(const ExportTraceServiceRequest& request, std::string& out) {
   if (!schema_is_known()) return false;

@@ -1,11 +1,13 @@
 // A direct OTLP JSON encoder for ExportTraceServiceRequest: walks the message with the generated
-// accessors and appends to one string the exact bytes otlp_json::encode's generic path writes.
+// accessors and appends to one string the exact bytes otlp_json::encode's generic path writes;
+// and the hex and base64 writers both paths use.
 // Stateless and thread-safe.
 #pragma once
 
 #include <opentelemetry/proto/collector/trace/v1/trace_service.pb.h>
 
 #include <string>
+#include <string_view>
 
 namespace lens::otlp_json {
 
@@ -18,5 +20,9 @@ namespace lens::otlp_json {
 bool encode_trace_request_fast(
     const opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest& request,
     std::string& out);
+
+// Appends `bytes` as lowercase hex (ids) or as padded standard base64 (other bytes), unquoted.
+void append_hex(std::string_view bytes, std::string& out);
+void append_base64(std::string_view bytes, std::string& out);
 
 }  // namespace lens::otlp_json

@@ -24,20 +24,12 @@ using otel::common::AttributeValue;
 constexpr std::size_t kFirstBlockBytes = std::size_t{512} << 10;
 constexpr std::size_t kMaxBlockBytes = std::size_t{4} << 20;
 
+// SpanKind counts from kInternal = 0, the proto's kinds from SPAN_KIND_INTERNAL = 1.
 proto::trace::v1::Span_SpanKind proto_kind(otel::trace::SpanKind kind) noexcept {
-  switch (kind) {
-    case otel::trace::SpanKind::kInternal:
-      return proto::trace::v1::Span_SpanKind_SPAN_KIND_INTERNAL;
-    case otel::trace::SpanKind::kServer:
-      return proto::trace::v1::Span_SpanKind_SPAN_KIND_SERVER;
-    case otel::trace::SpanKind::kClient:
-      return proto::trace::v1::Span_SpanKind_SPAN_KIND_CLIENT;
-    case otel::trace::SpanKind::kProducer:
-      return proto::trace::v1::Span_SpanKind_SPAN_KIND_PRODUCER;
-    case otel::trace::SpanKind::kConsumer:
-      return proto::trace::v1::Span_SpanKind_SPAN_KIND_CONSUMER;
-  }
-  return proto::trace::v1::Span_SpanKind_SPAN_KIND_UNSPECIFIED;
+  const int value = static_cast<int>(kind) + 1;
+  return proto::trace::v1::Span_SpanKind_IsValid(value)
+             ? static_cast<proto::trace::v1::Span_SpanKind>(value)
+             : proto::trace::v1::Span_SpanKind_SPAN_KIND_UNSPECIFIED;
 }
 
 // Equal content is one resource (or scope): spans from two providers built from the same

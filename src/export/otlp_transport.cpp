@@ -43,6 +43,39 @@ using google::protobuf::Message;
 
 std::string user_agent() { return std::string("lens-cpp/") + kVersion; }
 
+std::string lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The calls on the wire, so that cancel() can end them; after it, none starts.
+template <class Call>
+class InFlight {
+ public:
+  // False once cancelled.
+  bool add(Call* call) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cancelled_) return false;
+    calls_.insert(call);
+    return true;
+  }
+  void remove(Call* call) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    calls_.erase(call);
+  }
+  template <class Cancel>
+  void cancel(Cancel&& cancel_call) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancelled_ = true;
+    for (Call* call : calls_) cancel_call(call);
+  }
+
+ private:
+  std::mutex mutex_;
+  bool cancelled_ = false;
+  std::set<Call*> calls_;
+};
+
 std::unique_ptr<Message> new_response(Signal signal) {
   switch (signal) {
     case Signal::traces:
@@ -117,8 +150,7 @@ constexpr const char* kClientCertificateHint =
 // setting a client certificate (the client has none, and TLS was asked for).
 std::optional<Attempt> tls_failure(const std::string& protocol, const std::string& detail,
                                    bool handshake_failed, bool hint_client_certificate) {
-  std::string lower = detail;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = lowercase(detail);
   const auto has = [&lower](const char* word) { return lower.find(word) != std::string::npos; };
   const std::string shown = detail.empty() ? std::string() : " (" + detail.substr(0, 200) + ")";
   // A handshake the server never finishes is a timeout (retried), not a certificate problem.
@@ -165,8 +197,7 @@ struct EndpointHints {
 
   Attempt explain(Attempt attempt) const {
     if (attempt.ok()) return attempt;
-    std::string lower = attempt.message;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lower = lowercase(attempt.message);
     if (lower.find("http1.x") != std::string::npos) {
       attempt.message +=
           "; the endpoint answers HTTP/1.x, not gRPC: for an OTLP/HTTP receiver "
@@ -213,9 +244,7 @@ class GrpcTransport final : public OtlpTransport {
     // (mixed case, which grpc++ aborts on): only our parsed settings count.
     options_.metadata.clear();
     for (const auto& header : s.headers.value) {
-      std::string key = header.key;
-      for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      options_.metadata.emplace(std::move(key), header.value);
+      options_.metadata.emplace(lowercase(header.key), header.value);
     }
     options_.compression = s.compression.value == "gzip" ? "gzip" : "";
     options_.user_agent = user_agent();
@@ -241,17 +270,10 @@ class GrpcTransport final : public OtlpTransport {
       std::unique_ptr<grpc::ClientContext> context =
           otlp::OtlpGrpcClient::MakeClientContext(options_);
       context->set_deadline(std::chrono::system_clock::now() + timeout);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (cancelled_) return cancelled();
-        in_flight_.insert(context.get());
-      }
+      if (!in_flight_.add(context.get())) return cancelled();
       auto response = new_response(signal_);
       const grpc::Status status = call(*context, request, *response);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        in_flight_.erase(context.get());
-      }
+      in_flight_.remove(context.get());
       if (options_.use_ssl_credentials && status.error_code() == grpc::StatusCode::UNAVAILABLE) {
         // gRPC reports a failed TLS handshake as UNAVAILABLE, like a receiver that is down.
         if (std::optional<Attempt> tls =
@@ -280,9 +302,7 @@ class GrpcTransport final : public OtlpTransport {
   }
 
   void cancel() noexcept override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    cancelled_ = true;
-    for (grpc::ClientContext* context : in_flight_) context->TryCancel();
+    in_flight_.cancel([](grpc::ClientContext* context) { context->TryCancel(); });
   }
 
  private:
@@ -386,9 +406,7 @@ class GrpcTransport final : public OtlpTransport {
   std::unique_ptr<trace_v1::TraceService::Stub> trace_stub_;
   std::unique_ptr<metrics_v1::MetricsService::Stub> metrics_stub_;
   std::unique_ptr<logs_v1::LogsService::Stub> logs_stub_;
-  std::mutex mutex_;
-  bool cancelled_ = false;
-  std::set<grpc::ClientContext*> in_flight_;
+  InFlight<grpc::ClientContext> in_flight_;
 };
 
 // Receives the outcome of one HTTP request on the curl client's thread.
@@ -401,8 +419,7 @@ class HttpOutcome final : public http_client::EventHandler {
     body_.assign(response.GetBody().begin(), response.GetBody().end());
     response.ForEachHeader(
         [this](opentelemetry::nostd::string_view name, opentelemetry::nostd::string_view value) {
-          std::string key(name.data(), name.size());
-          for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          const std::string key = lowercase(std::string(name.data(), name.size()));
           if (key == "retry-after") retry_after_.assign(value.data(), value.size());
           if (key == "content-type") content_type_.assign(value.data(), value.size());
           return true;
@@ -607,20 +624,15 @@ class HttpTransport final : public OtlpTransport {
       if (gzip_) http_request->ReplaceHeader("Content-Encoding", "gzip");
       http_request->SetBody(bytes);
       auto outcome = std::make_shared<HttpOutcome>();
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (cancelled_) return failure(Attempt::Kind::kPermanent, "shutdown", "shut down");
-        in_flight_.insert(session.get());
+      if (!in_flight_.add(session.get())) {
+        return failure(Attempt::Kind::kPermanent, "shutdown", "shut down");
       }
       auto handler = std::make_shared<CurlHandler>(outcome);
       core::tsan_publish(handler.get());
       session->SendRequest(std::move(handler));
       // curl enforces `timeout`; the margin only guards against a lost callback.
       const bool answered = outcome->wait(timeout + Millis(1000));
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        in_flight_.erase(session.get());
-      }
+      in_flight_.remove(session.get());
       if (!answered) {
         session->CancelSession();
         return failure(Attempt::Kind::kRetryable, "http-timeout", "no answer before the timeout");
@@ -636,9 +648,7 @@ class HttpTransport final : public OtlpTransport {
   }
 
   void cancel() noexcept override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    cancelled_ = true;
-    for (http_client::Session* session : in_flight_) session->CancelSession();
+    in_flight_.cancel([](http_client::Session* session) { session->CancelSession(); });
   }
 
  private:
@@ -653,9 +663,7 @@ class HttpTransport final : public OtlpTransport {
   std::vector<std::pair<std::string, std::string>> headers_;
   std::string uri_;
   std::shared_ptr<http_client::HttpClient> client_;
-  std::mutex mutex_;
-  bool cancelled_ = false;
-  std::set<http_client::Session*> in_flight_;
+  InFlight<http_client::Session> in_flight_;
 };
 
 }  // namespace

@@ -38,6 +38,18 @@ void fix_points(Points* points) {
   }
 }
 
+// Every resource and scope of a request, and each scope's items with fix_items(scope).
+template <typename Resources, typename ScopesOf, typename FixItems>
+void fix_request(Resources* resources, ScopesOf scopes_of, FixItems fix_items) {
+  for (auto& resource : *resources) {
+    fix(*resource.mutable_resource());
+    for (auto& scope : *scopes_of(resource)) {
+      fix(*scope.mutable_scope());
+      fix_items(scope);
+    }
+  }
+}
+
 // Whether any key of a short list appears twice (no allocation: the common case, on every
 // attribute list of every request, is a handful of unique keys).
 bool has_repeated_key_pairwise(const AttributeList& list) {
@@ -77,47 +89,41 @@ void keep_last_value_per_key(AttributeList* attributes) {
 }
 
 void keep_last_value_per_key(proto::collector::trace::v1::ExportTraceServiceRequest* request) {
-  for (auto& resource_spans : *request->mutable_resource_spans()) {
-    fix(*resource_spans.mutable_resource());
-    for (auto& scope_spans : *resource_spans.mutable_scope_spans()) {
-      fix(*scope_spans.mutable_scope());
-      for (auto& span : *scope_spans.mutable_spans()) {
-        fix(span);
-        for (auto& event : *span.mutable_events()) fix(event);
-        for (auto& link : *span.mutable_links()) fix(link);
-      }
-    }
-  }
+  fix_request(
+      request->mutable_resource_spans(), [](auto& r) { return r.mutable_scope_spans(); },
+      [](auto& scope) {
+        for (auto& span : *scope.mutable_spans()) {
+          fix(span);
+          for (auto& event : *span.mutable_events()) fix(event);
+          for (auto& link : *span.mutable_links()) fix(link);
+        }
+      });
 }
 
 void keep_last_value_per_key(proto::collector::logs::v1::ExportLogsServiceRequest* request) {
-  for (auto& resource_logs : *request->mutable_resource_logs()) {
-    fix(*resource_logs.mutable_resource());
-    for (auto& scope_logs : *resource_logs.mutable_scope_logs()) {
-      fix(*scope_logs.mutable_scope());
-      for (auto& record : *scope_logs.mutable_log_records()) fix(record);
-    }
-  }
+  fix_request(
+      request->mutable_resource_logs(), [](auto& r) { return r.mutable_scope_logs(); },
+      [](auto& scope) {
+        for (auto& record : *scope.mutable_log_records()) fix(record);
+      });
 }
 
 void keep_last_value_per_key(proto::collector::metrics::v1::ExportMetricsServiceRequest* request) {
-  for (auto& resource_metrics : *request->mutable_resource_metrics()) {
-    fix(*resource_metrics.mutable_resource());
-    for (auto& scope_metrics : *resource_metrics.mutable_scope_metrics()) {
-      fix(*scope_metrics.mutable_scope());
-      for (auto& metric : *scope_metrics.mutable_metrics()) {
-        if (metric.has_gauge()) fix_points(metric.mutable_gauge()->mutable_data_points());
-        if (metric.has_sum()) fix_points(metric.mutable_sum()->mutable_data_points());
-        if (metric.has_histogram()) fix_points(metric.mutable_histogram()->mutable_data_points());
-        if (metric.has_exponential_histogram()) {
-          fix_points(metric.mutable_exponential_histogram()->mutable_data_points());
+  fix_request(
+      request->mutable_resource_metrics(), [](auto& r) { return r.mutable_scope_metrics(); },
+      [](auto& scope) {
+        for (auto& metric : *scope.mutable_metrics()) {
+          if (metric.has_gauge()) fix_points(metric.mutable_gauge()->mutable_data_points());
+          if (metric.has_sum()) fix_points(metric.mutable_sum()->mutable_data_points());
+          if (metric.has_histogram()) fix_points(metric.mutable_histogram()->mutable_data_points());
+          if (metric.has_exponential_histogram()) {
+            fix_points(metric.mutable_exponential_histogram()->mutable_data_points());
+          }
+          if (metric.has_summary()) {
+            for (auto& point : *metric.mutable_summary()->mutable_data_points()) fix(point);
+          }
         }
-        if (metric.has_summary()) {
-          for (auto& point : *metric.mutable_summary()->mutable_data_points()) fix(point);
-        }
-      }
-    }
-  }
+      });
 }
 
 }  // namespace lens::exporters

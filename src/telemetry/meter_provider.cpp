@@ -33,7 +33,7 @@ BuiltMeterProvider build_meter_provider(
   metrics::register_meter_context(built.provider, raw_context);
   if (readers.empty()) {
     // Each export is bounded by the exporter's own timeout (OTEL_METRIC_EXPORT_TIMEOUT for the
-    // OTLP exporters, see metric_exporters.cpp).
+    // OTLP exporters, see exporters.cpp).
     readers.push_back(std::make_shared<metrics::PeriodicMetricReader>(
         std::make_unique<metrics::OverflowRenamingExporter>(std::move(exporter)),
         std::chrono::milliseconds(config.otel.metric_export_interval_ms.value)));

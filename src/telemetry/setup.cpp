@@ -26,9 +26,7 @@
 #include <vector>
 
 #include "export/export_report.hpp"
-#include "export/log_exporters.hpp"
-#include "export/metric_exporters.hpp"
-#include "export/span_exporters.hpp"
+#include "export/exporters.hpp"
 #include "lens/groups.hpp"
 #include "lens/metrics.hpp"
 #include "lens/telemetry.hpp"
@@ -505,27 +503,29 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     if (config.traces_enabled) {
       state->trace_report = std::make_shared<exporters::ExportReport>(Signal::traces);
       if (overrides.span_exporter != nullptr) {
-        span_exporter = exporters::make_reporting_span_exporter(
+        span_exporter = exporters::make_reporting_exporter<Signal::traces>(
             std::move(overrides.span_exporter), state->trace_report, "the overrides' exporter",
             /*explain_failures=*/false);
       } else {
-        auto made = exporters::make_span_exporter(config, state->trace_report);
+        auto made = exporters::make_exporter<Signal::traces>(config, state->trace_report);
         if (!made.ok()) {
           return Error(made.message());
         }
         span_exporter = std::move(made).value();
-        if (config.exporter == "otlp") concurrent_span_exports = kConcurrentOtlpSpanExports;
+        if (exporters::exporter_kind(config.exporter) == exporters::ExporterKind::otlp) {
+          concurrent_span_exports = kConcurrentOtlpSpanExports;
+        }
       }
     }
     std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> metric_exporter;
     if (config.metrics_enabled && overrides.metric_readers.empty()) {
       state->metric_report = std::make_shared<exporters::ExportReport>(Signal::metrics);
       if (overrides.metric_exporter != nullptr) {
-        metric_exporter = exporters::make_reporting_metric_exporter(
+        metric_exporter = exporters::make_reporting_exporter<Signal::metrics>(
             std::move(overrides.metric_exporter), state->metric_report, "the overrides' exporter",
             /*explain_failures=*/false);
       } else {
-        auto made = exporters::make_metric_exporter(config, state->metric_report);
+        auto made = exporters::make_exporter<Signal::metrics>(config, state->metric_report);
         if (!made.ok()) {
           return Error(made.message());
         }
@@ -536,11 +536,11 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     if (config.logs_enabled) {
       state->log_report = std::make_shared<exporters::ExportReport>(Signal::logs);
       if (overrides.log_record_exporter != nullptr) {
-        log_exporter = exporters::make_reporting_log_record_exporter(
+        log_exporter = exporters::make_reporting_exporter<Signal::logs>(
             std::move(overrides.log_record_exporter), state->log_report, "the overrides' exporter",
             /*explain_failures=*/false);
       } else {
-        auto made = exporters::make_log_record_exporter(config, state->log_report);
+        auto made = exporters::make_exporter<Signal::logs>(config, state->log_report);
         if (!made.ok()) {
           return Error(made.message());
         }

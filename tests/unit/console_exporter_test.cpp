@@ -9,7 +9,7 @@
 #include <sstream>
 #include <vector>
 
-#include "export/console_span_exporter.hpp"
+#include "export/exporters.hpp"
 
 namespace lens {
 namespace {
@@ -37,8 +37,8 @@ TEST(ConsoleSpanExporterTest, OneCompactJsonObjectPerSpanWithTheOriginalKeys) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
   {
-    auto processor =
-        std::make_unique<sdktrace::SimpleSpanProcessor>(exporters::make_console_span_exporter(out));
+    auto processor = std::make_unique<sdktrace::SimpleSpanProcessor>(
+        exporters::make_console_exporter<Signal::traces>(out));
     auto provider = std::make_shared<sdktrace::TracerProvider>(std::move(processor));
     auto tracer = provider->GetTracer("nemo.lens");
     auto parent = tracer->StartSpan("megatron.train");

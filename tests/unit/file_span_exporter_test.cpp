@@ -2,8 +2,6 @@
 // lines (read back here with nlohmann, independently of the codec); later setups append; an
 // uncreatable directory fails setup; write failures are failed exports reported once; and
 // concurrent exports (threads and two exporters sharing the file) give whole lines only.
-#include "export/file_span_exporter.hpp"
-
 #include <gtest/gtest.h>
 #include <opentelemetry/sdk/instrumentationscope/instrumentation_scope.h>
 #include <opentelemetry/sdk/resource/resource.h>
@@ -21,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "export/span_exporters.hpp"
+#include "export/exporters.hpp"
 #include "lens/groups.hpp"
 #include "lens/log.hpp"
 #include "lens/span.hpp"
@@ -288,7 +286,7 @@ TEST_F(FileSpanExporter, UncreatableDirectoryFailsSetup) {
                                   "' (NEMO_LENS_FILE_PATH) for the file exporter: Not a directory");
 
   // Set in code, the message names the config field.
-  auto made = exporters::make_span_exporter(file_config(path));
+  auto made = exporters::make_exporter<Signal::traces>(file_config(path));
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.message(), "Cannot create directory '" + path.string() +
                                 "' (config.file_path) for the file exporter: Not a directory");
@@ -296,7 +294,7 @@ TEST_F(FileSpanExporter, UncreatableDirectoryFailsSetup) {
 
 TEST_F(FileSpanExporter, UnopenableFileFailsSetup) {
   fs::create_directory(dir_ / "traces.jsonl");  // a directory where the file should be
-  auto made = exporters::make_span_exporter(file_config(dir_));
+  auto made = exporters::make_exporter<Signal::traces>(file_config(dir_));
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.message(), "Cannot open '" + (dir_ / "traces.jsonl").string() +
                                 "' (config.file_path) for appending: Is a directory");
@@ -342,8 +340,8 @@ class Batches {
 
 TEST_F(FileSpanExporter, ConcurrentExportsWriteWholeLines) {
   // Two exporters on one directory stand for two rank processes; several threads each.
-  auto first = exporters::make_span_exporter(file_config(dir_));
-  auto second = exporters::make_span_exporter(file_config(dir_));
+  auto first = exporters::make_exporter<Signal::traces>(file_config(dir_));
+  auto second = exporters::make_exporter<Signal::traces>(file_config(dir_));
   ASSERT_TRUE(first.ok()) << first.message();
   ASSERT_TRUE(second.ok()) << second.message();
   constexpr int kThreadsPerExporter = 3;
@@ -385,7 +383,7 @@ TEST_F(FileSpanExporter, ConcurrentExportsWriteWholeLines) {
 }
 
 TEST_F(FileSpanExporter, ExportAfterShutdownFails) {
-  auto exporter = exporters::make_span_exporter(file_config(dir_));
+  auto exporter = exporters::make_exporter<Signal::traces>(file_config(dir_));
   ASSERT_TRUE(exporter.ok()) << exporter.message();
   Batches batches(**exporter);
   EXPECT_EQ(batches.export_batch("before", 1, 1), ExportResult::kSuccess);
@@ -399,7 +397,7 @@ TEST_F(FileSpanExporter, WriteFailuresAreFailedExportsReportedOnce) {
   // Writes to /dev/full fail with ENOSPC.
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
   fs::create_symlink("/dev/full", dir_ / "traces.jsonl");
-  auto exporter = exporters::make_span_exporter(file_config(dir_));
+  auto exporter = exporters::make_exporter<Signal::traces>(file_config(dir_));
   ASSERT_TRUE(exporter.ok()) << exporter.message();
   Batches batches(**exporter);
   ::testing::internal::CaptureStderr();

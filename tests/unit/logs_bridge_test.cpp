@@ -19,7 +19,7 @@
 #include <string>
 #include <thread>
 
-#include "export/console_log_exporter.hpp"
+#include "export/console_json.hpp"
 #include "export/log_record_data.hpp"
 #include "export/otlp_json.hpp"
 #include "lens/log.hpp"
@@ -62,7 +62,7 @@ class CapturingExporter final : public sdklogs::LogRecordExporter {
     --captured_->exports_waiting;
     for (auto& record : records) {
       auto* data = static_cast<LogRecordData*>(record.release());
-      captured_->lines.push_back(exporters::console_log_line(*data));
+      captured_->lines.push_back(exporters::console_line(*data));
       captured_->records.emplace_back(data);
     }
     return opentelemetry::sdk::common::ExportResult::kSuccess;

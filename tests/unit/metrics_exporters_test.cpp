@@ -13,8 +13,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "export/console_metric_exporter.hpp"
-#include "export/metric_exporters.hpp"
+#include "export/exporters.hpp"
 #include "export/otlp_json.hpp"
 #include "lens/megatron/training_metrics.hpp"
 #include "lens/telemetry.hpp"
@@ -41,15 +40,19 @@ std::vector<std::string> keys_of(const nlohmann::ordered_json& object) {
   return keys;
 }
 
+// Telemetry whose metrics go to the console exporter, writing to `out`.
+Result<TelemetryHandle> console_metrics_to(std::FILE* out, TemporalityPreference temporality) {
+  SetupOverrides overrides;
+  overrides.env = Env::from({});
+  overrides.metric_exporter = exporters::make_console_exporter<Signal::metrics>(out, temporality);
+  return setup_telemetry(exporting("console"), test_support::rank_of(0, 1), {},
+                         std::move(overrides));
+}
+
 TEST(MetricsExporters, ConsoleLineHasThePythonShapes) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
-  SetupOverrides overrides;
-  overrides.env = Env::from({});
-  overrides.metric_exporter =
-      exporters::make_console_metric_exporter(TemporalityPreference::delta, out);
-  auto handle =
-      setup_telemetry(exporting("console"), test_support::rank_of(0, 1), {}, std::move(overrides));
+  auto handle = console_metrics_to(out, TemporalityPreference::delta);
   ASSERT_TRUE(handle.ok()) << handle.message();
   handle->meter()->CreateUInt64Counter("test.sum", "a sum", "{item}")->Add(3, {{"k", "v"}});
   handle->meter()
@@ -170,12 +173,7 @@ TEST(MetricsExporters, FileLinesDecodeWithAnIndependentDecoder) {
 TEST(MetricsExporters, CachedGaugesReachTheExportAtShutdown) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
-  SetupOverrides overrides;
-  overrides.env = Env::from({});
-  overrides.metric_exporter =
-      exporters::make_console_metric_exporter(TemporalityPreference::cumulative, out);
-  auto handle =
-      setup_telemetry(exporting("console"), test_support::rank_of(0, 1), {}, std::move(overrides));
+  auto handle = console_metrics_to(out, TemporalityPreference::cumulative);
   ASSERT_TRUE(handle.ok()) << handle.message();
   megatron::record_training_metrics(*handle->meter(), {.loss = 2.5, .learning_rate = 3e-4});
   ASSERT_TRUE(handle->shutdown(std::chrono::milliseconds(2000)).ok());
@@ -237,7 +235,7 @@ TEST(MetricsExporters, TemporalityFollowsThePreference) {
     Config config = exporting("none");
     config.otel = OtelSettings::from_env(
         Env::from({{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", c.preference}}));
-    auto exporter = exporters::make_metric_exporter(config);
+    auto exporter = exporters::make_exporter<Signal::metrics>(config);
     ASSERT_TRUE(exporter.ok());
     EXPECT_EQ((*exporter)->GetAggregationTemporality(c.type), c.expected) << c.preference;
   }
@@ -245,7 +243,7 @@ TEST(MetricsExporters, TemporalityFollowsThePreference) {
 
 TEST(MetricsExporters, UnknownExporterNamesTheVariable) {
   Config config = exporting("bogus");
-  auto exporter = exporters::make_metric_exporter(config);
+  auto exporter = exporters::make_exporter<Signal::metrics>(config);
   ASSERT_FALSE(exporter.ok());
   EXPECT_EQ(exporter.message(),
             "Exporter 'bogus' in config.exporter is not available for metrics in this build; "

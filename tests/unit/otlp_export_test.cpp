@@ -29,9 +29,9 @@
 #include <thread>
 #include <vector>
 
+#include "export/exporters.hpp"
 #include "export/otlp_exporters.hpp"
 #include "export/otlp_json.hpp"
-#include "export/span_exporters.hpp"
 #include "lens/env.hpp"
 #include "lens/otel_settings.hpp"
 #include "metrics/periodic_metric_reader.hpp"
@@ -287,7 +287,7 @@ TEST(OtlpHttpExport, EverySettingReachesTheWire) {
          {"OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=s3cret%20value,Authorization=Bearer%20tok"},
          {"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", gzip ? "gzip" : "none"},
          {"OTEL_EXPORTER_OTLP_TIMEOUT", "3000"}});
-    auto exporter = make_otlp_span_exporter(settings, captured.report, kFastRetry);
+    auto exporter = make_otlp_exporter<Signal::traces>(settings, captured.report, kFastRetry);
     SpanBatch batch;
     ASSERT_EQ(export_batch(*exporter, batch), ExportResult::kSuccess);
     ASSERT_TRUE(receiver.wait_for_requests(gzip ? 2 : 1, 3s));
@@ -319,7 +319,7 @@ TEST(OtlpHttpExport, EverySettingReachesTheWire) {
 TEST(OtlpHttpExport, JsonIsTheOtlpJsonMapping) {
   ScriptedHttpReceiver receiver;
   Captured captured;
-  auto exporter = make_otlp_span_exporter(
+  auto exporter = make_otlp_exporter<Signal::traces>(
       settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
                      {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", receiver.url("/v1/traces")}}),
       captured.report, kFastRetry);
@@ -352,11 +352,11 @@ TEST(OtlpHttpExport, RetryableAnswersAreRetriedWithTheirRetryAfter) {
   receiver.push({429, {{"Retry-After", "0"}}, "", "text/plain"});
   receiver.push({502, {}, "", "text/plain"});
   Captured captured;
-  auto exporter =
-      make_otlp_span_exporter(settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
-                                             {"OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url("")},
-                                             {"OTEL_EXPORTER_OTLP_TIMEOUT", "5000"}}),
-                              captured.report, kFastRetry);
+  auto exporter = make_otlp_exporter<Signal::traces>(
+      settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
+                     {"OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url("")},
+                     {"OTEL_EXPORTER_OTLP_TIMEOUT", "5000"}}),
+      captured.report, kFastRetry);
   SpanBatch batch;
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(export_batch(*exporter, batch), ExportResult::kSuccess);
@@ -382,7 +382,7 @@ TEST(OtlpHttpExport, BadRequestIsDroppedAndReportedOnce) {
   receiver.push({400, {}, status_body});
   receiver.push({400, {}, status_body});
   Captured captured;
-  auto exporter = make_otlp_span_exporter(
+  auto exporter = make_otlp_exporter<Signal::traces>(
       settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
                      {"OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url("")},
                      {"OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=topsecret"}}),
@@ -410,10 +410,10 @@ TEST(OtlpHttpExport, PartialSuccessIsCountedAndReportedOnce) {
   receiver.push({200, {}, response.SerializeAsString()});
   receiver.push({200, {}, response.SerializeAsString()});
   Captured captured;
-  auto exporter =
-      make_otlp_span_exporter(settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
-                                             {"OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url("")}}),
-                              captured.report, kFastRetry);
+  auto exporter = make_otlp_exporter<Signal::traces>(
+      settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
+                     {"OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url("")}}),
+      captured.report, kFastRetry);
   SpanBatch batch;
   EXPECT_EQ(export_batch(*exporter, batch), ExportResult::kSuccess);
   EXPECT_EQ(export_batch(*exporter, batch), ExportResult::kSuccess);
@@ -430,11 +430,11 @@ TEST(OtlpHttpExport, PartialSuccessIsCountedAndReportedOnce) {
 TEST(OtlpHttpExport, AReceiverThatNeverAnswersEndsEachExportAtItsTimeout) {
   ScriptedHttpReceiver receiver(/*answer=*/false);
   Captured captured;
-  auto exporter =
-      make_otlp_span_exporter(settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
-                                             {"OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url("")},
-                                             {"OTEL_EXPORTER_OTLP_TIMEOUT", "400"}}),
-                              captured.report, kFastRetry);
+  auto exporter = make_otlp_exporter<Signal::traces>(
+      settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
+                     {"OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url("")},
+                     {"OTEL_EXPORTER_OTLP_TIMEOUT", "400"}}),
+      captured.report, kFastRetry);
   SpanBatch batch;
   for (int i = 0; i < 2; ++i) {
     const auto start = std::chrono::steady_clock::now();
@@ -454,7 +454,7 @@ TEST(OtlpHttpExport, AReceiverThatNeverAnswersEndsEachExportAtItsTimeout) {
 
 TEST(OtlpGrpcExport, BeginDrainBoundsRetriesByTheShutdownDeadline) {
   Captured captured;
-  auto exporter = make_otlp_span_exporter(
+  auto exporter = make_otlp_exporter<Signal::traces>(
       settings_from({{"OTEL_EXPORTER_OTLP_ENDPOINT",
                       "http://127.0.0.1:" + std::to_string(test_servers::free_port())},
                      {"OTEL_EXPORTER_OTLP_TIMEOUT", "10000"}}),
@@ -512,8 +512,8 @@ TEST(OtlpExportHints, SchemelessEndpointAndProtocolMismatchSayWhatToSet) {
     Env::Map variables = c.variables;
     variables["OTEL_EXPORTER_OTLP_TIMEOUT"] = "2000";
     Captured captured;
-    auto exporter = make_otlp_span_exporter(settings_from(variables), captured.report,
-                                            RetryPolicy{Millis(5000), Millis(5000), 1.0});
+    auto exporter = make_otlp_exporter<Signal::traces>(
+        settings_from(variables), captured.report, RetryPolicy{Millis(5000), Millis(5000), 1.0});
     EXPECT_EQ(export_batch(*exporter, batch), ExportResult::kFailure) << c.expected;
     ASSERT_EQ(captured.lines.size(), 1u) << c.expected;
     EXPECT_NE(captured.lines[0].find(c.expected), std::string::npos) << captured.lines[0];
@@ -530,7 +530,7 @@ TEST(OtlpGrpcExport, ReceiverDownAtStartThenUpGetsTheData) {
   // other unit tests in one process (scripts/test.sh's shards) 8 s ended it before delivery in
   // 3 of 3 runs, 20 s delivered in about 4 s. The timeout only bounds a failure; the export
   // returns as soon as the batch is delivered.
-  auto exporter = make_otlp_span_exporter(
+  auto exporter = make_otlp_exporter<Signal::traces>(
       settings_from({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:" + std::to_string(port)},
                      {"OTEL_EXPORTER_OTLP_TIMEOUT", "20000"}}),
       captured.report, kFastRetry);
@@ -576,7 +576,7 @@ TEST(OtlpExportThroughCollect, EveryProtocolGivesTheSameLines) {
   SpanBatch batch;
   for (const Case& c : cases) {
     Captured captured;
-    auto exporter = make_otlp_span_exporter(
+    auto exporter = make_otlp_exporter<Signal::traces>(
         settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", c.protocol},
                        {"OTEL_EXPORTER_OTLP_COMPRESSION", c.compression},
                        {"OTEL_EXPORTER_OTLP_ENDPOINT", c.endpoint},
@@ -590,7 +590,7 @@ TEST(OtlpExportThroughCollect, EveryProtocolGivesTheSameLines) {
     Captured captured;
     const std::string endpoint =
         "http://" + collector.address(std::string(protocol) == "grpc" ? "grpc" : "http");
-    auto exporter = make_otlp_span_exporter(
+    auto exporter = make_otlp_exporter<Signal::traces>(
         settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", protocol},
                        {"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint},
                        {"OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20n0t-the-t0ken"}}),
@@ -619,7 +619,7 @@ TEST(OtlpExportThroughCollect, EveryProtocolGivesTheSameLines) {
 TEST(OtlpExportThroughCollect, ReceiverKilledMidRunCountsDropsWithoutCrashing) {
   auto collector = std::make_unique<CollectProcess>();
   Captured captured;
-  auto exporter = make_otlp_span_exporter(
+  auto exporter = make_otlp_exporter<Signal::traces>(
       settings_from({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://" + collector->address("grpc")},
                      {"OTEL_EXPORTER_OTLP_TIMEOUT", "300"}}),
       captured.report, kFastRetry);
@@ -654,18 +654,27 @@ TEST(OtlpExportThroughCollect, ReceiverKilledMidRunCountsDropsWithoutCrashing) {
       << captured.lines[0];
 }
 
+// The OTLP exporter of signal S to `collector` over `protocol` (set by `protocol_variable`),
+// counting into `captured`.
+template <Signal S>
+ExporterPtr<S> exporter_to(CollectProcess& collector, const char* protocol,
+                           const Captured& captured, const char* protocol_variable,
+                           TemporalityPreference temporality = TemporalityPreference::cumulative) {
+  const std::string endpoint =
+      "http://" + collector.address(std::string(protocol) == "grpc" ? "grpc" : "http");
+  return make_otlp_exporter<S>(
+      settings_from({{protocol_variable, protocol}, {"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint}}, S),
+      captured.report, kFastRetry, temporality);
+}
+
 TEST(OtlpMetricsExport, PeriodicReaderSendsOverEveryProtocol) {
   CollectProcess collector;
   ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
   for (const char* protocol : {"grpc", "http/protobuf", "http/json"}) {
     Captured captured(Signal::metrics);
-    const std::string endpoint =
-        "http://" + collector.address(std::string(protocol) == "grpc" ? "grpc" : "http");
-    auto exporter =
-        make_otlp_metric_exporter(settings_from({{"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", protocol},
-                                                 {"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint}},
-                                                Signal::metrics),
-                                  TemporalityPreference::delta, captured.report, kFastRetry);
+    auto exporter = exporter_to<Signal::metrics>(collector, protocol, captured,
+                                                 "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+                                                 TemporalityPreference::delta);
     auto provider = std::make_shared<opentelemetry::sdk::metrics::MeterProvider>(
         std::unique_ptr<opentelemetry::sdk::metrics::ViewRegistry>(
             new opentelemetry::sdk::metrics::ViewRegistry()),
@@ -705,13 +714,8 @@ TEST(OtlpLogsExport, LoggerProviderSendsOverEveryProtocol) {
   ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
   for (const char* protocol : {"grpc", "http/protobuf", "http/json"}) {
     Captured captured(Signal::logs);
-    const std::string endpoint =
-        "http://" + collector.address(std::string(protocol) == "grpc" ? "grpc" : "http");
-    auto exporter =
-        make_otlp_log_record_exporter(settings_from({{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", protocol},
-                                                     {"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint}},
-                                                    Signal::logs),
-                                      captured.report, kFastRetry);
+    auto exporter = exporter_to<Signal::logs>(collector, protocol, captured,
+                                              "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL");
     // The provider setup_telemetry builds: its loggers hand records to lens's log pipeline.
     Config config;
     config.otel.blrp.schedule_delay_ms.value = 20;
@@ -743,7 +747,7 @@ TEST(SpanExporterSelection, EveryExporterCountsIntoTheGivenReport) {
   Captured captured;
   Config config;
   config.exporter = "none";
-  auto made = make_span_exporter(config, captured.report);
+  auto made = make_exporter<Signal::traces>(config, captured.report);
   ASSERT_TRUE(made.ok()) << made.message();
   SpanBatch batch;
   EXPECT_EQ(export_batch(**made, batch), ExportResult::kSuccess);

@@ -32,51 +32,15 @@ using test_support::add_attribute;
 using test_support::bytes_from;
 
 ExportTraceServiceRequest trace_request() {
-  ExportTraceServiceRequest request;
-  trace::ResourceSpans* resource_spans = request.add_resource_spans();
-  add_attribute(resource_spans->mutable_resource()->mutable_attributes(), "service.name")
-      ->mutable_value()
-      ->set_string_value("trainer");
-  resource_spans->set_schema_url("https://opentelemetry.io/schemas/1.24.0");
-  trace::ScopeSpans* scope_spans = resource_spans->add_scope_spans();
-  scope_spans->mutable_scope()->set_name("nemo.lens");
-  scope_spans->mutable_scope()->set_version("0.1.0");
-
-  trace::Span* span = scope_spans->add_spans();
-  span->set_trace_id(bytes_from(0x01, 16));
-  span->set_span_id(bytes_from(0x11, 8));
-  span->set_trace_state("k=v");
-  span->set_parent_span_id(bytes_from(0x21, 8));
-  span->set_name("train_step");
-  span->set_kind(trace::Span::SPAN_KIND_SERVER);
-  span->set_start_time_unix_nano(1700000000000000000);
-  span->set_end_time_unix_nano(1700000000250000000);
-  add_attribute(span->mutable_attributes(), "step")->mutable_value()->set_int_value(42);
-  add_attribute(span->mutable_attributes(), "loss")->mutable_value()->set_double_value(0.25);
+  ExportTraceServiceRequest request =
+      test_support::train_step_request("k=v", 0x21, -9007199254740993);
+  trace::Span* span = request.mutable_resource_spans(0)->mutable_scope_spans(0)->mutable_spans(0);
   add_attribute(span->mutable_attributes(), "phase")->mutable_value()->set_string_value("fwd");
   add_attribute(span->mutable_attributes(), "ok")->mutable_value()->set_bool_value(true);
   common::ArrayValue* dims =
       add_attribute(span->mutable_attributes(), "dims")->mutable_value()->mutable_array_value();
   dims->add_values()->set_int_value(8);
   dims->add_values()->set_int_value(1024);
-  span->set_dropped_attributes_count(1);
-
-  trace::Span::Event* event = span->add_events();
-  event->set_time_unix_nano(1700000000100000000);
-  event->set_name("checkpoint");
-  add_attribute(event->mutable_attributes(), "bytes")
-      ->mutable_value()
-      ->set_int_value(-9007199254740993);
-
-  trace::Span::Link* link = span->add_links();
-  link->set_trace_id(bytes_from(0xa1, 16));
-  link->set_span_id(bytes_from(0xb1, 8));
-  add_attribute(link->mutable_attributes(), "kind")->mutable_value()->set_string_value("data");
-  link->set_flags(0x100);
-
-  span->mutable_status()->set_code(trace::Status::STATUS_CODE_ERROR);
-  span->mutable_status()->set_message("nan loss");
-  span->set_flags(0x301);
   return request;
 }
 
@@ -99,12 +63,8 @@ const std::string kTraceLine =
 
 ExportMetricsServiceRequest metrics_request() {
   ExportMetricsServiceRequest request;
-  metrics::ResourceMetrics* resource_metrics = request.add_resource_metrics();
-  add_attribute(resource_metrics->mutable_resource()->mutable_attributes(), "service.name")
-      ->mutable_value()
-      ->set_string_value("trainer");
-  metrics::ScopeMetrics* scope_metrics = resource_metrics->add_scope_metrics();
-  scope_metrics->mutable_scope()->set_name("nemo.lens");
+  metrics::ScopeMetrics* scope_metrics = test_support::add_trainer_scope(
+      request.add_resource_metrics(), &metrics::ResourceMetrics::add_scope_metrics);
   metrics::Metric* metric = scope_metrics->add_metrics();
   metric->set_name("tokens");
   metric->set_unit("{token}");
@@ -135,12 +95,8 @@ const std::string kMetricsLine =
 
 ExportLogsServiceRequest logs_request() {
   ExportLogsServiceRequest request;
-  logs::ResourceLogs* resource_logs = request.add_resource_logs();
-  add_attribute(resource_logs->mutable_resource()->mutable_attributes(), "service.name")
-      ->mutable_value()
-      ->set_string_value("trainer");
-  logs::ScopeLogs* scope_logs = resource_logs->add_scope_logs();
-  scope_logs->mutable_scope()->set_name("nemo.lens");
+  logs::ScopeLogs* scope_logs = test_support::add_trainer_scope(
+      request.add_resource_logs(), &logs::ResourceLogs::add_scope_logs);
   logs::LogRecord* record = scope_logs->add_log_records();
   record->set_time_unix_nano(1700000000000000000);
   record->set_severity_number(logs::SEVERITY_NUMBER_WARN);

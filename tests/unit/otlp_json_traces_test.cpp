@@ -105,51 +105,21 @@ struct OneSpan {
 
 // Every span field, events and links with every field, an error status.
 ExportTraceServiceRequest full_request() {
-  ExportTraceServiceRequest request;
-  trace::ResourceSpans* resource_spans = request.add_resource_spans();
-  add_attribute(resource_spans->mutable_resource()->mutable_attributes(), "service.name")
-      ->mutable_value()
-      ->set_string_value("trainer");
+  ExportTraceServiceRequest request = test_support::train_step_request("k=v,a=b", 0xf1, -7);
+  trace::ResourceSpans* resource_spans = request.mutable_resource_spans(0);
   resource_spans->mutable_resource()->set_dropped_attributes_count(2);
-  resource_spans->set_schema_url("https://opentelemetry.io/schemas/1.24.0");
-  trace::ScopeSpans* scope_spans = resource_spans->add_scope_spans();
-  scope_spans->mutable_scope()->set_name("nemo.lens");
-  scope_spans->mutable_scope()->set_version("0.1.0");
+  trace::ScopeSpans* scope_spans = resource_spans->mutable_scope_spans(0);
   add_attribute(scope_spans->mutable_scope()->mutable_attributes(), "lib")
       ->mutable_value()
       ->set_bool_value(true);
   scope_spans->mutable_scope()->set_dropped_attributes_count(3);
   scope_spans->set_schema_url("https://opentelemetry.io/schemas/1.21.0");
-
-  trace::Span* span = scope_spans->add_spans();
-  span->set_trace_id(bytes_from(0x01, 16));
-  span->set_span_id(bytes_from(0x11, 8));
-  span->set_trace_state("k=v,a=b");
-  span->set_parent_span_id(bytes_from(0xf1, 8));
-  span->set_name("train_step");
-  span->set_kind(trace::Span::SPAN_KIND_SERVER);
-  span->set_start_time_unix_nano(1700000000000000000);
-  span->set_end_time_unix_nano(1700000000250000000);
-  add_attribute(span->mutable_attributes(), "step")->mutable_value()->set_int_value(42);
-  add_attribute(span->mutable_attributes(), "loss")->mutable_value()->set_double_value(0.25);
-  span->set_dropped_attributes_count(1);
-  trace::Span::Event* event = span->add_events();
-  event->set_time_unix_nano(1700000000100000000);
-  event->set_name("checkpoint");
-  add_attribute(event->mutable_attributes(), "bytes")->mutable_value()->set_int_value(-7);
-  event->set_dropped_attributes_count(4);
+  trace::Span* span = scope_spans->mutable_spans(0);
+  span->mutable_events(0)->set_dropped_attributes_count(4);
   span->set_dropped_events_count(5);
-  trace::Span::Link* link = span->add_links();
-  link->set_trace_id(bytes_from(0xa1, 16));
-  link->set_span_id(bytes_from(0xb1, 8));
-  link->set_trace_state("x=y");
-  add_attribute(link->mutable_attributes(), "kind")->mutable_value()->set_string_value("data");
-  link->set_dropped_attributes_count(6);
-  link->set_flags(0x100);
+  span->mutable_links(0)->set_trace_state("x=y");
+  span->mutable_links(0)->set_dropped_attributes_count(6);
   span->set_dropped_links_count(7);
-  span->mutable_status()->set_message("nan loss");
-  span->mutable_status()->set_code(trace::Status::STATUS_CODE_ERROR);
-  span->set_flags(0x301);
   return request;
 }
 

@@ -175,17 +175,23 @@ TEST(OtlpRetryLoop, TheDeadlineBoundsBackoffAndEachAttempt) {
   for (std::size_t i = 1; i < given.size(); ++i) EXPECT_LT(given[i], given[i - 1]);
 }
 
+// An export (default policy) whose every attempt asks to retry after `hint`; counts attempts.
+Attempt always_retry_after(Millis hint, std::chrono::steady_clock::time_point deadline,
+                           Interrupt& interrupt, int& calls) {
+  return send_with_retries(
+      {}, deadline, interrupt,
+      [&](Millis) {
+        ++calls;
+        return make(Kind::kRetryable, hint);
+      },
+      [] {});
+}
+
 TEST(OtlpRetryLoop, AHintPastTheDeadlineEndsTheExportAtOnce) {
   Interrupt interrupt;
   int calls = 0;
   const auto start = std::chrono::steady_clock::now();
-  const Attempt result = send_with_retries(
-      {}, start + 1s, interrupt,
-      [&](Millis) {
-        ++calls;
-        return make(Kind::kRetryable, 30s);
-      },
-      [] {});
+  const Attempt result = always_retry_after(30s, start + 1s, interrupt, calls);
   EXPECT_EQ(calls, 1);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 200ms);
   EXPECT_EQ(result.message,
@@ -233,13 +239,7 @@ TEST(OtlpRetryLoop, AShutdownDeadlineEndsRetriesThatWouldPassIt) {
   const auto start = std::chrono::steady_clock::now();
   interrupt.trigger(start + 300ms);
   int calls = 0;
-  const Attempt hinted = send_with_retries(
-      {}, start + 10s, interrupt,
-      [&](Millis) {
-        ++calls;
-        return make(Kind::kRetryable, 1s);
-      },
-      [] {});
+  const Attempt hinted = always_retry_after(1s, start + 10s, interrupt, calls);
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(hinted.message,
             "failed; the server asked to retry after 1000 ms, past the shutdown timeout");

@@ -104,7 +104,7 @@ TEST_F(OtlpTls, TheCaInCertificateDeliversOverEveryProtocol) {
     // localhost is in the certificate's names too.
     for (const char* host : {"127.0.0.1", "localhost"}) {
       Captured captured;
-      auto exporter = make_otlp_span_exporter(
+      auto exporter = make_otlp_exporter<Signal::traces>(
           settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", protocol.name},
                          {"OTEL_EXPORTER_OTLP_ENDPOINT", https_endpoint(collector, protocol, host)},
                          {"OTEL_EXPORTER_OTLP_CERTIFICATE", tls_.ca()},
@@ -133,7 +133,7 @@ TEST_F(OtlpTls, AServerCertificateThatCannotBeVerifiedFailsOnceAndClearly) {
                             {"OTEL_EXPORTER_OTLP_TIMEOUT", "5000"}};
       if (!ca.empty()) variables["OTEL_EXPORTER_OTLP_CERTIFICATE"] = ca;
       auto exporter =
-          make_otlp_span_exporter(settings_from(variables), captured.report, kFastRetry);
+          make_otlp_exporter<Signal::traces>(settings_from(variables), captured.report, kFastRetry);
       const std::string what = std::string(protocol.name) + (ca.empty() ? "" : " wrong CA");
       const auto start = std::chrono::steady_clock::now();
       EXPECT_EQ(export_span(*exporter, "refused"), ExportResult::kFailure) << what;
@@ -170,7 +170,7 @@ TEST_F(OtlpTls, ACertificateForAnotherHostFailsVerification) {
   ASSERT_FALSE(collector.listening().empty()) << collector.err();
   for (const Protocol& protocol : kProtocols) {
     Captured captured;
-    auto exporter = make_otlp_span_exporter(
+    auto exporter = make_otlp_exporter<Signal::traces>(
         settings_from(
             {{"OTEL_EXPORTER_OTLP_PROTOCOL", protocol.name},
              {"OTEL_EXPORTER_OTLP_ENDPOINT", https_endpoint(collector, protocol, "127.0.0.2")},
@@ -196,7 +196,7 @@ TEST_F(OtlpTls, MutualTlsNeedsTheClientCertificate) {
   for (const Protocol& protocol : kProtocols) {
     {
       Captured captured;
-      auto exporter = make_otlp_span_exporter(
+      auto exporter = make_otlp_exporter<Signal::traces>(
           settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", protocol.name},
                          {"OTEL_EXPORTER_OTLP_ENDPOINT", https_endpoint(collector, protocol)},
                          {"OTEL_EXPORTER_OTLP_CERTIFICATE", tls_.ca()},
@@ -210,7 +210,7 @@ TEST_F(OtlpTls, MutualTlsNeedsTheClientCertificate) {
     }
     {
       Captured captured;
-      auto exporter = make_otlp_span_exporter(
+      auto exporter = make_otlp_exporter<Signal::traces>(
           settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", protocol.name},
                          {"OTEL_EXPORTER_OTLP_ENDPOINT", https_endpoint(collector, protocol)},
                          {"OTEL_EXPORTER_OTLP_CERTIFICATE", tls_.ca()},
@@ -260,7 +260,7 @@ TEST_F(OtlpTls, PerSignalVariablesWinOverTheGeneralOnes) {
            {"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", tls_.server_certificate()},
            {"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", tls_.client_key()},
            {"OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE", tls_.client_certificate()}});
-      auto exporter = make_otlp_span_exporter(settings, captured.report, kFastRetry);
+      auto exporter = make_otlp_exporter<Signal::traces>(settings, captured.report, kFastRetry);
       EXPECT_EQ(export_span(*exporter, "per-signal"), ExportResult::kSuccess) << protocol.name;
       EXPECT_TRUE(captured.lines.empty()) << protocol.name << ": " << captured.lines.front();
     }
@@ -274,7 +274,7 @@ TEST_F(OtlpTls, PerSignalVariablesWinOverTheGeneralOnes) {
                          {"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", tls_.other_ca()},
                          {"OTEL_EXPORTER_OTLP_CLIENT_KEY", tls_.client_key()},
                          {"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", tls_.client_certificate()}});
-      auto exporter = make_otlp_span_exporter(settings, captured.report, kFastRetry);
+      auto exporter = make_otlp_exporter<Signal::traces>(settings, captured.report, kFastRetry);
       EXPECT_EQ(export_span(*exporter, "wrong-per-signal-ca"), ExportResult::kFailure)
           << protocol.name;
       ASSERT_EQ(captured.lines.size(), 1u) << protocol.name;
@@ -322,15 +322,15 @@ TEST_F(OtlpTls, InsecureAppliesToGrpcEndpointsWithoutAScheme) {
   };
   for (const Case& c : cases) {
     Captured captured;
-    auto exporter = make_otlp_span_exporter(c.settings, captured.report, kFastRetry);
+    auto exporter = make_otlp_exporter<Signal::traces>(c.settings, captured.report, kFastRetry);
     EXPECT_EQ(export_span(*exporter, c.name), ExportResult::kSuccess) << c.name;
     EXPECT_TRUE(captured.lines.empty()) << c.name << ": " << captured.lines.front();
   }
   // TLS by default without a scheme: a plain-text receiver is not spoken to in plain text.
   {
     Captured captured;
-    auto exporter = make_otlp_span_exporter(grpc_settings(plain_address, false, tls_.ca()),
-                                            captured.report, kFastRetry);
+    auto exporter = make_otlp_exporter<Signal::traces>(
+        grpc_settings(plain_address, false, tls_.ca()), captured.report, kFastRetry);
     EXPECT_EQ(export_span(*exporter, "tls-to-plain"), ExportResult::kFailure);
     ASSERT_EQ(captured.lines.size(), 1u);
     EXPECT_NE(captured.lines[0].find(plain_address + " (grpc) failed"), std::string::npos)
@@ -347,7 +347,7 @@ TEST_F(OtlpTls, InsecureSkipsVerificationOverHttp) {
   CollectProcess collector(tls_.collect_flags());
   ASSERT_FALSE(collector.listening().empty()) << collector.err();
   Captured captured;
-  auto exporter = make_otlp_span_exporter(
+  auto exporter = make_otlp_exporter<Signal::traces>(
       settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
                      {"OTEL_EXPORTER_OTLP_ENDPOINT", https_endpoint(collector, kProtocols[1])},
                      {"OTEL_EXPORTER_OTLP_INSECURE", "true"}}),

@@ -22,7 +22,7 @@ namespace {
 namespace otel_sdk = opentelemetry::sdk::trace;
 namespace nostd = opentelemetry::nostd;
 using lens::exporters::ExportReport;
-using lens::exporters::make_reporting_span_exporter;
+using lens::exporters::make_reporting_exporter;
 using lens::sdk::LimitingExporter;
 using lens::sdk::SpanLimits;
 
@@ -219,9 +219,9 @@ TEST(ReportingExporter, CountsExportedAndFailedSpans) {
   std::vector<std::string> lines;
   auto report = std::make_shared<ExportReport>(
       lens::Signal::traces, [&](std::string_view line) { lines.emplace_back(line); });
-  auto provider =
-      std::make_shared<otel_sdk::TracerProvider>(std::make_unique<otel_sdk::SimpleSpanProcessor>(
-          make_reporting_span_exporter(std::move(memory.exporter), report, "memory")));
+  auto provider = std::make_shared<otel_sdk::TracerProvider>(
+      std::make_unique<otel_sdk::SimpleSpanProcessor>(make_reporting_exporter<lens::Signal::traces>(
+          std::move(memory.exporter), report, "memory")));
   auto tracer = provider->GetTracer("counting");
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
@@ -241,8 +241,8 @@ TEST(ReportingExporter, CountsExportedAndFailedSpans) {
             std::vector<std::string>{"lens: traces export to memory failed; its spans are "
                                      "dropped (further occurrences are counted, not shown)"});
 
-  auto failing = make_reporting_span_exporter(std::make_unique<ScriptedExporter>(false), report,
-                                              "scripted", /*explain_failures=*/false);
+  auto failing = make_reporting_exporter<lens::Signal::traces>(
+      std::make_unique<ScriptedExporter>(false), report, "scripted", /*explain_failures=*/false);
   std::vector<std::unique_ptr<otel_sdk::Recordable>> batch;
   batch.push_back(failing->MakeRecordable());
   batch.push_back(failing->MakeRecordable());

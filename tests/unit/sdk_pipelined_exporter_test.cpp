@@ -274,8 +274,9 @@ TEST(SdkPipelinedExporter, ShutdownSendsWhatWasHandedOverThenRefusesMore) {
   auto script = std::make_shared<SenderScript>();
   script->set_gate(false);
   auto report = std::make_shared<lens::exporters::ExportReport>(lens::Signal::traces);
-  lens::sdk::PipelinedExporter exporter(lens::exporters::make_reporting_span_exporter(
-      std::make_unique<ScriptedBatchExporter>(script), report, "scripted"));
+  lens::sdk::PipelinedExporter exporter(
+      lens::exporters::make_reporting_exporter<lens::Signal::traces>(
+          std::make_unique<ScriptedBatchExporter>(script), report, "scripted"));
   auto first = batch_of(exporter, "x", 4);
   auto second = batch_of(exporter, "y", 5);
   EXPECT_EQ(export_batch(exporter, first), ExportResult::kSuccess);

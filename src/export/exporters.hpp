@@ -1,0 +1,52 @@
+// Builds the exporter of a signal that config.exporter names: OTLP over gRPC, HTTP/protobuf or
+// HTTP/JSON (otlp_exporters.hpp), console JSON lines on stdout (console_json.hpp), one OTLP/JSON
+// request per line in <file_path>/{traces,metrics,logs}.jsonl, or none (record, then discard —
+// for overhead measurements). Every exporter's outcomes are counted in an ExportReport, and the
+// metric exporters ask for the temporality of OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE.
+// The only layer that does I/O. Thread-safety: the factories are stateless; the exporters'
+// members may be called from any thread.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "export/export_report.hpp"
+#include "export/signal_sdk.hpp"
+#include "lens/config.hpp"
+#include "lens/result.hpp"
+
+namespace lens::exporters {
+
+enum class ExporterKind { otlp, console, file, none };
+
+// The kind config.exporter names; nullopt for a name that is none of them.
+std::optional<ExporterKind> exporter_kind(std::string_view name) noexcept;
+
+// The file of `signal` inside config.file_path: traces.jsonl, metrics.jsonl or logs.jsonl.
+const char* file_name(Signal signal) noexcept;
+
+// `report` counts every export's outcome and reports failures (one of its own when null).
+template <Signal S>
+Result<ExporterPtr<S>> make_exporter(const Config& config,
+                                     std::shared_ptr<ExportReport> report = nullptr);
+
+// Writes each batch to `out` whole, under a lock, and flushes it.
+template <Signal S>
+ExporterPtr<S> make_console_exporter(
+    std::FILE* out = stdout, TemporalityPreference temporality = TemporalityPreference::cumulative);
+
+// Creates config.file_path (with its parents) and opens the signal's file for appending; the
+// error names the variable that set the path, the path and the OS error. Each batch becomes one
+// line in a single write(2) on an O_APPEND file, so rank processes sharing the directory never
+// interleave lines; write failures later are failed exports, reported once on stderr.
+template <Signal S>
+Result<ExporterPtr<S>> make_file_exporter(const Config& config);
+
+// Accepts every batch and discards it (exporter=none).
+template <Signal S>
+ExporterPtr<S> make_discarding_exporter(
+    TemporalityPreference temporality = TemporalityPreference::cumulative);
+
+}  // namespace lens::exporters
