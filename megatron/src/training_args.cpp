@@ -35,8 +35,10 @@ Result<long long> parse_integer(const std::string& flag, const std::string& valu
   return parsed;
 }
 
+// An integer field, or an optional one (set once given).
+template <typename Field>
 std::function<Status(TrainingArgs&, const std::string&, const std::string&)> int_into(
-    int TrainingArgs::*field, long long minimum) {
+    Field TrainingArgs::*field, long long minimum) {
   return [field, minimum](TrainingArgs& args, const std::string& flag,
                           const std::string& value) -> Status {
     Result<long long> parsed = parse_integer(flag, value, minimum);
@@ -57,6 +59,15 @@ std::function<Status(TrainingArgs&, const std::string&, const std::string&)> str
   };
 }
 
+// A flag without a value that turns a field on.
+std::function<Status(TrainingArgs&, const std::string&, const std::string&)> set_true(
+    bool TrainingArgs::*field) {
+  return [field](TrainingArgs& args, const std::string&, const std::string&) -> Status {
+    args.*field = true;
+    return {};
+  };
+}
+
 const std::vector<Flag>& flags() {
   static const std::vector<Flag> table = {
       {"--tensor-model-parallel-size", "N", "tensor-parallel group size (default 1)",
@@ -68,12 +79,7 @@ const std::vector<Flag>& flags() {
       {"--global-batch-size", "N",
        "sequences per step over all data-parallel ranks (default micro-batch size x data-parallel "
        "size)",
-       [](TrainingArgs& args, const std::string& flag, const std::string& value) -> Status {
-         Result<long long> parsed = parse_integer(flag, value, 1);
-         if (!parsed.ok()) return parsed.error();
-         args.global_batch_size = static_cast<int>(*parsed);
-         return {};
-       }},
+       int_into(&TrainingArgs::global_batch_size, 1)},
       {"--seq-length", "N", "tokens per sequence (default 32)",
        int_into(&TrainingArgs::seq_length, 1)},
       {"--num-layers", "N", "transformer layers (default 2)",
@@ -107,16 +113,8 @@ const std::vector<Flag>& flags() {
          return Error("Invalid value '" + value + "' for " + flag +
                       "; accepted: " + std::string(kAcceptedCkptFormats));
        }},
-      {"--fp16", "", "train in fp16",
-       [](TrainingArgs& args, const std::string&, const std::string&) -> Status {
-         args.fp16 = true;
-         return {};
-       }},
-      {"--bf16", "", "train in bf16",
-       [](TrainingArgs& args, const std::string&, const std::string&) -> Status {
-         args.bf16 = true;
-         return {};
-       }},
+      {"--fp16", "", "train in fp16", set_true(&TrainingArgs::fp16)},
+      {"--bf16", "", "train in bf16", set_true(&TrainingArgs::bf16)},
       {"--lr", "RATE", "learning rate, > 0 (default 0.001)",
        [](TrainingArgs& args, const std::string& flag, const std::string& value) -> Status {
          errno = 0;
@@ -152,11 +150,7 @@ const std::vector<Flag>& flags() {
          args.otel.span_groups = value;
          return {};
        }},
-      {"--help", "", "print this help and exit",
-       [](TrainingArgs& args, const std::string&, const std::string&) -> Status {
-         args.help = true;
-         return {};
-       }},
+      {"--help", "", "print this help and exit", set_true(&TrainingArgs::help)},
   };
   return table;
 }

@@ -3,6 +3,7 @@
 #include "lens/config.hpp"
 
 #include <string>
+#include <vector>
 
 #include "core/parse.hpp"
 
@@ -25,11 +26,10 @@ class Reader {
 
   // P_KEY, then FALLBACK_KEY; a blank value counts as unset.
   Found read(std::string_view key) const {
-    if (Found found = read_level(prefix_, key)) {
-      return found;
-    }
-    if (!fallback_.empty()) {
-      return read_level(fallback_, key);
+    for (const std::string& level : levels()) {
+      if (Found found = read_level(level, key)) {
+        return found;
+      }
     }
     return {};
   }
@@ -44,8 +44,11 @@ class Reader {
     return {value, name};
   }
 
-  const std::string& prefix() const { return prefix_; }
-  const std::string& fallback() const { return fallback_; }
+  // The prefix, then the fallback prefix when there is one.
+  std::vector<std::string> levels() const {
+    if (fallback_.empty()) return {prefix_};
+    return {prefix_, fallback_};
+  }
 
  private:
   std::string prefix_;
@@ -55,42 +58,42 @@ class Reader {
 
 constexpr std::string_view kAcceptedBooleans = "1, true, yes, on / 0, false, no, off (any case)";
 
-// The one wording for a boolean that does not parse, naming the variable that held it.
-Error invalid_boolean(const std::string& variable, const std::string& value) {
-  return Error("Invalid boolean for " + variable + ": " + detail::quoted(value) +
-               "; accepted: " + std::string(kAcceptedBooleans));
+// The one wording for a value that does not parse, naming the variable that held it.
+Error invalid_value(std::string_view kind, const std::string& variable, const std::string& value,
+                    std::string_view accepted) {
+  return Error("Invalid " + std::string(kind) + " for " + variable + ": " + detail::quoted(value) +
+               "; accepted: " + std::string(accepted));
 }
 
-// Reads a boolean key; a malformed value is recorded and the default kept.
+Error invalid_boolean(const std::string& variable, const std::string& value) {
+  return invalid_value("boolean", variable, value, kAcceptedBooleans);
+}
+
+// Reads a key with `parse` (text -> optional value); a malformed value is a recorded problem
+// naming the variable, the `kind` of value and what is `accepted`, and the default is kept.
+template <typename T, typename Parse>
+void read_parsed(const Reader& reader, std::string_view key, std::string_view field, T& out,
+                 Config& config, Parse parse, std::string_view kind, std::string_view accepted) {
+  const Found found = reader.read(key);
+  if (!found) {
+    return;
+  }
+  if (auto parsed = parse(found.value)) {
+    out = *parsed;
+    config.sources[std::string(field)] = "env:" + found.variable;
+    return;
+  }
+  config.problems.push_back(invalid_value(kind, found.variable, found.value, accepted));
+}
+
 void read_bool(const Reader& reader, std::string_view key, std::string_view field, bool& out,
                Config& config) {
-  const Found found = reader.read(key);
-  if (!found) {
-    return;
-  }
-  if (auto parsed = detail::parse_bool(found.value)) {
-    out = *parsed;
-    config.sources[std::string(field)] = "env:" + found.variable;
-    return;
-  }
-  config.problems.push_back(invalid_boolean(found.variable, found.value));
+  read_parsed(reader, key, field, out, config, detail::parse_bool, "boolean", kAcceptedBooleans);
 }
 
-// An integer; a malformed value is a recorded problem naming the variable and `accepted`.
 void read_int64(const Reader& reader, std::string_view key, std::string_view field,
                 std::int64_t& out, Config& config, std::string_view accepted) {
-  const Found found = reader.read(key);
-  if (!found) {
-    return;
-  }
-  if (auto parsed = detail::parse_int64(found.value)) {
-    out = *parsed;
-    config.sources[std::string(field)] = "env:" + found.variable;
-    return;
-  }
-  config.problems.emplace_back("Invalid integer for " + found.variable + ": " +
-                               detail::quoted(found.value) + "; accepted: " +
-                               std::string(accepted));
+  read_parsed(reader, key, field, out, config, detail::parse_int64, "integer", accepted);
 }
 
 void read_string(const Reader& reader, std::string_view key, std::string_view field,
@@ -104,10 +107,7 @@ void read_string(const Reader& reader, std::string_view key, std::string_view fi
 // RANK_STRATEGY with its alias EXPORT_STRATEGY: the first prefix level holding either wins;
 // within a level both set and different is a conflict (SPEC §1.2).
 void read_rank_strategy(const Reader& reader, Config& config) {
-  for (const std::string& level : {reader.prefix(), reader.fallback()}) {
-    if (level.empty()) {
-      continue;
-    }
+  for (const std::string& level : reader.levels()) {
     const Found primary = reader.read_level(level, "RANK_STRATEGY");
     const Found alias = reader.read_level(level, "EXPORT_STRATEGY");
     if (primary && alias && primary.value != alias.value) {
@@ -127,10 +127,7 @@ void read_rank_strategy(const Reader& reader, Config& config) {
 
 // SAMPLING_STRATEGY with the legacy SAMPLER_ENABLED (1 = rank_aware, 0 = none).
 void read_sampling_strategy(const Reader& reader, Config& config) {
-  for (const std::string& level : {reader.prefix(), reader.fallback()}) {
-    if (level.empty()) {
-      continue;
-    }
+  for (const std::string& level : reader.levels()) {
     const Found primary = reader.read_level(level, "SAMPLING_STRATEGY");
     const Found legacy = reader.read_level(level, "SAMPLER_ENABLED");
     std::optional<std::string> legacy_strategy;
@@ -198,16 +195,8 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
   read_int64(reader, "EXPORT_RANK", "export_rank", config.export_rank, config,
              "a whole number such as -1 (last rank), 0 or 7");
 
-  if (const Found found = reader.read("EXPORT_SAMPLE_RATE")) {
-    if (auto parsed = detail::parse_double(found.value)) {
-      config.export_sample_rate = *parsed;
-      config.sources["export_sample_rate"] = "env:" + found.variable;
-    } else {
-      config.problems.emplace_back("Invalid float for " + found.variable + ": " +
-                                   detail::quoted(found.value) +
-                                   "; accepted: a number in [0.0, 1.0] such as 0.1");
-    }
-  }
+  read_parsed(reader, "EXPORT_SAMPLE_RATE", "export_sample_rate", config.export_sample_rate, config,
+              detail::parse_double, "float", "a number in [0.0, 1.0] such as 0.1");
 
   read_sampling_strategy(reader, config);
   read_bool(reader, "TRACES_ENABLED", "traces_enabled", config.traces_enabled, config);

@@ -4,64 +4,56 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <optional>
 #include <string>
 
 #include "core/parse.hpp"
 
 namespace lens {
 
-std::string_view to_string(Signal signal) {
-  switch (signal) {
-    case Signal::traces:
-      return "traces";
-    case Signal::metrics:
-      return "metrics";
-    case Signal::logs:
-      return "logs";
-  }
-  return "traces";
+namespace {
+
+// Enumerator names in declaration order: to_string indexes them and the parser looks words up in
+// them, so a name is spelled once.
+constexpr std::array<std::string_view, 3> kSignalNames = {"traces", "metrics", "logs"};
+constexpr std::array<std::string_view, 3> kProtocolNames = {"grpc", "http/protobuf", "http/json"};
+constexpr std::array<std::string_view, 6> kSamplerNames = {"always_on",
+                                                           "always_off",
+                                                           "traceidratio",
+                                                           "parentbased_always_on",
+                                                           "parentbased_always_off",
+                                                           "parentbased_traceidratio"};
+constexpr std::array<std::string_view, 3> kTemporalityNames = {"cumulative", "delta", "lowmemory"};
+
+// The name of `value`; names[fallback] for a value outside the enumeration.
+template <typename E, std::size_t N>
+std::string_view name_of(const std::array<std::string_view, N>& names, E value,
+                         std::size_t fallback = 0) {
+  const auto index = static_cast<std::size_t>(value);
+  return names[index < N ? index : fallback];
 }
 
-std::string_view to_string(OtlpProtocol protocol) {
-  switch (protocol) {
-    case OtlpProtocol::grpc:
-      return "grpc";
-    case OtlpProtocol::http_protobuf:
-      return "http/protobuf";
-    case OtlpProtocol::http_json:
-      return "http/json";
-  }
-  return "grpc";
+// The enumerator called `word`, if any.
+template <typename E, std::size_t N>
+std::optional<E> named(const std::array<std::string_view, N>& names, std::string_view word) {
+  const auto it = std::find(names.begin(), names.end(), word);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<E>(it - names.begin());
 }
+
+}  // namespace
+
+std::string_view to_string(Signal signal) { return name_of(kSignalNames, signal); }
+
+std::string_view to_string(OtlpProtocol protocol) { return name_of(kProtocolNames, protocol); }
 
 std::string_view to_string(SamplerKind kind) {
-  switch (kind) {
-    case SamplerKind::always_on:
-      return "always_on";
-    case SamplerKind::always_off:
-      return "always_off";
-    case SamplerKind::traceidratio:
-      return "traceidratio";
-    case SamplerKind::parentbased_always_on:
-      return "parentbased_always_on";
-    case SamplerKind::parentbased_always_off:
-      return "parentbased_always_off";
-    case SamplerKind::parentbased_traceidratio:
-      return "parentbased_traceidratio";
-  }
-  return "parentbased_always_on";
+  return name_of(kSamplerNames, kind, static_cast<std::size_t>(SamplerKind::parentbased_always_on));
 }
 
 std::string_view to_string(TemporalityPreference preference) {
-  switch (preference) {
-    case TemporalityPreference::cumulative:
-      return "cumulative";
-    case TemporalityPreference::delta:
-      return "delta";
-    case TemporalityPreference::lowmemory:
-      return "lowmemory";
-  }
-  return "cumulative";
+  return name_of(kTemporalityNames, preference);
 }
 
 const OtlpSignalSettings& OtelSettings::signal(Signal s) const {
@@ -275,13 +267,8 @@ void parse_signal(Parser& parser, Signal signal, OtlpSignalSettings& out) {
   };
 
   if (auto [value, name] = pick("PROTOCOL"); value) {
-    const std::string word = detail::to_lower(*value);
-    if (word == "grpc") {
-      out.protocol = {OtlpProtocol::grpc, "env:" + name};
-    } else if (word == "http/protobuf") {
-      out.protocol = {OtlpProtocol::http_protobuf, "env:" + name};
-    } else if (word == "http/json") {
-      out.protocol = {OtlpProtocol::http_json, "env:" + name};
+    if (auto protocol = named<OtlpProtocol>(kProtocolNames, detail::to_lower(*value))) {
+      out.protocol = {*protocol, "env:" + name};
     } else {
       parser.problem("Invalid protocol for " + name + ": " + quoted(*value) +
                      "; accepted: " + std::string(kAcceptedProtocols));
@@ -393,21 +380,9 @@ OtelSettings OtelSettings::from_env(const Env& env) {
   }
 
   if (auto value = parser.get("OTEL_TRACES_SAMPLER")) {
-    static constexpr std::array<SamplerKind, 6> kKinds = {SamplerKind::always_on,
-                                                          SamplerKind::always_off,
-                                                          SamplerKind::traceidratio,
-                                                          SamplerKind::parentbased_always_on,
-                                                          SamplerKind::parentbased_always_off,
-                                                          SamplerKind::parentbased_traceidratio};
-    const std::string word = detail::to_lower(*value);
-    bool found = false;
-    for (SamplerKind kind : kKinds) {
-      if (word == to_string(kind)) {
-        s.traces_sampler = {kind, "env:OTEL_TRACES_SAMPLER"};
-        found = true;
-      }
-    }
-    if (!found) {
+    if (auto kind = named<SamplerKind>(kSamplerNames, detail::to_lower(*value))) {
+      s.traces_sampler = {*kind, "env:OTEL_TRACES_SAMPLER"};
+    } else {
       parser.problem("Invalid sampler for OTEL_TRACES_SAMPLER: " + quoted(*value) +
                      "; accepted: " + std::string(kAcceptedSamplers));
     }
@@ -454,14 +429,10 @@ OtelSettings OtelSettings::from_env(const Env& env) {
   parse_signal(parser, Signal::logs, s.logs);
 
   if (auto value = parser.get("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")) {
-    const std::string word = detail::to_lower(*value);
-    const std::string source = "env:OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE";
-    if (word == "cumulative") {
-      s.metrics_temporality = {TemporalityPreference::cumulative, source};
-    } else if (word == "delta") {
-      s.metrics_temporality = {TemporalityPreference::delta, source};
-    } else if (word == "lowmemory") {
-      s.metrics_temporality = {TemporalityPreference::lowmemory, source};
+    if (auto preference =
+            named<TemporalityPreference>(kTemporalityNames, detail::to_lower(*value))) {
+      s.metrics_temporality = {*preference,
+                               "env:OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"};
     } else {
       parser.problem("Invalid temporality for OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: " +
                      quoted(*value) + "; accepted: cumulative, delta, lowmemory");

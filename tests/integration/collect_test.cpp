@@ -29,6 +29,7 @@
 #include <future>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -37,10 +38,11 @@
 #include <tuple>
 #include <vector>
 
-#include "support/run_process.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
+#include "support/run_process.hpp"
+#include "support/spawn_args.hpp"
 
 namespace lens {
 namespace {
@@ -206,12 +208,8 @@ class Collector {
                                      0644);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     std::vector<std::string> storage = args;
-    std::vector<char*> argv;
-    for (auto& arg : storage) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (auto& item : env) envp.push_back(item.data());
-    envp.push_back(nullptr);
+    const std::vector<char*> argv = lens::testing::null_terminated(storage);
+    const std::vector<char*> envp = lens::testing::null_terminated(env);
     pid_t pid = 0;
     const int error =
         posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), envp.data());
@@ -263,13 +261,11 @@ class Collector {
     return code;
   }
 
-  // "grpc" or "http" address from the listening line.
+  // "grpc" or "http" address from the listening line ("" when it has none).
   std::string address(const std::string& key) const {
-    const std::string marker = " " + key + "=";
-    const auto start = listening_.find(marker);
-    if (start == std::string::npos) return "";
-    const auto begin = start + marker.size();
-    return listening_.substr(begin, listening_.find(' ', begin) - begin);
+    std::smatch match;
+    const std::regex field(" " + key + "=(\\S+)");
+    return std::regex_search(listening_, match, field) ? match[1].str() : "";
   }
   std::string url(const std::string& path) const { return "http://" + address("http") + path; }
 

@@ -16,7 +16,11 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "support/spawn_args.hpp"
+#include "test_directory.hpp"
 
 extern char** environ;
 
@@ -29,16 +33,9 @@ struct Child {
   int out = -1;  // read end of the child's stdout
 };
 
-class ExitHooks : public ::testing::Test {
+class ExitHooks : public TestDirectory {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("lens-exit-hooks-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  ExitHooks() : TestDirectory("lens-exit-hooks", /*keep_after_failure=*/false) {}
 
   Child start(const std::string& mode) {
     int pipe_fds[2];
@@ -50,18 +47,11 @@ class ExitHooks : public ::testing::Test {
         "MEGATRON_OTEL_ENABLED=1",     "MEGATRON_OTEL_RANK_STRATEGY=all_ranks",
         "MEGATRON_OTEL_EXPORTER=file", "NEMO_LENS_FILE_PATH=" + dir_.string(),
         "NEMO_LENS_RUN_ID=exit-hooks", "OTEL_BSP_SCHEDULE_DELAY=200"};
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string entry = *e;
-      // Sanitizer settings pass through; launcher variables would change the rank.
-      if (entry.rfind("ASAN_", 0) == 0 || entry.rfind("UBSAN_", 0) == 0 ||
-          entry.rfind("TSAN_", 0) == 0 || entry.rfind("LSAN_", 0) == 0 ||
-          entry.rfind("PATH=", 0) == 0) {
-        env_storage.push_back(entry);
-      }
+    // Sanitizer settings pass through; launcher variables would change the rank.
+    for (std::string& entry : lens::testing::passed_on_environment(/*with_home=*/false)) {
+      env_storage.push_back(std::move(entry));
     }
-    std::vector<char*> envp;
-    for (auto& item : env_storage) envp.push_back(item.data());
-    envp.push_back(nullptr);
+    const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
     std::string program = LENS_SIGTERM_CHILD_PATH;
     std::vector<char*> argv = {program.data(), const_cast<char*>(mode.c_str()), nullptr};
     Child child;
@@ -82,6 +72,30 @@ class ExitHooks : public ::testing::Test {
       seen.append(buffer, static_cast<std::size_t>(n));
     }
     return true;
+  }
+
+  // Starts the child in `mode`, sends it SIGTERM once it is ready and waits for it: its wait status
+  // (-1, neither exited nor signalled, when it never got ready) and what it printed.
+  std::pair<int, std::string> terminated(const std::string& mode) {
+    Child child = start(mode);
+    std::string seen;
+    if (!wait_for(child, "ready\n", seen)) {
+      ADD_FAILURE() << "child never got ready; output: " << seen;
+      wait_status(child, seen);
+      return {-1, seen};
+    }
+    kill(child.pid, SIGTERM);
+    const int status = wait_status(child, seen);
+    return {status, seen};
+  }
+
+  static bool exited_with(int status, int code) {
+    return WIFEXITED(status) && WEXITSTATUS(status) == code;
+  }
+
+  // The job span that the child opens at startup reached the file exporter.
+  void expect_startup_span_exported() {
+    EXPECT_NE(traces().find("\"name\":\"megatron.startup\""), std::string::npos) << traces();
   }
 
   // Waits for the child with a bound; kills it when the bound passes.
@@ -109,53 +123,36 @@ class ExitHooks : public ::testing::Test {
     content << in.rdbuf();
     return content.str();
   }
-
-  fs::path dir_;
 };
 
 TEST_F(ExitHooks, SigtermExportsTheJobSpansThenTerminates) {
-  Child child = start("default");
-  std::string seen;
-  ASSERT_TRUE(wait_for(child, "ready\n", seen)) << seen;
-  kill(child.pid, SIGTERM);
-  const int status = wait_status(child, seen);
+  const auto [status, seen] = terminated("default");
   ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status << ", output: " << seen;
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
-  EXPECT_NE(traces().find("\"name\":\"megatron.startup\""), std::string::npos) << traces();
+  expect_startup_span_exported();
 }
 
 TEST_F(ExitHooks, SigtermStillRunsThePreviousHandler) {
-  Child child = start("previous-handler");
-  std::string seen;
-  ASSERT_TRUE(wait_for(child, "ready\n", seen)) << seen;
-  kill(child.pid, SIGTERM);
-  const int status = wait_status(child, seen);
-  ASSERT_TRUE(WIFEXITED(status)) << "status " << status << ", output: " << seen;
-  EXPECT_EQ(WEXITSTATUS(status), 3);
+  const auto [status, seen] = terminated("previous-handler");
+  ASSERT_TRUE(exited_with(status, 3)) << "status " << status << ", output: " << seen;
   EXPECT_NE(seen.find("previous handler ran\n"), std::string::npos) << seen;
-  EXPECT_NE(traces().find("\"name\":\"megatron.startup\""), std::string::npos) << traces();
+  expect_startup_span_exported();
 }
 
 TEST_F(ExitHooks, IgnoredSigtermShutsTelemetryDownAndTheProcessGoesOn) {
-  Child child = start("ignored");
-  std::string seen;
-  ASSERT_TRUE(wait_for(child, "ready\n", seen)) << seen;
-  kill(child.pid, SIGTERM);
-  const int status = wait_status(child, seen);
-  ASSERT_TRUE(WIFEXITED(status)) << "status " << status << ", output: " << seen;
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const auto [status, seen] = terminated("ignored");
+  ASSERT_TRUE(exited_with(status, 0)) << "status " << status << ", output: " << seen;
   EXPECT_NE(seen.find("alive after shutdown\n"), std::string::npos) << seen;
-  EXPECT_NE(traces().find("\"name\":\"megatron.startup\""), std::string::npos) << traces();
+  expect_startup_span_exported();
 }
 
 TEST_F(ExitHooks, ForkedChildDiesBySigtermAndAtexitEndsTheParentsSpans) {
   Child child = start("fork");
   std::string seen;
   const int status = wait_status(child, seen);
-  ASSERT_TRUE(WIFEXITED(status)) << "status " << status << ", output: " << seen;
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ASSERT_TRUE(exited_with(status, 0)) << "status " << status << ", output: " << seen;
   EXPECT_NE(seen.find("child terminated by SIGTERM\n"), std::string::npos) << seen;
-  EXPECT_NE(traces().find("\"name\":\"megatron.startup\""), std::string::npos) << traces();
+  expect_startup_span_exported();
 }
 
 }  // namespace

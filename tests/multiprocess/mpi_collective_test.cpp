@@ -48,6 +48,24 @@ std::vector<std::string> all_gather(const std::string& mine) {
   return out;
 }
 
+// setup_telemetry on this rank with every rank exporting to nowhere; `extra` adds variables.
+// With share_run_id the collective agrees the run id across ranks.
+Result<TelemetryHandle> setup_on_every_rank(MpiCollective& collective, Env::Map extra,
+                                            bool share_run_id) {
+  extra.insert({{"NEMO_LENS_ENABLED", "1"},
+                {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
+                {"NEMO_LENS_EXPORTER", "none"}});
+  const Env env = Env::from(extra);
+  auto config = Config::from_env("NEMO_LENS", {}, env);
+  if (!config.ok()) return Error(config.message());
+  auto rank = RankInfo::make(collective.rank(), kRanks);
+  if (!rank.ok()) return Error(rank.message());
+  SetupOverrides overrides;
+  overrides.env = env;
+  if (share_run_id) overrides.collective = &collective;
+  return setup_telemetry(*config, *rank, {}, std::move(overrides));
+}
+
 TEST(MpiCollective, RankAndSizeAreThoseOfTheCommunicator) {
   auto collective = make_collective();
   ASSERT_NE(collective, nullptr);
@@ -102,17 +120,7 @@ TEST(MpiCollective, RanksShareRankZerosGeneratedRunId) {
 TEST(MpiCollective, SetupOnEveryRankGivesOneRunIdAndPerRankInstanceIds) {
   auto collective = make_collective();
   ASSERT_NE(collective, nullptr);
-  const Env env = Env::from({{"NEMO_LENS_ENABLED", "1"},
-                             {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
-                             {"NEMO_LENS_EXPORTER", "none"}});
-  auto config = Config::from_env("NEMO_LENS", {}, env);
-  ASSERT_TRUE(config.ok());
-  auto rank = RankInfo::make(collective->rank(), kRanks);
-  ASSERT_TRUE(rank.ok());
-  SetupOverrides overrides;
-  overrides.env = env;
-  overrides.collective = collective.get();
-  auto handle = setup_telemetry(*config, *rank, {}, std::move(overrides));
+  auto handle = setup_on_every_rank(*collective, {}, /*share_run_id=*/true);
   ASSERT_TRUE(handle.ok()) << handle.message();
   EXPECT_TRUE(handle->is_exporting());
   const std::vector<std::string> ids = all_gather(handle->run_id());
@@ -127,17 +135,8 @@ TEST(MpiCollective, SetupOnEveryRankGivesOneRunIdAndPerRankInstanceIds) {
 TEST(MpiCollective, BroadcastTraceContextGivesEveryRankTheSourcesSpan) {
   auto collective = make_collective();
   ASSERT_NE(collective, nullptr);
-  const Env env = Env::from({{"NEMO_LENS_ENABLED", "1"},
-                             {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
-                             {"NEMO_LENS_EXPORTER", "none"},
-                             {"NEMO_LENS_RUN_ID", "mpi-test"}});
-  auto config = Config::from_env("NEMO_LENS", {}, env);
-  ASSERT_TRUE(config.ok());
-  auto rank = RankInfo::make(collective->rank(), kRanks);
-  ASSERT_TRUE(rank.ok());
-  SetupOverrides overrides;
-  overrides.env = env;
-  auto handle = setup_telemetry(*config, *rank, {}, std::move(overrides));
+  auto handle =
+      setup_on_every_rank(*collective, {{"NEMO_LENS_RUN_ID", "mpi-test"}}, /*share_run_id=*/false);
   ASSERT_TRUE(handle.ok()) << handle.message();
 
   // Every rank has its own active span; only the source's (rank 2) may come back.

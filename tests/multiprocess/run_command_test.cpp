@@ -25,6 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include "support/spawn_args.hpp"
+#include "test_directory.hpp"
+
 extern char** environ;
 
 namespace {
@@ -61,23 +64,12 @@ class LensRun {
   LensRun(const fs::path& dir, const std::vector<std::string>& args,
           const std::map<std::string, std::string>& env = {})
       : out_(dir / "stdout.txt"), err_(dir / "stderr.txt") {
-    std::vector<std::string> env_storage;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string entry = *e;
-      // Sanitizer settings and the search path only: nothing else of the test's environment.
-      for (const char* keep : {"ASAN_", "UBSAN_", "TSAN_", "LSAN_", "PATH=", "HOME="}) {
-        if (entry.rfind(keep, 0) == 0) env_storage.push_back(entry);
-      }
-    }
+    std::vector<std::string> env_storage = lens::testing::passed_on_environment(/*with_home=*/true);
     for (const auto& [key, value] : env) env_storage.push_back(key + "=" + value);
-    std::vector<char*> envp;
-    for (auto& item : env_storage) envp.push_back(item.data());
-    envp.push_back(nullptr);
+    const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
     std::vector<std::string> argv_storage = {LENS_CLI_PATH, "run"};
     argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& item : argv_storage) argv.push_back(item.data());
-    argv.push_back(nullptr);
+    const std::vector<char*> argv = lens::testing::null_terminated(argv_storage);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(),
@@ -129,19 +121,9 @@ class LensRun {
   pid_t pid_ = -1;
 };
 
-class RunCommand : public ::testing::Test {
+class RunCommand : public TestDirectory {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("lens-run-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-  fs::path dir_;
+  RunCommand() : TestDirectory("lens-run-test", /*keep_after_failure=*/true) {}
 };
 
 std::vector<std::string> trainer(std::vector<std::string> extra) {

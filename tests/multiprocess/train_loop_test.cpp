@@ -27,6 +27,8 @@
 #include "lens/megatron/span_groups.hpp"
 #include "lens/megatron/spans.hpp"
 #include "lens/strategies.hpp"
+#include "support/spawn_args.hpp"
+#include "test_directory.hpp"
 #include "unit/otlp_test_servers.hpp"
 
 extern char** environ;
@@ -61,29 +63,35 @@ std::string read_file(const fs::path& path) {
   return content.str();
 }
 
-class TrainLoop : public ::testing::Test {
+// The service.instance.id of an OTLP JSON resource ("" when it has none).
+std::string instance_of(const json& resource) {
+  for (const json& attribute : resource.at("attributes")) {
+    if (attribute.at("key") == "service.instance.id")
+      return attribute.at("value").at("stringValue");
+  }
+  return "";
+}
+
+class TrainLoop : public TestDirectory {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("lens-train-loop-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
+  TrainLoop() : TestDirectory("lens-train-loop", /*keep_after_failure=*/true) {}
 
   // Runs `ranks` processes of the trainer with a torchrun-style environment plus `env`; a bound of
   // 120 s for the whole run.
   // `ranks_per_node` simulates nodes: LOCAL_RANK and GROUP_RANK follow from it.
-  // The port picked for MASTER_PORT can be taken by another process (an ephemeral port of a
-  // parallel test) before rank 0 binds it: such a run is repeated with a new port.
   RunResult run(int ranks, const std::vector<std::string>& args,
                 const std::map<std::string, std::string>& env, int ranks_per_node = 0) {
+    return retrying_taken_ports([&] { return run_once(ranks, args, env, ranks_per_node); });
+  }
+
+  // The port picked for MASTER_PORT can be taken by another process (an ephemeral port of a
+  // parallel test) before rank 0 binds it: such a run is repeated (up to three times in all),
+  // `attempt` picking a new port each time.
+  template <typename Attempt>
+  static RunResult retrying_taken_ports(Attempt attempt) {
     RunResult result;
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      result = run_once(ranks, args, env, ranks_per_node);
+    for (int i = 0; i < 3; ++i) {
+      result = attempt();
       if (result.output.find("Address already in use") == std::string::npos) break;
     }
     return result;
@@ -96,15 +104,6 @@ class TrainLoop : public ::testing::Test {
     std::vector<pid_t> pids;
     std::vector<fs::path> logs;
     for (int rank = 0; rank < ranks; ++rank) {
-      std::vector<std::string> env_storage;
-      for (char** e = environ; *e != nullptr; ++e) {
-        const std::string entry = *e;
-        if (entry.rfind("ASAN_", 0) == 0 || entry.rfind("UBSAN_", 0) == 0 ||
-            entry.rfind("TSAN_", 0) == 0 || entry.rfind("LSAN_", 0) == 0 ||
-            entry.rfind("PATH=", 0) == 0 || entry.rfind("HOME=", 0) == 0) {
-          env_storage.push_back(entry);
-        }
-      }
       std::map<std::string, std::string> rank_env = env;
       if (ranks > 1) {
         rank_env["RANK"] = std::to_string(rank);
@@ -115,25 +114,10 @@ class TrainLoop : public ::testing::Test {
         rank_env["MASTER_ADDR"] = "127.0.0.1";
         rank_env["MASTER_PORT"] = std::to_string(port);
       }
-      for (const auto& [key, value] : rank_env) env_storage.push_back(key + "=" + value);
-      std::vector<char*> envp;
-      for (auto& item : env_storage) envp.push_back(item.data());
-      envp.push_back(nullptr);
-      std::vector<std::string> argv_storage = {LENS_TRAIN_LOOP_PATH};
-      argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-      std::vector<char*> argv;
-      for (auto& item : argv_storage) argv.push_back(item.data());
-      argv.push_back(nullptr);
+      std::vector<std::string> command = {LENS_TRAIN_LOOP_PATH};
+      command.insert(command.end(), args.begin(), args.end());
       logs.push_back(dir_ / ("rank" + std::to_string(rank) + ".log"));
-      posix_spawn_file_actions_t actions;
-      posix_spawn_file_actions_init(&actions);
-      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logs.back().c_str(),
-                                       O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-      pid_t pid = -1;
-      EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
-      posix_spawn_file_actions_destroy(&actions);
-      pids.push_back(pid);
+      pids.push_back(spawn_logged(command, rank_env, logs.back()));
     }
     RunResult result;
     result.status = 0;
@@ -158,27 +142,14 @@ class TrainLoop : public ::testing::Test {
     return result;
   }
 
-  // Runs one launcher process (mpirun) with `env` on top of the sanitizer settings and PATH.
-  RunResult run_launcher(const std::vector<std::string>& command,
-                         const std::map<std::string, std::string>& env) {
-    std::vector<std::string> env_storage;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string entry = *e;
-      if (entry.rfind("ASAN_", 0) == 0 || entry.rfind("UBSAN_", 0) == 0 ||
-          entry.rfind("TSAN_", 0) == 0 || entry.rfind("LSAN_", 0) == 0 ||
-          entry.rfind("PATH=", 0) == 0 || entry.rfind("HOME=", 0) == 0) {
-        env_storage.push_back(entry);
-      }
-    }
+  // Starts `command` with `env` on top of the sanitizer settings, PATH and HOME, its stdout and
+  // stderr going to `log`.
+  static pid_t spawn_logged(std::vector<std::string> command,
+                            const std::map<std::string, std::string>& env, const fs::path& log) {
+    std::vector<std::string> env_storage = lens::testing::passed_on_environment(/*with_home=*/true);
     for (const auto& [key, value] : env) env_storage.push_back(key + "=" + value);
-    std::vector<char*> envp;
-    for (auto& item : env_storage) envp.push_back(item.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> argv_storage = command;
-    std::vector<char*> argv;
-    for (auto& item : argv_storage) argv.push_back(item.data());
-    argv.push_back(nullptr);
-    const fs::path log = dir_ / "launcher.log";
+    const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
+    const std::vector<char*> argv = lens::testing::null_terminated(command);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
@@ -187,6 +158,14 @@ class TrainLoop : public ::testing::Test {
     pid_t pid = -1;
     EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
     posix_spawn_file_actions_destroy(&actions);
+    return pid;
+  }
+
+  // Runs one launcher process (mpirun) with `env` on top of the sanitizer settings and PATH.
+  RunResult run_launcher(const std::vector<std::string>& command,
+                         const std::map<std::string, std::string>& env) {
+    const fs::path log = dir_ / "launcher.log";
+    const pid_t pid = spawn_logged(command, env, log);
     RunResult result;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (waitpid(pid, &result.status, WNOHANG) == 0) {
@@ -216,6 +195,20 @@ class TrainLoop : public ::testing::Test {
     json span;
     std::map<std::string, json> resource;
   };
+  // Every span carries the job's one run id and the instance id of rank 0 or rank 1, and both
+  // ranks exported.
+  void expect_one_run_id_and_two_rank_instances() const {
+    std::set<std::string> instances;
+    std::set<std::string> run_ids;
+    for (const Span& s : spans()) {
+      run_ids.insert(s.resource.at("nemo.run.id").at("stringValue"));
+      instances.insert(s.resource.at("service.instance.id").at("stringValue"));
+    }
+    ASSERT_EQ(run_ids.size(), 1U);
+    const std::string run_id = *run_ids.begin();
+    EXPECT_EQ(instances, (std::set<std::string>{run_id + "-rank0", run_id + "-rank1"}));
+  }
+
   std::vector<Span> spans() const {
     std::vector<Span> out;
     std::ifstream in(dir_ / "telemetry" / "traces.jsonl");
@@ -241,12 +234,7 @@ class TrainLoop : public ::testing::Test {
     for (std::string line; std::getline(in, line);) {
       const json request = json::parse(line);
       for (const json& resource_metrics : request.at("resourceMetrics")) {
-        std::string instance;
-        for (const json& attribute : resource_metrics.at("resource").at("attributes")) {
-          if (attribute.at("key") == "service.instance.id") {
-            instance = attribute.at("value").at("stringValue");
-          }
-        }
+        const std::string instance = instance_of(resource_metrics.at("resource"));
         for (const json& scope : resource_metrics.value("scopeMetrics", json::array())) {
           for (const json& metric : scope.value("metrics", json::array())) {
             out[instance][metric.at("name")] = metric;
@@ -265,8 +253,6 @@ class TrainLoop : public ::testing::Test {
     }
     return out;
   }
-
-  fs::path dir_;
 };
 
 const std::vector<std::string> kFourRankArgs = {"--pipeline-model-parallel-size",
@@ -461,12 +447,7 @@ std::vector<std::pair<std::string, json>> spans_of(const std::vector<std::string
   for (const std::string& line : lines) {
     const json request = json::parse(line);
     for (const json& resource_spans : request.at("resourceSpans")) {
-      std::string instance;
-      for (const json& attribute : resource_spans.at("resource").at("attributes")) {
-        if (attribute.at("key") == "service.instance.id") {
-          instance = attribute.at("value").at("stringValue");
-        }
-      }
+      const std::string instance = instance_of(resource_spans.at("resource"));
       for (const json& scope : resource_spans.at("scopeSpans")) {
         for (const json& span : scope.at("spans")) out.emplace_back(instance, span);
       }
@@ -684,46 +665,38 @@ TEST_F(TrainLoop, RankStrategiesChooseTheExportingRanks) {
 TEST_F(TrainLoop, MpirunLaunchesDataParallelRanks) {
   std::map<std::string, std::string> env = telemetry_env("default");
   env["MASTER_ADDR"] = "127.0.0.1";
-  RunResult result;
-  for (int attempt = 0; attempt < 3; ++attempt) {  // see run(): a port taken meanwhile
+  const RunResult result = retrying_taken_ports([&] {
     env["MASTER_PORT"] = std::to_string(free_port());
-    result = run_launcher({LENS_MPIEXEC_PATH,
-                           "--allow-run-as-root",
-                           "--oversubscribe",
-                           "-np",
-                           "2",
-                           "--mca",
-                           "oob_tcp_if_include",
-                           "lo",
-                           "--mca",
-                           "btl_tcp_if_include",
-                           "lo",
-                           "--mca",
-                           "btl",
-                           "self,tcp",
-                           LENS_TRAIN_LOOP_PATH,
-                           "--train-iters",
-                           "4",
-                           "--log-interval",
-                           "2",
-                           "--eval-iters",
-                           "0"},
-                          env);
-    if (result.output.find("Address already in use") == std::string::npos) break;
-  }
+    return run_launcher({LENS_MPIEXEC_PATH,
+                         "--allow-run-as-root",
+                         "--oversubscribe",
+                         "-np",
+                         "2",
+                         "--mca",
+                         "oob_tcp_if_include",
+                         "lo",
+                         "--mca",
+                         "btl_tcp_if_include",
+                         "lo",
+                         "--mca",
+                         "btl",
+                         "self,tcp",
+                         LENS_TRAIN_LOOP_PATH,
+                         "--train-iters",
+                         "4",
+                         "--log-interval",
+                         "2",
+                         "--eval-iters",
+                         "0"},
+                        env);
+  });
   ASSERT_EQ(result.status, 0) << result.output;
   EXPECT_NE(result.output.find("training done: 4 iterations"), std::string::npos) << result.output;
-  std::set<std::string> instances;
-  std::set<std::string> run_ids;
   for (const Span& s : spans()) {
-    run_ids.insert(s.resource.at("nemo.run.id").at("stringValue"));
-    instances.insert(s.resource.at("service.instance.id").at("stringValue"));
     EXPECT_EQ(s.resource.at("dl.data_parallel.size"), json({{"intValue", "2"}}));
     EXPECT_EQ(s.resource.at("dl.world_size"), json({{"intValue", "2"}}));
   }
-  ASSERT_EQ(run_ids.size(), 1U);
-  const std::string run_id = *run_ids.begin();
-  EXPECT_EQ(instances, (std::set<std::string>{run_id + "-rank0", run_id + "-rank1"}));
+  expect_one_run_id_and_two_rank_instances();
 }
 #endif
 
@@ -731,27 +704,17 @@ TEST_F(TrainLoop, MpirunLaunchesDataParallelRanks) {
 // Launched by torchrun (Debian's python3-torch): its agent serves the store; the run id is shared
 // through the c10d collective (torchrun's static rendezvous has no run id of its own).
 TEST_F(TrainLoop, TorchrunLaunchesRanks) {
-  RunResult result;
-  for (int attempt = 0; attempt < 3; ++attempt) {  // see run(): a port taken meanwhile
+  const RunResult result = retrying_taken_ports([&] {
     fs::remove_all(dir_ / "torchrun");
-    result = run_launcher(
+    return run_launcher(
         {LENS_TORCHRUN_PATH, "--nproc_per_node=2", "--master_port=" + std::to_string(free_port()),
          "--no_python", "-r", "1", "-t", "1", "--log_dir", (dir_ / "torchrun").string(),
          LENS_TRAIN_LOOP_PATH, "--train-iters", "3", "--log-interval", "1", "--eval-iters", "0"},
         telemetry_env("default"));
-    if (result.output.find("Address already in use") == std::string::npos) break;
-  }
+  });
   ASSERT_EQ(result.status, 0) << result.output;
   EXPECT_NE(result.output.find("training done: 3 iterations"), std::string::npos) << result.output;
-  std::set<std::string> instances;
-  std::set<std::string> run_ids;
-  for (const Span& s : spans()) {
-    run_ids.insert(s.resource.at("nemo.run.id").at("stringValue"));
-    instances.insert(s.resource.at("service.instance.id").at("stringValue"));
-  }
-  ASSERT_EQ(run_ids.size(), 1U);
-  const std::string run_id = *run_ids.begin();
-  EXPECT_EQ(instances, (std::set<std::string>{run_id + "-rank0", run_id + "-rank1"}));
+  expect_one_run_id_and_two_rank_instances();
 }
 #endif
 

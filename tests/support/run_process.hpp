@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "support/spawn_args.hpp"
 
 namespace lens::testing {
 
@@ -53,16 +53,12 @@ inline ProcessResult run_process(
 
   std::vector<std::string> storage{program};
   storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& arg : storage) argv.push_back(arg.data());
-  argv.push_back(nullptr);
+  const std::vector<char*> argv = null_terminated(storage);
   std::vector<std::string> env_storage;
   if (env) {
     for (const auto& [key, value] : *env) env_storage.push_back(key + "=" + value);
   }
-  std::vector<char*> envp;
-  for (auto& item : env_storage) envp.push_back(item.data());
-  envp.push_back(nullptr);
+  const std::vector<char*> envp = null_terminated(env_storage);
   pid_t pid = 0;
   const int spawn_error = posix_spawnp(&pid, program.c_str(), &actions, &attributes, argv.data(),
                                        env ? envp.data() : environ);

@@ -13,9 +13,7 @@
 #include <opentelemetry/trace/span_context.h>
 
 #include <array>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -23,11 +21,15 @@
 #include <thread>
 #include <vector>
 
+#include "unit/thread_collective.hpp"
+
 namespace lens {
 namespace {
 
 namespace otel = opentelemetry;
 using otel::context::Context;
+using test_support::run_ranks;
+using test_support::ThreadCollective;
 
 constexpr std::array<std::uint8_t, 16> kTraceBytes = {
     0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36};
@@ -43,36 +45,6 @@ Context context_with_span() {
   return otel::trace::SetSpan(
       base, otel::nostd::shared_ptr<otel::trace::Span>(new otel::trace::DefaultSpan(span_context)));
 }
-
-// Ranks in threads: the root's payload is published once, every rank (root included) receives it.
-class ThreadCollective final : public Collective {
- public:
-  struct Shared {
-    std::mutex mutex;
-    std::condition_variable published;
-    std::optional<std::string> payload;
-  };
-  ThreadCollective(int rank, int world_size, Shared& shared)
-      : rank_(rank), world_size_(world_size), shared_(shared) {}
-  int rank() const override { return rank_; }
-  int world_size() const override { return world_size_; }
-  Result<std::string> broadcast(const std::string& payload, int root) override {
-    sent = payload;
-    std::unique_lock<std::mutex> lock(shared_.mutex);
-    if (rank_ == root) {
-      shared_.payload = payload;
-      shared_.published.notify_all();
-    }
-    shared_.published.wait(lock, [this] { return shared_.payload.has_value(); });
-    return *shared_.payload;
-  }
-  std::string sent;
-
- private:
-  int rank_;
-  int world_size_;
-  Shared& shared_;
-};
 
 // One rank whose broadcast answers with a fixed result, or throws.
 class FixedCollective final : public Collective {
@@ -95,19 +67,12 @@ TEST(BroadcastTraceContext, EveryRankGetsTheSourcesCarrier) {
   constexpr int kRanks = 4;
   for (int source : {0, 2}) {
     ThreadCollective::Shared shared;
-    std::vector<ThreadCollective> collectives;
-    collectives.reserve(kRanks);
-    for (int rank = 0; rank < kRanks; ++rank) collectives.emplace_back(rank, kRanks, shared);
     std::vector<std::optional<Carrier>> results(kRanks);
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < kRanks; ++rank) {
-      threads.emplace_back([&, rank] {
-        // Only the source has an active span; the others' contexts must not matter.
-        const Context context = rank == source ? context_with_span() : Context{};
-        results[rank] = broadcast_trace_context(&collectives[rank], source, context);
-      });
-    }
-    for (auto& thread : threads) thread.join();
+    const auto collectives = run_ranks(kRanks, shared, [&](int rank, Collective& collective) {
+      // Only the source has an active span; the others' contexts must not matter.
+      const Context context = rank == source ? context_with_span() : Context{};
+      results[rank] = broadcast_trace_context(&collective, source, context);
+    });
     for (int rank = 0; rank < kRanks; ++rank) {
       ASSERT_TRUE(results[rank].has_value()) << "rank " << rank;
       EXPECT_EQ(*results[rank], (Carrier{{"traceparent", kTraceParent}})) << "rank " << rank;
@@ -211,15 +176,10 @@ TEST(TraceSeed, IdsAreDeterministicDistinctAndNeverZero) {
 
 TEST(TraceSeed, SharedOverACollectiveIsTheSourcesOnEveryRank) {
   ThreadCollective::Shared shared;
-  std::vector<ThreadCollective> ranks;
-  ranks.reserve(4);
-  for (int rank = 0; rank < 4; ++rank) ranks.emplace_back(rank, 4, shared);
   std::vector<TraceSeed> seeds(4);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < 4; ++rank) {
-    threads.emplace_back([&, rank] { seeds[rank] = share_trace_seed(&ranks[rank], 2); });
-  }
-  for (auto& thread : threads) thread.join();
+  run_ranks(4, shared, [&](int rank, Collective& collective) {
+    seeds[rank] = share_trace_seed(&collective, 2);
+  });
   ASSERT_TRUE(shared.payload.has_value());
   ASSERT_EQ(shared.payload->size(), 16u);
   for (int rank = 0; rank < 4; ++rank) {

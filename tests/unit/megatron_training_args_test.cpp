@@ -143,6 +143,11 @@ TEST(TrainingArgs, BadInputNamesTheFlagTheValueAndWhatIsAccepted) {
   EXPECT_EQ(parse_error({"--lr", "1", "--lr=2"}), "Flag --lr is given twice; accepted: once");
 }
 
+// The message of resolve_parallelism for rank 0 of `world_size` processes on one node.
+std::string resolve_error(TrainingArgs& args, int world_size) {
+  return resolve_parallelism(args, rank_on_node(0, world_size)).message();
+}
+
 TEST(TrainingArgs, ParallelismIsCheckedAgainstTheJobSize) {
   TrainingArgs args = parse_ok({"--tensor-model-parallel-size", "2",
                                 "--pipeline-model-parallel-size", "2", "--micro-batch-size", "2"});
@@ -151,15 +156,13 @@ TEST(TrainingArgs, ParallelismIsCheckedAgainstTheJobSize) {
   EXPECT_EQ(args.global_batch(), 4);  // micro x data-parallel when not given
   EXPECT_EQ(args.num_microbatches(), 1);
 
-  Status status = resolve_parallelism(args, rank_on_node(0, 6));
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(resolve_error(args, 6),
             "World size 6 is not a multiple of --tensor-model-parallel-size 2 x "
             "--pipeline-model-parallel-size 2; accepted: parallel sizes whose product divides the "
             "number of processes");
 
   TrainingArgs batch = parse_ok({"--micro-batch-size", "2", "--global-batch-size", "6"});
-  status = resolve_parallelism(batch, rank_on_node(0, 2));
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(resolve_error(batch, 2),
             "--global-batch-size 6 is not a multiple of --micro-batch-size 2 x data-parallel size "
             "2; accepted: a multiple of 4");
   TrainingArgs accumulate = parse_ok({"--micro-batch-size", "2", "--global-batch-size", "8"});
@@ -167,15 +170,13 @@ TEST(TrainingArgs, ParallelismIsCheckedAgainstTheJobSize) {
   EXPECT_EQ(accumulate.num_microbatches(), 2);
 
   TrainingArgs stages = parse_ok({"--pipeline-model-parallel-size", "4", "--num-layers", "2"});
-  status = resolve_parallelism(stages, rank_on_node(0, 4));
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(resolve_error(stages, 4),
             "--pipeline-model-parallel-size 4 exceeds --num-layers 2; accepted: at most one stage "
             "per layer");
 
   // Found by fuzzing: the product used to wrap to 0 and the modulo killed the trainer (SIGFPE).
   TrainingArgs huge = parse_ok({"--micro-batch-size", "1073741824", "--global-batch-size", "8"});
-  status = resolve_parallelism(huge, rank_on_node(0, 4));
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(resolve_error(huge, 4),
             "--micro-batch-size 1073741824 x data-parallel size 4 overflows a batch size; "
             "accepted: a product up to 2147483647");
   EXPECT_EQ(huge.num_microbatches(), 0);  // saturated, never a division by zero

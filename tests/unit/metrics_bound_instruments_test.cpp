@@ -49,17 +49,8 @@ class BoundInstruments : public ::testing::Test {
   BoundRig& make(std::vector<TemporalityPreference> temporalities,
                  std::vector<metrics::MetricView> views = {}) {
     BoundRig rig;
-    SetupOverrides overrides;
-    overrides.env = Env::from({});
-    overrides.metric_views = std::move(views);
-    for (auto t : temporalities) {
-      rig.readers.push_back(std::make_shared<ManualMetricReader>(t));
-      overrides.metric_readers.push_back(rig.readers.back());
-    }
-    auto made = setup_telemetry(test_support::metrics_only_config("bound-run"),
-                                test_support::rank_of(0, 1), {}, std::move(overrides));
-    EXPECT_TRUE(made.ok()) << made.message();
-    if (made.ok()) rig.handle = *made;
+    for (auto t : temporalities) rig.readers.push_back(std::make_shared<ManualMetricReader>(t));
+    rig.handle = test_support::setup_metrics_only("bound-run", rig.readers, std::move(views));
     rigs_.push_back(std::move(rig));
     return rigs_.back();
   }

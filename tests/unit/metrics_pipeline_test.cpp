@@ -34,14 +34,7 @@ struct PipelineRig {
 PipelineRig set_up(TemporalityPreference temporality, std::vector<metrics::MetricView> views = {}) {
   PipelineRig s;
   s.reader = std::make_shared<ManualMetricReader>(temporality);
-  SetupOverrides overrides;
-  overrides.env = Env::from({});
-  overrides.metric_readers.push_back(s.reader);
-  overrides.metric_views = std::move(views);
-  auto made = setup_telemetry(test_support::metrics_only_config("metrics-run"),
-                              test_support::rank_of(0, 1), {}, std::move(overrides));
-  EXPECT_TRUE(made.ok()) << made.message();
-  if (made.ok()) s.handle = *made;
+  s.handle = test_support::setup_metrics_only("metrics-run", {s.reader}, std::move(views));
   return s;
 }
 

@@ -138,16 +138,19 @@ TEST(ResourceLocalDetector, CudaVisibleDevicesCountsEntriesWithoutValidation) {
   }
 }
 
+// host.gpu.count without CUDA_VISIBLE_DEVICES: what the probe reports.
+AttributeValue probed_gpu_count(const FakeHostProbe& probe) {
+  return detect_local_resource(Env::from({}), probe).at("host.gpu.count");
+}
+
 TEST(ResourceLocalDetector, UnsetVisibleDevicesAsksNvmlThenTheDriver) {
   FakeHostProbe probe;
   probe.nvml_count = 8;
   probe.driver_count = 2;
-  EXPECT_EQ(detect_local_resource(Env::from({}), probe).at("host.gpu.count"),
-            AttributeValue(std::int64_t{8}));
+  EXPECT_EQ(probed_gpu_count(probe), AttributeValue(std::int64_t{8}));
 
   probe.nvml_count.reset();
-  EXPECT_EQ(detect_local_resource(Env::from({}), probe).at("host.gpu.count"),
-            AttributeValue(std::int64_t{2}));
+  EXPECT_EQ(probed_gpu_count(probe), AttributeValue(std::int64_t{2}));
 
   probe.driver_count.reset();
   const Attributes expected = {{"host.name", "node-a17"s}, {"process.pid", std::int64_t{4321}}};
@@ -158,8 +161,7 @@ TEST(ResourceLocalDetector, NvmlReportingZeroIsKept) {
   FakeHostProbe probe;
   probe.nvml_count = 0;
   probe.driver_count = 4;
-  EXPECT_EQ(detect_local_resource(Env::from({}), probe).at("host.gpu.count"),
-            AttributeValue(std::int64_t{0}));
+  EXPECT_EQ(probed_gpu_count(probe), AttributeValue(std::int64_t{0}));
 }
 
 // ----- SLURM detector and job identity -------------------------------------------------------

@@ -3,12 +3,9 @@
 // Tests use injected environments only; the collective fakes are per-test objects.
 #include <gtest/gtest.h>
 
-#include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lens/config.hpp"
@@ -16,6 +13,7 @@
 #include "lens/rank_info.hpp"
 #include "lens/resource.hpp"
 #include "unit/test_support.hpp"
+#include "unit/thread_collective.hpp"
 
 namespace lens {
 namespace {
@@ -34,12 +32,19 @@ bool is_lower_hex12(const std::string& text) {
 
 using test_support::config_from;
 using test_support::rank_of;
+using test_support::run_ranks;
+using test_support::ThreadCollective;
 
 RunId resolve_ok(const Config& config, const Env::Map& variables,
                  Collective* collective = nullptr) {
   auto id = resolve_run_id(config, rank_of(0, 1), Env::from(variables), collective);
   EXPECT_TRUE(id.ok()) << id.message();
   return id.ok() ? *id : RunId{};
+}
+
+void expect_id(const RunId& id, const std::string& value, const std::string& source) {
+  EXPECT_EQ(id.value, value);
+  EXPECT_EQ(id.source, source);
 }
 
 // Every launcher variable at once, so each case below removes what outranks it.
@@ -78,57 +83,11 @@ class RecordingCollective : public Collective {
   Result<std::string> answer_;
 };
 
-// N ranks in N threads sharing one broadcast slot: the root publishes, the others wait.
-class SharedSlot {
- public:
-  void publish(const std::string& value) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      value_ = value;
-    }
-    changed_.notify_all();
-  }
-  std::string wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return value_.has_value(); });
-    return *value_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::optional<std::string> value_;
-};
-
-class ThreadedCollective : public Collective {
- public:
-  ThreadedCollective(int rank, int world_size, SharedSlot& slot)
-      : rank_(rank), world_size_(world_size), slot_(slot) {}
-  int rank() const override { return rank_; }
-  int world_size() const override { return world_size_; }
-  Result<std::string> broadcast(const std::string& payload, int root) override {
-    sent = payload;
-    root_seen = root;
-    if (rank_ == root) {
-      slot_.publish(payload);
-    }
-    return slot_.wait();
-  }
-  std::string sent;
-  int root_seen = -1;
-
- private:
-  int rank_;
-  int world_size_;
-  SharedSlot& slot_;
-};
-
 TEST(RunIdPriority, ExplicitRunIdBeatsEveryLauncherVariable) {
   Env::Map variables = kAllSources;
   variables["NEMO_LENS_RUN_ID"] = "  my-run-1  ";
   const RunId id = resolve_ok(config_from(variables), variables);
-  EXPECT_EQ(id.value, "my-run-1");
-  EXPECT_EQ(id.source, "env:NEMO_LENS_RUN_ID");
+  expect_id(id, "my-run-1", "env:NEMO_LENS_RUN_ID");
   EXPECT_EQ(id.warning, "");
 }
 
@@ -137,23 +96,20 @@ TEST(RunIdPriority, PrefixedRunIdNamesTheVariableThatHeldIt) {
   primary["MEGATRON_OTEL_RUN_ID"] = "mega-1";
   primary["NEMO_LENS_RUN_ID"] = "lens-1";
   RunId id = resolve_ok(config_from(primary, "MEGATRON_OTEL", "NEMO_LENS"), primary);
-  EXPECT_EQ(id.value, "mega-1");
-  EXPECT_EQ(id.source, "env:MEGATRON_OTEL_RUN_ID");
+  expect_id(id, "mega-1", "env:MEGATRON_OTEL_RUN_ID");
 
   Env::Map fallback = kAllSources;
   fallback["MEGATRON_OTEL_RUN_ID"] = "   ";
   fallback["NEMO_LENS_RUN_ID"] = "lens-1";
   id = resolve_ok(config_from(fallback, "MEGATRON_OTEL", "NEMO_LENS"), fallback);
-  EXPECT_EQ(id.value, "lens-1");
-  EXPECT_EQ(id.source, "env:NEMO_LENS_RUN_ID");
+  expect_id(id, "lens-1", "env:NEMO_LENS_RUN_ID");
 }
 
 TEST(RunIdPriority, RunIdSetInCodeReportsConfigAsSource) {
   Config config;
   config.run_id = " code-run ";
   const RunId id = resolve_ok(config, kAllSources);
-  EXPECT_EQ(id.value, "code-run");
-  EXPECT_EQ(id.source, "config.run_id");
+  expect_id(id, "code-run", "config.run_id");
   EXPECT_EQ(id.warning, "");
 }
 
@@ -161,14 +117,12 @@ TEST(RunIdPriority, BlankConfigRunIdCountsAsUnset) {
   Config config;
   config.run_id = "   ";
   const RunId id = resolve_ok(config, kAllSources);
-  EXPECT_EQ(id.value, "4242");
-  EXPECT_EQ(id.source, "env:SLURM_JOB_ID");
+  expect_id(id, "4242", "env:SLURM_JOB_ID");
 }
 
 TEST(RunIdPriority, SlurmJobIdBeatsLauncherIds) {
   const RunId id = resolve_ok(Config{}, kAllSources);
-  EXPECT_EQ(id.value, "4242");
-  EXPECT_EQ(id.source, "env:SLURM_JOB_ID");
+  expect_id(id, "4242", "env:SLURM_JOB_ID");
   EXPECT_EQ(id.warning, "");
 }
 
@@ -176,8 +130,7 @@ TEST(RunIdPriority, TorchElasticRunIdComesNext) {
   Env::Map variables = without(kAllSources, {"SLURM_JOB_ID"});
   variables["SLURM_JOB_ID"] = "  ";  // blank counts as unset
   const RunId id = resolve_ok(Config{}, variables);
-  EXPECT_EQ(id.value, "elastic-77");
-  EXPECT_EQ(id.source, "env:TORCHELASTIC_RUN_ID");
+  expect_id(id, "elastic-77", "env:TORCHELASTIC_RUN_ID");
 }
 
 TEST(RunIdPriority, TorchElasticNoneIsIgnored) {
@@ -193,15 +146,13 @@ TEST(RunIdPriority, TorchElasticNoneIsIgnored) {
 TEST(RunIdPriority, OpenMpiJobIdBeatsPmixNamespace) {
   const RunId id =
       resolve_ok(Config{}, without(kAllSources, {"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"}));
-  EXPECT_EQ(id.value, "3735552001");
-  EXPECT_EQ(id.source, "env:OMPI_MCA_ess_base_jobid");
+  expect_id(id, "3735552001", "env:OMPI_MCA_ess_base_jobid");
 }
 
 TEST(RunIdPriority, PmixNamespaceIsTheLastLauncherSource) {
   const RunId id = resolve_ok(
       Config{}, {{"PMIX_NAMESPACE", " prterun-node1-12345@1 "}, {"OMPI_MCA_ess_base_jobid", ""}});
-  EXPECT_EQ(id.value, "prterun-node1-12345@1");
-  EXPECT_EQ(id.source, "env:PMIX_NAMESPACE");
+  expect_id(id, "prterun-node1-12345@1", "env:PMIX_NAMESPACE");
   EXPECT_EQ(id.warning, "");
 }
 
@@ -214,24 +165,12 @@ TEST(RunIdPriority, LauncherSourcesDoNotTouchTheCollective) {
 
 TEST(RunIdCollective, AllRanksShareRankZerosRandomId) {
   constexpr int kWorldSize = 4;
-  SharedSlot slot;
-  std::vector<ThreadedCollective> collectives;
-  collectives.reserve(kWorldSize);
-  for (int r = 0; r < kWorldSize; ++r) {
-    collectives.emplace_back(r, kWorldSize, slot);
-  }
+  ThreadCollective::Shared slot;
   std::vector<std::optional<Result<RunId>>> results(kWorldSize);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kWorldSize; ++r) {
-    threads.emplace_back([&, r] {
-      results[static_cast<std::size_t>(r)] =
-          resolve_run_id(Config{}, rank_of(r, kWorldSize), Env::from({}),
-                         &collectives[static_cast<std::size_t>(r)]);
-    });
-  }
-  for (auto& thread : threads) {
-    thread.join();
-  }
+  const auto collectives = run_ranks(kWorldSize, slot, [&](int r, Collective& collective) {
+    results[static_cast<std::size_t>(r)] =
+        resolve_run_id(Config{}, rank_of(r, kWorldSize), Env::from({}), &collective);
+  });
   ASSERT_TRUE(results[0].has_value() && results[0]->ok());
   const std::string shared = results[0]->value().value;
   EXPECT_TRUE(is_lower_hex12(shared)) << shared;

@@ -81,24 +81,19 @@ TEST_F(StrategiesTest, FirstRankPerNodeFollowsLocalRank) {
     EXPECT_TRUE(info.ok()) << info.message();
     return *info;
   };
+  // Rank `rank` of 8, with its LOCAL_RANK and LOCAL_WORLD_SIZE.
+  const auto of_eight = [&](int rank, int local_rank, int local_world_size) {
+    return detect({{"RANK", std::to_string(rank)},
+                   {"WORLD_SIZE", "8"},
+                   {"LOCAL_RANK", std::to_string(local_rank)},
+                   {"LOCAL_WORLD_SIZE", std::to_string(local_world_size)}});
+  };
   // LOCAL_RANK=0 exports for global ranks 0 and 4.
-  EXPECT_TRUE(exports(
-      config,
-      detect(
-          {{"RANK", "0"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "4"}})));
-  EXPECT_TRUE(exports(
-      config,
-      detect(
-          {{"RANK", "4"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "4"}})));
+  EXPECT_TRUE(exports(config, of_eight(0, 0, 4)));
+  EXPECT_TRUE(exports(config, of_eight(4, 0, 4)));
   // LOCAL_RANK=3 or 5 does not.
-  EXPECT_FALSE(exports(
-      config,
-      detect(
-          {{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "3"}, {"LOCAL_WORLD_SIZE", "4"}})));
-  EXPECT_FALSE(exports(
-      config,
-      detect(
-          {{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "5"}, {"LOCAL_WORLD_SIZE", "8"}})));
+  EXPECT_FALSE(exports(config, of_eight(3, 3, 4)));
+  EXPECT_FALSE(exports(config, of_eight(5, 5, 8)));
   // LOCAL_RANK alone (no launcher rank variable) is honoured, as in the original.
   EXPECT_FALSE(exports(config, detect({{"LOCAL_RANK", "3"}})));
   EXPECT_TRUE(exports(config, detect({{"LOCAL_RANK", " 0 "}})));

@@ -195,19 +195,9 @@ int collect_command(const std::vector<std::string>& args) {
   const OptionSpec spec{{"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file",
                          "--tls-cert", "--tls-key", "--tls-client-ca"},
                         {"--help"}};
-  auto parsed = parse_options(args, spec, "collect");
-  if (!parsed.ok()) {
-    return fail(parsed.message());
-  }
-  const ParsedOptions& options = *parsed;
-  if (options.has("--help")) {
-    std::cout << kCollectUsage;
-    return 0;
-  }
-  if (!options.positional.empty()) {
-    return fail("unexpected argument '" + options.positional.front() +
-                "' for 'lens collect'; see lens collect --help");
-  }
+  auto parsed = parse_command_options(args, spec, "collect", kCollectUsage);
+  if (const int* exit_status = std::get_if<int>(&parsed)) return *exit_status;
+  const ParsedOptions& options = std::get<ParsedOptions>(parsed);
 
   ReceiverOptions receiver_options;
   for (const char* flag : {"--grpc", "--http"}) {

@@ -211,19 +211,9 @@ int config_command(const std::vector<std::string>& args) {
   const OptionSpec spec{{"--prefix", "--fallback-prefix", "--rank", "--world-size", "--local-rank",
                          "--otel-service-name", "--otel-span-groups", "--format"},
                         {"--otel-enabled", "--help"}};
-  auto parsed = parse_options(args, spec, "config");
-  if (!parsed.ok()) {
-    return fail(parsed.message());
-  }
-  const ParsedOptions& options = *parsed;
-  if (options.has("--help")) {
-    std::cout << kConfigUsage;
-    return 0;
-  }
-  if (!options.positional.empty()) {
-    return fail("unexpected argument '" + options.positional.front() +
-                "' for 'lens config'; see lens config --help");
-  }
+  auto parsed = parse_command_options(args, spec, "config", kConfigUsage);
+  if (const int* exit_status = std::get_if<int>(&parsed)) return *exit_status;
+  const ParsedOptions& options = std::get<ParsedOptions>(parsed);
   const std::string format = options.get("--format").value_or("json");
   if (format != "json" && format != "text") {
     return fail("invalid value for --format: '" + format + "'; accepted: json, text");

@@ -2,6 +2,7 @@
 #include "options.hpp"
 
 #include <charconv>
+#include <iostream>
 
 namespace lens::cli {
 namespace {
@@ -74,6 +75,27 @@ Result<int> parse_int_option(const std::string& name, const std::string& value, 
                  "'; accepted: an integer >= " + std::to_string(minimum));
   }
   return parsed;
+}
+
+std::variant<ParsedOptions, int> parse_command_options(const std::vector<std::string>& args,
+                                                       const OptionSpec& spec,
+                                                       const std::string& command,
+                                                       std::string_view usage) {
+  auto parsed = parse_options(args, spec, command);
+  std::string error;
+  if (!parsed.ok()) {
+    error = parsed.message();
+  } else if (parsed->has("--help")) {
+    std::cout << usage;
+    return 0;
+  } else if (!parsed->positional.empty()) {
+    error = "unexpected argument '" + parsed->positional.front() + "' for 'lens " + command +
+            "'; see lens " + command + " --help";
+  } else {
+    return std::move(*parsed);
+  }
+  std::cerr << "lens: " << error << "\n";
+  return 2;
 }
 
 }  // namespace lens::cli

@@ -6,6 +6,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "lens/result.hpp"
@@ -29,6 +31,14 @@ struct ParsedOptions {
 // `command` names the subcommand in error messages ("config").
 Result<ParsedOptions> parse_options(const std::vector<std::string>& args, const OptionSpec& spec,
                                     const std::string& command);
+
+// parse_options for a subcommand that takes no positional arguments and has a "--help" flag:
+// the options, or the exit status once it has printed `usage` on stdout for --help (0) or
+// "lens: " and the error on stderr (2).
+std::variant<ParsedOptions, int> parse_command_options(const std::vector<std::string>& args,
+                                                       const OptionSpec& spec,
+                                                       const std::string& command,
+                                                       std::string_view usage);
 
 // Parses an integer option value; the error names the option and the value.
 Result<int> parse_int_option(const std::string& name, const std::string& value, int minimum);

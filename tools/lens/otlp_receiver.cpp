@@ -68,34 +68,31 @@ Message* new_request(Signal signal, google::protobuf::Arena& arena) {
   return Arena::CreateMessage<logs_v1::ExportLogsServiceRequest>(&arena);
 }
 
-std::unique_ptr<Message> new_response(Signal signal, const OtlpSink::Outcome& outcome) {
-  const bool partial = outcome.rejected != 0 || !outcome.error_message.empty();
-  switch (signal) {
-    case Signal::kTraces: {
-      auto response = std::make_unique<trace_v1::ExportTraceServiceResponse>();
-      if (partial) {
-        response->mutable_partial_success()->set_rejected_spans(outcome.rejected);
-        response->mutable_partial_success()->set_error_message(outcome.error_message);
-      }
-      return response;
-    }
-    case Signal::kMetrics: {
-      auto response = std::make_unique<metrics_v1::ExportMetricsServiceResponse>();
-      if (partial) {
-        response->mutable_partial_success()->set_rejected_data_points(outcome.rejected);
-        response->mutable_partial_success()->set_error_message(outcome.error_message);
-      }
-      return response;
-    }
-    case Signal::kLogs:
-      break;
-  }
-  auto response = std::make_unique<logs_v1::ExportLogsServiceResponse>();
-  if (partial) {
-    response->mutable_partial_success()->set_rejected_log_records(outcome.rejected);
+// A response that reports the rejected items (set by `set_rejected`, the field's name differs by
+// signal) and the sink's message, when there is either; an empty response otherwise.
+template <typename Response, typename SetRejected>
+std::unique_ptr<Message> response_to(const OtlpSink::Outcome& outcome, SetRejected set_rejected) {
+  auto response = std::make_unique<Response>();
+  if (outcome.rejected != 0 || !outcome.error_message.empty()) {
+    set_rejected(*response->mutable_partial_success(), outcome.rejected);
     response->mutable_partial_success()->set_error_message(outcome.error_message);
   }
   return response;
+}
+
+std::unique_ptr<Message> new_response(Signal signal, const OtlpSink::Outcome& outcome) {
+  switch (signal) {
+    case Signal::kTraces:
+      return response_to<trace_v1::ExportTraceServiceResponse>(
+          outcome, [](auto& partial, std::int64_t n) { partial.set_rejected_spans(n); });
+    case Signal::kMetrics:
+      return response_to<metrics_v1::ExportMetricsServiceResponse>(
+          outcome, [](auto& partial, std::int64_t n) { partial.set_rejected_data_points(n); });
+    case Signal::kLogs:
+      break;
+  }
+  return response_to<logs_v1::ExportLogsServiceResponse>(
+      outcome, [](auto& partial, std::int64_t n) { partial.set_rejected_log_records(n); });
 }
 
 // OTLP ids are 16-byte trace ids and 8-byte span ids, or empty; anything else cannot be
@@ -146,28 +143,16 @@ std::string check_ids(Signal signal, const Message& request) {
   return {};
 }
 
-const char* request_type(Signal signal) {
-  switch (signal) {
-    case Signal::kTraces:
-      return "ExportTraceServiceRequest";
-    case Signal::kMetrics:
-      return "ExportMetricsServiceRequest";
-    case Signal::kLogs:
-      break;
-  }
-  return "ExportLogsServiceRequest";
-}
-
 // Decodes and checks a request body; on failure returns the message for the client.
 std::string decode_request(Signal signal, BodyFormat format, std::string_view body,
                            Message& request) {
   if (format == BodyFormat::kProtobuf) {
     if (!request.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-      return std::string("cannot decode the body as a protobuf ") + request_type(signal);
+      return "cannot decode the body as a protobuf " + std::string(request.GetDescriptor()->name());
     }
   } else if (Status status = otlp_json::decode(body, request); !status.ok()) {
-    return std::string("cannot decode the body as an OTLP JSON ") + request_type(signal) + ": " +
-           status.message();
+    return "cannot decode the body as an OTLP JSON " +
+           std::string(request.GetDescriptor()->name()) + ": " + status.message();
   }
   return check_ids(signal, request);
 }

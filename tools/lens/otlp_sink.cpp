@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -76,15 +78,9 @@ std::string system_error(int error) {
 }  // namespace
 
 const char* signal_name(Signal signal) {
-  switch (signal) {
-    case Signal::kTraces:
-      return "traces";
-    case Signal::kMetrics:
-      return "metrics";
-    case Signal::kLogs:
-      return "logs";
-  }
-  return "?";
+  static constexpr std::array<const char*, 3> kNames = {"traces", "metrics", "logs"};
+  const auto index = static_cast<std::size_t>(signal);
+  return index < kNames.size() ? kNames[index] : "?";
 }
 
 std::map<std::string, std::uint64_t> count_items_by_rank(Signal signal,

@@ -1,6 +1,8 @@
 // Span name to phase mapping (see phases.hpp).
 #include "report/phases.hpp"
 
+#include <algorithm>
+
 namespace lens::report {
 namespace {
 
@@ -11,23 +13,10 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 }  // namespace
 
 std::string_view phase_name(Phase phase) {
-  switch (phase) {
-    case Phase::forward_backward:
-      return "forward_backward";
-    case Phase::optimizer:
-      return "optimizer";
-    case Phase::communication:
-      return "communication";
-    case Phase::data_loading:
-      return "data_loading";
-    case Phase::checkpoint:
-      return "checkpoint";
-    case Phase::evaluation:
-      return "evaluation";
-    case Phase::other:
-      break;
-  }
-  return "other";
+  static constexpr std::array<std::string_view, kPhaseCount> kNames = {
+      "forward_backward", "optimizer",  "communication", "data_loading",
+      "checkpoint",       "evaluation", "other"};
+  return kNames[std::min(index_of(phase), index_of(Phase::other))];
 }
 
 std::optional<Phase> phase_of(std::string_view name) {

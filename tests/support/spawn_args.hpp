@@ -1,0 +1,36 @@
+// argv and envp for the tests that start processes with posix_spawn: the entries of the test's
+// own environment that children get, and the null-terminated pointer arrays.
+#pragma once
+
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace lens::testing {
+
+// The sanitizer settings and PATH of this process's environment, and HOME with `with_home`:
+// nothing else, so that no launcher variable of the test's own environment reaches a child.
+inline std::vector<std::string> passed_on_environment(bool with_home) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    for (const char* keep : {"ASAN_", "UBSAN_", "TSAN_", "LSAN_", "PATH=", "HOME="}) {
+      if (entry.rfind(keep, 0) == 0 && (with_home || entry.rfind("HOME=", 0) != 0)) {
+        out.push_back(entry);
+      }
+    }
+  }
+  return out;
+}
+
+// Pointers to the strings of `items`, then a null pointer (argv, envp); valid while `items` is.
+inline std::vector<char*> null_terminated(std::vector<std::string>& items) {
+  std::vector<char*> out;
+  out.reserve(items.size() + 1);
+  for (auto& item : items) out.push_back(item.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace lens::testing
