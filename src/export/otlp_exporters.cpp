@@ -113,7 +113,7 @@ class OtlpSpanExporter final : public sdktrace::SpanExporter {
 
  private:
   std::unique_ptr<OtlpExportCore> core_;
-  // Export may run on several threads at once (PipelinedExporter's senders).
+  // Export may run on several threads at once (the span pipeline's senders).
   OtlpSpanBatchPool batches_;
 };
 
