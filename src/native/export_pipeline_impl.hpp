@@ -1,7 +1,7 @@
 // ExportPipeline's definitions (see export_pipeline.hpp), included by the signals' .cpp only,
 // where the Signal's State is complete. A Signal provides: the types Exporter, Recordable,
 // Registry, Thread (a ring of the registry), Processor, Options and Caller; kSortByEnd; and a
-// State made from (Core&, resource) with `registry`, convert (a ring record into a recordable:
+// State made from the Core with `registry`, convert (a ring record into a recordable:
 // its end ticks, its span id into `seen` when asked), prepare_shutdown (before the registry
 // closes, on the caller's thread), add_at_finish (after the last drain, before the last export),
 // after_shutdown, count (the registry's totals into the counts) and make_processor.
@@ -9,6 +9,7 @@
 
 #include <opentelemetry/common/attribute_value.h>
 #include <opentelemetry/nostd/span.h>
+#include <opentelemetry/sdk/instrumentationscope/instrumentation_scope.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,6 +23,7 @@
 
 #include "core/tsan_handoff.hpp"
 #include "core/utf8.hpp"
+#include "lens/version.hpp"
 #include "native/export_loop.hpp"
 #include "native/export_pipeline.hpp"
 
@@ -84,13 +86,18 @@ struct ExportPipeline<Signal>::Core {
   };
 
   Core(const Options& o, std::unique_ptr<typename Signal::Exporter> e,
-       const opentelemetry::sdk::resource::Resource& resource)
+       const opentelemetry::sdk::resource::Resource& r)
       : options(o),
         exporter(std::move(e)),
-        signal(std::make_unique<typename Signal::State>(*this, resource)) {}
+        resource(r),
+        signal(std::make_unique<typename Signal::State>(*this)) {}
 
   const Options options;
   const std::unique_ptr<typename Signal::Exporter> exporter;
+  const opentelemetry::sdk::resource::Resource resource;
+  // Recordables keep a reference to it: it lives as long as the pipeline.
+  const std::unique_ptr<opentelemetry::sdk::instrumentationscope::InstrumentationScope> scope =
+      opentelemetry::sdk::instrumentationscope::InstrumentationScope::Create("nemo.lens", kVersion);
   // Shared by the recordables of API records (limits), which may outlive the pipeline.
   const std::shared_ptr<PipelineCounters> counters = std::make_shared<PipelineCounters>();
   const std::shared_ptr<SharedTickCalibration> calibration =
@@ -348,7 +355,7 @@ const std::shared_ptr<typename Signal::Registry>& ExportPipeline<Signal>::regist
 
 template <class Signal>
 std::unique_ptr<typename Signal::Processor> ExportPipeline<Signal>::make_processor() {
-  return Signal::make_processor(this->shared_from_this(), core_);
+  return core_->signal->make_processor(this->shared_from_this(), core_);
 }
 
 template <class Signal>

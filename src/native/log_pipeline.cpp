@@ -3,7 +3,6 @@
 #include "native/log_pipeline.hpp"
 
 #include <opentelemetry/logs/severity.h>
-#include <opentelemetry/sdk/instrumentationscope/instrumentation_scope.h>
 #include <opentelemetry/sdk/logs/recordable.h>
 #include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_flags.h>
@@ -11,7 +10,6 @@
 
 #include <string_view>
 
-#include "lens/version.hpp"
 #include "native/attribute_codec.hpp"
 #include "native/export_pipeline_impl.hpp"
 #include "native/log_record.hpp"
@@ -28,18 +26,39 @@ using Pipeline = ExportPipeline<LogSignal>;
 
 otel::nostd::string_view view(std::string_view s) noexcept { return {s.data(), s.size()}; }
 
+// opentelemetry-cpp's LoggerProvider in front of the pipeline; it keeps the pipeline alive.
+class HandoffProcessor final : public sdklogs::LogRecordProcessor {
+ public:
+  HandoffProcessor(std::shared_ptr<Pipeline> pipeline, std::shared_ptr<Core> core) noexcept
+      : pipeline_(std::move(pipeline)), core_(std::move(core)) {}
+
+  RecordablePtr MakeRecordable() noexcept override { return core_->exporter->MakeRecordable(); }
+  void OnEmit(RecordablePtr&& record) noexcept override {
+    if (record != nullptr) core_->enqueue_foreign(std::move(record));
+  }
+  bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
+    return core_->loop.flush(timeout);
+  }
+  bool Shutdown(std::chrono::microseconds timeout) noexcept override {
+    return pipeline_->shutdown(timeout);
+  }
+
+ private:
+  std::shared_ptr<Pipeline> pipeline_;
+  std::shared_ptr<Core> core_;
+};
+
 }  // namespace
 
 class LogSignal::State {
  public:
-  State(Core& core, const otel::sdk::resource::Resource& resource)
+  explicit State(Core& core)
       // Log records are few next to spans: a small pool, still one chunk for each of 64 threads.
       : registry(std::make_shared<LogRegistry>(std::make_shared<ChunkPool>(std::max<std::size_t>(
                                                    core.options.max_queue_size * 1024, 4 << 20)),
                                                core.options.max_queue_size,
                                                core.options.attribute_count_limit)),
-        core_(core),
-        resource_(resource) {
+        core_(core) {
     if (const auto& limit = core.options.attribute_value_length_limit) {
       value_length_ = static_cast<std::size_t>(std::max<std::int64_t>(*limit, 0));
     }
@@ -71,8 +90,8 @@ class LogSignal::State {
               ? std::string_view(extras->attributes)
               : std::string_view(inline_part + header.event_name_size + header.body_size,
                                  header.attributes_size);
-      out->SetResource(resource_);
-      out->SetInstrumentationScope(*scope_);
+      out->SetResource(core_.resource);
+      out->SetInstrumentationScope(*core_.scope);
       const otel::common::SystemTimestamp at(
           std::chrono::nanoseconds(core_.calibration->unix_nanos(header.ticks)));
       out->SetTimestamp(at);
@@ -111,45 +130,15 @@ class LogSignal::State {
     counts.dropped_full_buffer = totals.dropped;
   }
 
+  std::unique_ptr<sdklogs::LogRecordProcessor> make_processor(
+      const std::shared_ptr<Pipeline>& pipeline, std::shared_ptr<Core> core) const {
+    return std::make_unique<HandoffProcessor>(pipeline, std::move(core));
+  }
+
  private:
   Core& core_;
-  const otel::sdk::resource::Resource resource_;
-  // Recordables keep a reference to it: it lives as long as the pipeline.
-  const std::unique_ptr<otel::sdk::instrumentationscope::InstrumentationScope> scope_ =
-      otel::sdk::instrumentationscope::InstrumentationScope::Create("nemo.lens", kVersion);
   std::optional<std::size_t> value_length_;  // OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT
 };
-
-namespace {
-
-// opentelemetry-cpp's LoggerProvider in front of the pipeline; it keeps the pipeline alive.
-class HandoffProcessor final : public sdklogs::LogRecordProcessor {
- public:
-  HandoffProcessor(std::shared_ptr<Pipeline> pipeline, std::shared_ptr<Core> core) noexcept
-      : pipeline_(std::move(pipeline)), core_(std::move(core)) {}
-
-  RecordablePtr MakeRecordable() noexcept override { return core_->exporter->MakeRecordable(); }
-  void OnEmit(RecordablePtr&& record) noexcept override {
-    if (record != nullptr) core_->enqueue_foreign(std::move(record));
-  }
-  bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
-    return core_->loop.flush(timeout);
-  }
-  bool Shutdown(std::chrono::microseconds timeout) noexcept override {
-    return pipeline_->shutdown(timeout);
-  }
-
- private:
-  std::shared_ptr<Pipeline> pipeline_;
-  std::shared_ptr<Core> core_;
-};
-
-}  // namespace
-
-std::unique_ptr<sdklogs::LogRecordProcessor> LogSignal::make_processor(
-    const std::shared_ptr<Pipeline>& pipeline, std::shared_ptr<Core> core) {
-  return std::make_unique<HandoffProcessor>(pipeline, std::move(core));
-}
 
 template class ExportPipeline<LogSignal>;
 

@@ -36,16 +36,10 @@ struct LogSignal {
   static constexpr bool kSortByEnd = false;
   using Options = LogPipelineOptions;
   class State;
-  static std::unique_ptr<Processor> make_processor(
-      const std::shared_ptr<ExportPipeline<LogSignal>>& pipeline,
-      std::shared_ptr<ExportPipeline<LogSignal>::Core> core);
 };
 
 extern template class ExportPipeline<LogSignal>;
 
-class LogPipeline : public ExportPipeline<LogSignal> {
- public:
-  using ExportPipeline::ExportPipeline;
-};
+using LogPipeline = ExportPipeline<LogSignal>;
 
 }  // namespace lens::native

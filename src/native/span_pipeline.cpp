@@ -2,7 +2,6 @@
 // records, span limits, the API spans' processor and the open spans at shutdown.
 #include "native/span_pipeline.hpp"
 
-#include <opentelemetry/sdk/instrumentationscope/instrumentation_scope.h>
 #include <opentelemetry/sdk/trace/recordable.h>
 #include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_id.h>
@@ -10,7 +9,6 @@
 #include <array>
 #include <functional>
 
-#include "lens/version.hpp"
 #include "native/attribute_codec.hpp"
 #include "native/export_pipeline_impl.hpp"
 
@@ -307,12 +305,11 @@ SpanLimits SpanLimits::from(const LimitSettings& settings) {
 
 class SpanSignal::State {
  public:
-  State(Core& core, const otel::sdk::resource::Resource& resource)
+  explicit State(Core& core)
       : registry(std::make_shared<SpanRegistry>(
             g_next_generation.fetch_add(1, std::memory_order_relaxed), core.options.sampler,
             std::make_shared<ChunkPool>(core.options.buffer_bytes))),
-        core_(core),
-        resource_(resource) {}
+        core_(core) {}
 
   const std::shared_ptr<SpanRegistry> registry;
 
@@ -387,6 +384,11 @@ class SpanSignal::State {
     counts.dropped_full_buffer = totals.dropped;
   }
 
+  std::unique_ptr<sdktrace::SpanProcessor> make_processor(
+      const std::shared_ptr<ExportPipeline<SpanSignal>>&, std::shared_ptr<Core> core) const {
+    return std::make_unique<HandoffProcessor>(std::move(core));
+  }
+
  private:
   RecordablePtr convert(const RecordView& r) noexcept {
     RecordablePtr out = core_.exporter->MakeRecordable();
@@ -404,8 +406,8 @@ class SpanSignal::State {
                     : default_trace_state_);
       out->SetIdentity(context, span_id_of(r.id->parent_span_id));
       out->SetTraceFlags(flags);
-      out->SetResource(resource_);
-      out->SetInstrumentationScope(*scope_);
+      out->SetResource(core_.resource);
+      out->SetInstrumentationScope(*core_.scope);
       out->SetName(view(r.name));
       out->SetSpanKind(otel::trace::SpanKind::kInternal);
       out->SetStartTime(timestamp(clock.unix_nanos(r.start_ticks)));
@@ -448,9 +450,6 @@ class SpanSignal::State {
   }
 
   Core& core_;
-  const otel::sdk::resource::Resource resource_;
-  const std::unique_ptr<otel::sdk::instrumentationscope::InstrumentationScope> scope_ =
-      otel::sdk::instrumentationscope::InstrumentationScope::Create("nemo.lens", kVersion);
   // Shared by every span without a trace state (one reference count less per span).
   const nostd::shared_ptr<otel::trace::TraceState> default_trace_state_ =
       otel::trace::TraceState::GetDefault();
@@ -458,11 +457,6 @@ class SpanSignal::State {
   std::vector<ThreadSpans::OpenSpan> open_at_shutdown_;
   std::uint64_t shutdown_ticks_ = 0;
 };
-
-std::unique_ptr<sdktrace::SpanProcessor> SpanSignal::make_processor(
-    const std::shared_ptr<ExportPipeline<SpanSignal>>&, std::shared_ptr<Core> core) {
-  return std::make_unique<HandoffProcessor>(std::move(core));
-}
 
 template class ExportPipeline<SpanSignal>;
 

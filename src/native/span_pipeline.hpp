@@ -63,9 +63,6 @@ struct SpanSignal {
   static constexpr bool kSortByEnd = true;
   using Options = SpanPipelineOptions;
   class State;
-  static std::unique_ptr<Processor> make_processor(
-      const std::shared_ptr<ExportPipeline<SpanSignal>>& pipeline,
-      std::shared_ptr<ExportPipeline<SpanSignal>::Core> core);
 };
 
 extern template class ExportPipeline<SpanSignal>;
