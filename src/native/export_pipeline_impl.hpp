@@ -1,10 +1,11 @@
 // ExportPipeline's definitions (see export_pipeline.hpp), included by the signals' .cpp only,
 // where the Signal's State is complete. A Signal provides: the types Exporter, Recordable,
 // Registry, Thread (a ring of the registry), Processor, Options and Caller; kSortByEnd; and a
-// State made from the Core with `registry`, convert (a ring record into a recordable:
-// its end ticks, its span id into `seen` when asked), prepare_shutdown (before the registry
-// closes, on the caller's thread), add_at_finish (after the last drain, before the last export),
-// after_shutdown, count (the registry's totals into the counts) and make_processor.
+// State made from the Core with `registry`, convert (a ring record into a recordable: its end
+// ticks, its span id into `seen` when asked), count (the registry's totals into the counts) and
+// make_processor; if it needs them, prepare_shutdown (before the registry closes, on the
+// caller's thread), add_at_finish (after the last drain, before the last export) and
+// after_shutdown.
 #pragma once
 
 #include <opentelemetry/common/attribute_value.h>
@@ -294,14 +295,14 @@ struct ExportPipeline<Signal>::Core {
   bool finish() noexcept {
     std::unordered_set<std::uint64_t> ended;
     collect_all(&ended);
-    signal->add_at_finish(ended);
+    if constexpr (requires { signal->add_at_finish(ended); }) signal->add_at_finish(ended);
     export_all();
     stop_senders();
     const auto remaining = std::max(std::chrono::steady_clock::duration::zero(),
                                     loop.deadline() - std::chrono::steady_clock::now());
     const bool ok =
         exporter->Shutdown(std::chrono::duration_cast<std::chrono::microseconds>(remaining));
-    signal->after_shutdown();
+    if constexpr (requires { signal->after_shutdown(); }) signal->after_shutdown();
     return ok;
   }
 
@@ -369,7 +370,9 @@ bool ExportPipeline<Signal>::shutdown(std::chrono::microseconds timeout,
   std::call_once(shutdown_once_, [&] {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::min(timeout, std::chrono::microseconds(std::chrono::hours(24)));
-    core_->signal->prepare_shutdown(caller);
+    if constexpr (requires { core_->signal->prepare_shutdown(caller); }) {
+      core_->signal->prepare_shutdown(caller);
+    }
     core_->signal->registry->close();
     {
       std::lock_guard<std::mutex> lock(core_->mutex);

@@ -118,15 +118,13 @@ class LogSignal::State {
     }
     return out;
   }
-  void prepare_shutdown(const void*) noexcept {}
-  void add_at_finish(const std::unordered_set<std::uint64_t>&) noexcept {}
+
   // Threads that still hold a state keep only it; the buffers of the others go now.
   void after_shutdown() noexcept { registry->release_threads(); }
 
   void count(PipelineCounts& counts) const {
     const LogTotals totals = registry->totals();
-    counts.started = totals.written;
-    counts.accepted = totals.written;
+    counts.started = counts.accepted = totals.written;
     counts.dropped_full_buffer = totals.dropped;
   }
 

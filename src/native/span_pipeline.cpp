@@ -375,8 +375,6 @@ class SpanSignal::State {
     }
   }
 
-  void after_shutdown() noexcept {}
-
   void count(PipelineCounts& counts) const {
     const SpanTotals totals = registry->totals();
     counts.started = totals.started;
