@@ -1,44 +1,39 @@
-// The native path's export thread (see span_pipeline.hpp).
+// The native span signal of the export pipeline (see span_pipeline.hpp): conversion of ring
+// records, span limits, the API spans' processor and the open spans at shutdown.
 #include "native/span_pipeline.hpp"
 
-#include <opentelemetry/sdk/instrumentationscope/instrumentation_scope.h>
 #include <opentelemetry/sdk/trace/recordable.h>
 #include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_id.h>
 
-#include <algorithm>
-#include <cstring>
-#include <deque>
-#include <unordered_set>
-#include <utility>
-#include <vector>
+#include <array>
+#include <functional>
 
-#include "core/tsan_handoff.hpp"
-#include "lens/version.hpp"
 #include "native/attribute_codec.hpp"
-#include "native/export_loop.hpp"
-#include "native/tick_clock.hpp"
+#include "native/export_pipeline_impl.hpp"
 
 namespace lens::native {
 namespace {
 
 namespace otel = opentelemetry;
 namespace sdktrace = opentelemetry::sdk::trace;
+namespace common = opentelemetry::common;
+namespace nostd = opentelemetry::nostd;
 using RecordablePtr = std::unique_ptr<sdktrace::Recordable>;
+using Core = ExportPipeline<SpanSignal>::Core;
 
 constexpr std::string_view kTruncated = "nemo.span.truncated";
 constexpr std::string_view kTruncatedReasonKey = "nemo.span.truncated.reason";
 constexpr std::string_view kTruncatedReason = "still open at telemetry shutdown";
 
-otel::nostd::string_view view(std::string_view s) noexcept { return {s.data(), s.size()}; }
+nostd::string_view view(std::string_view s) noexcept { return {s.data(), s.size()}; }
 
-class OneAttribute final : public otel::common::KeyValueIterable {
+class OneAttribute final : public common::KeyValueIterable {
  public:
   OneAttribute(std::string_view key, std::string_view value) noexcept : key_(key), value_(value) {}
-  bool ForEachKeyValue(
-      otel::nostd::function_ref<bool(otel::nostd::string_view, otel::common::AttributeValue)>
-          callback) const noexcept override {
-    return callback(view(key_), otel::common::AttributeValue(view(value_)));
+  bool ForEachKeyValue(nostd::function_ref<bool(nostd::string_view, common::AttributeValue)>
+                           callback) const noexcept override {
+    return callback(view(key_), common::AttributeValue(view(value_)));
   }
   std::size_t size() const noexcept override { return 1; }
 
@@ -47,9 +42,197 @@ class OneAttribute final : public otel::common::KeyValueIterable {
   std::string_view value_;
 };
 
-otel::common::SystemTimestamp timestamp(std::int64_t unix_ns) noexcept {
-  return otel::common::SystemTimestamp(std::chrono::nanoseconds(unix_ns));
+common::SystemTimestamp timestamp(std::int64_t unix_ns) noexcept {
+  return common::SystemTimestamp(std::chrono::nanoseconds(unix_ns));
 }
+
+template <class T>
+bool is_set(const Sourced<T>& setting) {
+  return !setting.source.empty() && setting.source != "default";
+}
+
+std::size_t non_negative(std::int64_t value) {
+  return value < 0 ? 0 : static_cast<std::size_t>(value);
+}
+
+// At most `max_count` entries of `inner`, values length-limited.
+class LimitedAttributes final : public common::KeyValueIterable {
+ public:
+  LimitedAttributes(const common::KeyValueIterable& inner, std::size_t max_count,
+                    const std::optional<std::size_t>& max_chars,
+                    PipelineCounters& counters) noexcept
+      : inner_(inner), max_count_(max_count), max_chars_(max_chars), counters_(counters) {}
+
+  bool ForEachKeyValue(nostd::function_ref<bool(nostd::string_view, common::AttributeValue)>
+                           callback) const noexcept override {
+    std::size_t seen = 0;
+    return inner_.ForEachKeyValue([&](nostd::string_view key, common::AttributeValue value) {
+      if (seen++ >= max_count_) return false;
+      bool keep_going = true;
+      with_limited_value(value, max_chars_, counters_, [&](const common::AttributeValue& limited) {
+        keep_going = callback(key, limited);
+      });
+      return keep_going;
+    });
+  }
+  std::size_t size() const noexcept override { return std::min(inner_.size(), max_count_); }
+
+ private:
+  const common::KeyValueIterable& inner_;
+  std::size_t max_count_;
+  const std::optional<std::size_t>& max_chars_;
+  PipelineCounters& counters_;
+};
+
+// One span's limits on the way into an exporter's recordable (see SpanLimits).
+class Limiter {
+ public:
+  Limiter(const SpanLimits& limits, PipelineCounters& counters) noexcept
+      : limits_(limits), counters_(counters) {}
+
+  void set_attribute(sdktrace::Recordable& out, nostd::string_view key,
+                     const common::AttributeValue& value) noexcept {
+    const std::uint64_t hash =
+        std::hash<std::string_view>{}(std::string_view(key.data(), key.size()));
+    if (!keys_.contains(hash) && (keys_.size() >= limits_.attribute_count || !keys_.insert(hash))) {
+      PipelineCounters::add(counters_.dropped_attributes);
+      return;
+    }
+    with_limited_value(
+        value, limits_.attribute_value_length, counters_,
+        [&](const common::AttributeValue& limited) { out.SetAttribute(key, limited); });
+  }
+
+  void add_event(sdktrace::Recordable& out, nostd::string_view name, common::SystemTimestamp at,
+                 const common::KeyValueIterable& attributes) noexcept {
+    if (admit(events_, limits_.event_count, counters_.dropped_events, attributes,
+              limits_.event_attribute_count)) {
+      out.AddEvent(name, at, limited(attributes, limits_.event_attribute_count));
+    }
+  }
+
+  void add_link(sdktrace::Recordable& out, const otel::trace::SpanContext& context,
+                const common::KeyValueIterable& attributes) noexcept {
+    if (admit(links_, limits_.link_count, counters_.dropped_links, attributes,
+              limits_.link_attribute_count)) {
+      out.AddLink(context, limited(attributes, limits_.link_attribute_count));
+    }
+  }
+
+ private:
+  // The distinct attribute keys set so far, as 64-bit hashes: the first eight inline (no
+  // allocation for a typical span), further ones in a vector. Two different keys with the same
+  // hash (odds 2^-64 per pair) would count as one, letting one extra attribute through.
+  class KeySet {
+   public:
+    bool contains(std::uint64_t hash) const noexcept {
+      return std::find(inline_.begin(), inline_.begin() + inline_count_, hash) !=
+                 inline_.begin() + inline_count_ ||
+             std::find(more_.begin(), more_.end(), hash) != more_.end();
+    }
+    bool insert(std::uint64_t hash) noexcept {  // false when out of memory
+      if (inline_count_ < inline_.size()) {
+        inline_[inline_count_++] = hash;
+        return true;
+      }
+      try {
+        more_.push_back(hash);
+      } catch (...) {
+        return false;
+      }
+      return true;
+    }
+    std::size_t size() const noexcept { return inline_count_ + more_.size(); }
+
+   private:
+    std::array<std::uint64_t, 8> inline_{};
+    std::size_t inline_count_ = 0;
+    std::vector<std::uint64_t> more_;
+  };
+
+  // An event or link within its count (the attributes beyond theirs counted as dropped).
+  bool admit(std::size_t& kept, std::size_t max, std::atomic<std::uint64_t>& dropped,
+             const common::KeyValueIterable& attributes, std::size_t max_attributes) noexcept {
+    if (kept >= max) {
+      PipelineCounters::add(dropped);
+      return false;
+    }
+    ++kept;
+    const std::size_t count = attributes.size();
+    if (count > max_attributes)
+      PipelineCounters::add(counters_.dropped_attributes, count - max_attributes);
+    return true;
+  }
+  LimitedAttributes limited(const common::KeyValueIterable& attributes,
+                            std::size_t max_count) noexcept {
+    return LimitedAttributes(attributes, max_count, limits_.attribute_value_length, counters_);
+  }
+
+  const SpanLimits& limits_;
+  PipelineCounters& counters_;
+  KeySet keys_;
+  std::size_t events_ = 0;
+  std::size_t links_ = 0;
+};
+
+// The recordable of an API span: the exporter's own behind the span limits; unwrapped when the
+// span ends. Thread-compatible (the SDK's Span serializes its calls).
+class LimitingRecordable final : public sdktrace::Recordable {
+ public:
+  LimitingRecordable(RecordablePtr inner, const SpanLimits& limits,
+                     std::shared_ptr<PipelineCounters> counters) noexcept
+      : inner_(std::move(inner)),
+        limits_(limits),
+        counters_(std::move(counters)),
+        limiter_(limits_, *counters_) {}
+
+  RecordablePtr release() noexcept { return std::move(inner_); }
+
+  void SetIdentity(const otel::trace::SpanContext& context,
+                   otel::trace::SpanId parent) noexcept override {
+    inner_->SetIdentity(context, parent);
+  }
+  void SetAttribute(nostd::string_view key, const common::AttributeValue& value) noexcept override {
+    limiter_.set_attribute(*inner_, key, value);
+  }
+  void AddEvent(nostd::string_view name, common::SystemTimestamp at,
+                const common::KeyValueIterable& attributes) noexcept override {
+    limiter_.add_event(*inner_, name, at, attributes);
+  }
+  void AddLink(const otel::trace::SpanContext& context,
+               const common::KeyValueIterable& attributes) noexcept override {
+    limiter_.add_link(*inner_, context, attributes);
+  }
+  void SetStatus(otel::trace::StatusCode code, nostd::string_view description) noexcept override {
+    inner_->SetStatus(code, description);
+  }
+  void SetName(nostd::string_view name) noexcept override { inner_->SetName(name); }
+  void SetTraceFlags(otel::trace::TraceFlags flags) noexcept override {
+    inner_->SetTraceFlags(flags);
+  }
+  void SetSpanKind(otel::trace::SpanKind kind) noexcept override { inner_->SetSpanKind(kind); }
+  void SetResource(const otel::sdk::resource::Resource& resource) noexcept override {
+    inner_->SetResource(resource);
+  }
+  void SetStartTime(common::SystemTimestamp start) noexcept override {
+    inner_->SetStartTime(start);
+  }
+  void SetDuration(std::chrono::nanoseconds duration) noexcept override {
+    inner_->SetDuration(duration);
+  }
+  explicit operator sdktrace::SpanData*() const override {
+    return static_cast<sdktrace::SpanData*>(*inner_);
+  }
+  void SetInstrumentationScope(const sdktrace::InstrumentationScope& scope) noexcept override {
+    inner_->SetInstrumentationScope(scope);
+  }
+
+ private:
+  RecordablePtr inner_;
+  const SpanLimits limits_;  // a copy: a span may outlive its pipeline
+  const std::shared_ptr<PipelineCounters> counters_;
+  Limiter limiter_;
+};
 
 // What one record carries, wherever it comes from (a ring, or a snapshot of an open span).
 struct RecordView {
@@ -64,309 +247,25 @@ struct RecordView {
   bool truncated;
 };
 
-}  // namespace
-
-struct SpanPipeline::Core {
-  Core(const SpanPipelineOptions& o, std::unique_ptr<sdktrace::SpanExporter> e,
-       const otel::sdk::resource::Resource& r)
-      : options(o),
-        exporter(std::move(e)),
-        resource(r),
-        scope(
-            otel::sdk::instrumentationscope::InstrumentationScope::Create("nemo.lens", kVersion)) {}
-
-  const SpanPipelineOptions options;
-  const std::unique_ptr<sdktrace::SpanExporter> exporter;
-  const otel::sdk::resource::Resource resource;
-  const std::unique_ptr<otel::sdk::instrumentationscope::InstrumentationScope> scope;
-  std::shared_ptr<SpanRegistry> registry;
-
-  ExportLoop loop{options.drain_interval};
-
-  // Guarded by mutex.
-  std::mutex mutex;
-  struct Foreign {
-    std::uint64_t end_ticks;
-    RecordablePtr recordable;
-  };
-  std::deque<Foreign> foreign;
-  bool closed = false;  // no more foreign spans
-  std::vector<ThreadSpans::OpenSpan> open_at_shutdown;
-  std::uint64_t shutdown_ticks = 0;
-
-  std::atomic<std::uint64_t> foreign_dropped{0};
-  std::atomic<std::uint64_t> truncated{0};
-
-  // Shared with the other signal's pipeline of the setup (see the options).
-  const std::shared_ptr<SharedTickCalibration> calibration =
-      options.clock != nullptr ? options.clock : std::make_shared<SharedTickCalibration>();
-
-  // Export thread only.
-  // Shared by every span without a trace state (one reference count less per span).
-  const otel::nostd::shared_ptr<otel::trace::TraceState> default_trace_state =
-      otel::trace::TraceState::GetDefault();
-  struct Item {
-    std::uint64_t end_ticks;
-    RecordablePtr recordable;
-  };
-  std::vector<Item> batch;
-  // Reused by every pass, so that an idle pass allocates nothing (a fork()ed child of an
-  // allocator without fork handlers, such as GCC 12's AddressSanitizer, could hang otherwise).
-  std::vector<std::shared_ptr<ThreadSpans>> threads;
-  std::deque<Foreign> foreign_taken;
-  std::chrono::steady_clock::time_point last_export = std::chrono::steady_clock::now();
-  std::size_t next_first_thread = 0;
-
-  void enqueue_foreign(RecordablePtr recordable) noexcept;
-  void run() noexcept;
-
- private:
-  RecordablePtr convert(const RecordView& record) noexcept;
-  // Moves up to `limit` finished spans into `batch` (sorted by end time within the pass),
-  // exporting full batches on the way; returns how many were taken.
-  std::size_t collect(std::size_t limit, std::unordered_set<std::uint64_t>* seen) noexcept;
-  void collect_all(std::unordered_set<std::uint64_t>* seen) noexcept;
-  void export_full_batches() noexcept;
-  void export_all() noexcept;
-  void export_some(std::size_t count) noexcept;
-  bool finish() noexcept;
-};
-
-void SpanPipeline::Core::enqueue_foreign(RecordablePtr recordable) noexcept {
-  const std::uint64_t ticks = read_ticks();
-  std::lock_guard<std::mutex> lock(mutex);
-  if (closed || foreign.size() >= options.max_queue_size) {
-    foreign_dropped.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  try {
-    foreign.push_back({ticks, std::move(recordable)});
-  } catch (...) {
-    foreign_dropped.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-RecordablePtr SpanPipeline::Core::convert(const RecordView& r) noexcept {
-  RecordablePtr out = exporter->MakeRecordable();
-  if (out == nullptr) return nullptr;
-  try {
-    const otel::trace::TraceId trace_id(
-        otel::nostd::span<const std::uint8_t, 16>(r.id->trace_id.data(), 16));
-    const otel::trace::TraceFlags flags(r.id->flags);
-    const bool has_state = r.extras != nullptr && !r.extras->trace_state.empty();
-    const otel::trace::SpanContext context(
-        trace_id, span_id_of(r.id->span_id), flags, false,
-        has_state ? otel::trace::TraceState::FromHeader(view(r.extras->trace_state))
-                  : default_trace_state);
-    out->SetIdentity(context, span_id_of(r.id->parent_span_id));
-    out->SetTraceFlags(flags);
-    out->SetResource(resource);
-    out->SetInstrumentationScope(*scope);
-    out->SetName(view(r.name));
-    out->SetSpanKind(otel::trace::SpanKind::kInternal);
-    out->SetStartTime(timestamp(calibration->unix_nanos(r.start_ticks)));
-    auto set = [&out](otel::nostd::string_view key, const otel::common::AttributeValue& value) {
-      out->SetAttribute(key, value);
-    };
-    decode_attributes(r.attributes, r.attributes_size, set);
-    if (r.extras != nullptr) {
-      decode_attributes(r.extras->attributes.data(), r.extras->attributes.size(), set);
-    }
-    if (r.truncated) out->SetAttribute(view(kTruncated), true);
-    if (r.extras != nullptr) {
-      for (const SpanExtras::Event& event : r.extras->events) {
-        const std::int64_t at =
-            event.unix_ns != 0 ? event.unix_ns : calibration->unix_nanos(event.ticks);
-        out->AddEvent(view(event.name), timestamp(at),
-                      EncodedAttributes(event.attributes.data(), event.attributes.size()));
-      }
-      for (const otel::trace::SpanContext& link : r.extras->links) {
-        out->AddLink(link, NoAttributes());
-      }
-    }
-    if (r.truncated) {
-      out->AddEvent(view(kTruncated), timestamp(calibration->unix_nanos(r.end_ticks)),
-                    OneAttribute(kTruncatedReasonKey, kTruncatedReason));
-    }
-    if (r.status != StatusCode::kUnset) {
-      const auto code = r.status == StatusCode::kError ? otel::trace::StatusCode::kError
-                                                       : otel::trace::StatusCode::kOk;
-      const std::string_view description = r.extras != nullptr && r.status == StatusCode::kError
-                                               ? std::string_view(r.extras->status_description)
-                                               : std::string_view();
-      out->SetStatus(code, view(description));
-    }
-    out->SetDuration(
-        std::chrono::nanoseconds(calibration->nanos_between(r.start_ticks, r.end_ticks)));
-  } catch (...) {
-    return nullptr;  // out of memory while converting: the span is lost
-  }
-  return out;
-}
-
-std::size_t SpanPipeline::Core::collect(std::size_t limit,
-                                        std::unordered_set<std::uint64_t>* seen) noexcept {
-  std::vector<Item> pass;
-  std::size_t taken = 0;
-  try {
-    calibration->refresh();
-    registry->copy_threads(threads);
-    // Each pass starts one thread further, so that a thread that always has a full pass's worth
-    // of spans cannot starve the others.
-    const std::size_t first = threads.empty() ? 0 : next_first_thread++ % threads.size();
-    for (std::size_t k = 0; k < threads.size(); ++k) {
-      const auto& thread = threads[(first + k) % threads.size()];
-      if (taken >= limit) break;
-      const bool exited = thread->exited.load(std::memory_order_acquire);
-      const std::size_t budget = limit - taken;
-      const std::size_t drained = thread->drain(
-          [&](const unsigned char* bytes) {
-            RecordHeader header;
-            std::memcpy(&header, bytes, sizeof(header));
-            const std::unique_ptr<SpanExtras> extras(header.extras);
-            if (seen != nullptr) seen->insert(header.id.span_id);
-            const char* payload = reinterpret_cast<const char*>(bytes + sizeof(header));
-            const std::string_view name = header.has_name_override && extras != nullptr
-                                              ? std::string_view(extras->name)
-                                              : std::string_view(payload, header.name_size);
-            RecordView record{&header.id,
-                              name,
-                              payload + header.name_size,
-                              static_cast<std::size_t>(header.payload_size - header.name_size),
-                              header.status,
-                              header.start_ticks,
-                              header.end_ticks,
-                              extras.get(),
-                              false};
-            if (RecordablePtr converted = convert(record)) {
-              pass.push_back({header.end_ticks, std::move(converted)});
-            }
-          },
-          budget);
-      taken += drained;
-      // Everything it wrote before exiting was committed before `exited` was set.
-      if (exited && drained < budget) registry->remove(thread);
-    }
-    threads.clear();  // no thread state kept alive between passes
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!foreign.empty()) foreign_taken.swap(foreign);
-    }
-    for (Foreign& f : foreign_taken) {
-      core::tsan_receive(f.recordable.get());
-      pass.push_back({f.end_ticks, std::move(f.recordable)});
-    }
-    taken += foreign_taken.size();
-    foreign_taken.clear();
-    std::stable_sort(pass.begin(), pass.end(),
-                     [](const Item& a, const Item& b) { return a.end_ticks < b.end_ticks; });
-    for (Item& item : pass) batch.push_back(std::move(item));
-  } catch (...) {
-    // Out of memory: what was taken is lost.
-  }
-  export_full_batches();
-  return taken;
-}
-
-void SpanPipeline::Core::collect_all(std::unordered_set<std::uint64_t>* seen) noexcept {
-  const std::size_t limit = std::max<std::size_t>(options.max_export_batch_size, 1) * 4;
-  while (collect(limit, seen) >= limit) {
-  }
-}
-
-void SpanPipeline::Core::export_some(std::size_t count) noexcept {
-  count = std::min(count, batch.size());
-  if (count == 0) return;
-  try {
-    std::vector<RecordablePtr> spans;
-    spans.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) spans.push_back(std::move(batch[i].recordable));
-    batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(count));
-    exporter->Export(otel::nostd::span<RecordablePtr>(spans.data(), spans.size()));
-  } catch (...) {
-  }
-  last_export = std::chrono::steady_clock::now();
-}
-
-void SpanPipeline::Core::export_full_batches() noexcept {
-  const std::size_t size = std::max<std::size_t>(options.max_export_batch_size, 1);
-  while (batch.size() >= size) export_some(size);
-}
-
-void SpanPipeline::Core::export_all() noexcept {
-  const std::size_t size = std::max<std::size_t>(options.max_export_batch_size, 1);
-  while (!batch.empty()) export_some(size);
-}
-
-bool SpanPipeline::Core::finish() noexcept {
-  std::vector<ThreadSpans::OpenSpan> open;
-  std::uint64_t end_ticks = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    open.swap(open_at_shutdown);
-    end_ticks = shutdown_ticks;
-  }
-  std::unordered_set<std::uint64_t> ended;
-  collect_all(&ended);
-  // Newest first, so that children precede their parents (as the opentelemetry-cpp closer).
-  std::stable_sort(open.begin(), open.end(),
-                   [](const ThreadSpans::OpenSpan& a, const ThreadSpans::OpenSpan& b) {
-                     return a.data.record.start_ticks > b.data.record.start_ticks;
-                   });
-  for (const ThreadSpans::OpenSpan& span : open) {
-    if (ended.count(span.data.record.id.span_id) != 0) continue;  // it ended before the last drain
-    const FrameData& d = span.data;
-    const std::string_view name = d.record.has_name_override
-                                      ? std::string_view(span.extras.name)
-                                      : std::string_view(d.payload, d.record.name_size);
-    RecordView record{&d.record.id,
-                      name,
-                      d.payload + d.record.name_size,
-                      static_cast<std::size_t>(d.record.payload_size - d.record.name_size),
-                      d.record.status,
-                      d.record.start_ticks,
-                      std::max(end_ticks, d.record.start_ticks),
-                      &span.extras,
-                      true};
-    if (RecordablePtr converted = convert(record)) {
-      try {
-        batch.push_back({end_ticks, std::move(converted)});
-        truncated.fetch_add(1, std::memory_order_relaxed);
-      } catch (...) {
-      }
-    }
-  }
-  export_all();
-  const auto remaining = std::max(std::chrono::steady_clock::duration::zero(),
-                                  loop.deadline() - std::chrono::steady_clock::now());
-  return exporter->Shutdown(std::chrono::duration_cast<std::chrono::microseconds>(remaining));
-}
-
-void SpanPipeline::Core::run() noexcept {
-  loop.run(
-      [this](bool flushing) {
-        collect_all(nullptr);
-        if (flushing) {
-          export_all();
-          exporter->ForceFlush();
-        } else if (!batch.empty() &&
-                   std::chrono::steady_clock::now() - last_export >= options.schedule_delay) {
-          export_all();
-        }
-      },
-      [this] { return finish(); });
-}
-
-namespace {
+std::atomic<std::uint64_t> g_next_generation{1};
 
 class HandoffProcessor final : public sdktrace::SpanProcessor {
  public:
-  explicit HandoffProcessor(std::shared_ptr<SpanPipeline::Core> core) noexcept
-      : core_(std::move(core)) {}
+  explicit HandoffProcessor(std::shared_ptr<Core> core) noexcept : core_(std::move(core)) {}
 
-  RecordablePtr MakeRecordable() noexcept override { return core_->exporter->MakeRecordable(); }
+  RecordablePtr MakeRecordable() noexcept override {
+    RecordablePtr inner = core_->exporter->MakeRecordable();
+    if (inner == nullptr) return nullptr;
+    try {
+      return std::make_unique<LimitingRecordable>(std::move(inner), core_->options.limits,
+                                                  core_->counters);
+    } catch (...) {
+      return nullptr;
+    }
+  }
   void OnStart(sdktrace::Recordable&, const otel::trace::SpanContext&) noexcept override {}
   void OnEnd(RecordablePtr&& span) noexcept override {
+    if (auto* limited = dynamic_cast<LimitingRecordable*>(span.get())) span = limited->release();
     if (span == nullptr) return;
     core::tsan_publish(span.get());
     core_->enqueue_foreign(std::move(span));
@@ -374,87 +273,189 @@ class HandoffProcessor final : public sdktrace::SpanProcessor {
   bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
     return core_->loop.flush(timeout);
   }
-  // The pipeline is shut down by its owner, after the tracer provider.
   bool Shutdown(std::chrono::microseconds) noexcept override { return true; }
 
  private:
-  std::shared_ptr<SpanPipeline::Core> core_;
+  std::shared_ptr<Core> core_;
 };
-
-std::atomic<std::uint64_t> g_next_generation{1};
 
 }  // namespace
 
-SpanPipeline::SpanPipeline(const SpanPipelineOptions& options,
-                           std::unique_ptr<sdktrace::SpanExporter> exporter,
-                           std::shared_ptr<const Sampler> sampler,
-                           const otel::sdk::resource::Resource& resource)
-    : core_(std::make_shared<Core>(options, std::move(exporter), resource)) {
-  registry_ = std::make_shared<SpanRegistry>(
-      g_next_generation.fetch_add(1, std::memory_order_relaxed), std::move(sampler),
-      std::make_shared<ChunkPool>(options.buffer_bytes));
-  core_->registry = registry_;
-  thread_ = std::thread([core = core_] { core->run(); });
+SpanLimits SpanLimits::from(const LimitSettings& settings) {
+  SpanLimits limits;
+  limits.attribute_count =
+      non_negative(is_set(settings.span_attribute_count) ? settings.span_attribute_count.value
+                                                         : settings.attribute_count.value);
+  const auto& length = is_set(settings.span_attribute_value_length)
+                           ? settings.span_attribute_value_length.value
+                           : settings.attribute_value_length.value;
+  if (length) limits.attribute_value_length = non_negative(*length);
+  limits.event_count = non_negative(settings.span_event_count.value);
+  limits.link_count = non_negative(settings.span_link_count.value);
+  limits.event_attribute_count =
+      non_negative(is_set(settings.event_attribute_count) || !is_set(settings.attribute_count)
+                       ? settings.event_attribute_count.value
+                       : settings.attribute_count.value);
+  limits.link_attribute_count =
+      non_negative(is_set(settings.link_attribute_count) || !is_set(settings.attribute_count)
+                       ? settings.link_attribute_count.value
+                       : settings.attribute_count.value);
+  return limits;
 }
 
-SpanPipeline::~SpanPipeline() {
-  shutdown(std::chrono::seconds(5));
-  if (thread_.joinable()) thread_.detach();
-}
+class SpanSignal::State {
+ public:
+  explicit State(Core& core)
+      : registry(std::make_shared<SpanRegistry>(
+            g_next_generation.fetch_add(1, std::memory_order_relaxed), core.options.sampler,
+            std::make_shared<ChunkPool>(core.options.buffer_bytes))),
+        core_(core) {}
 
-void SpanPipeline::activate() noexcept { native::activate(registry_); }
+  const std::shared_ptr<SpanRegistry> registry;
 
-std::unique_ptr<sdktrace::SpanProcessor> SpanPipeline::make_handoff_processor() {
-  return std::make_unique<HandoffProcessor>(core_);
-}
+  RecordablePtr convert(const unsigned char* bytes, std::uint64_t& end_ticks,
+                        std::unordered_set<std::uint64_t>* seen) noexcept {
+    RecordHeader header;
+    std::memcpy(&header, bytes, sizeof(header));
+    const std::unique_ptr<SpanExtras> extras(header.extras);
+    if (seen != nullptr) {
+      try {
+        seen->insert(header.id.span_id);
+      } catch (...) {
+      }
+    }
+    const char* payload = reinterpret_cast<const char*>(bytes + sizeof(header));
+    end_ticks = header.end_ticks;
+    return convert({&header.id,
+                    header.has_name_override && extras != nullptr
+                        ? std::string_view(extras->name)
+                        : std::string_view(payload, header.name_size),
+                    payload + header.name_size,
+                    static_cast<std::size_t>(header.payload_size - header.name_size), header.status,
+                    header.start_ticks, header.end_ticks, extras.get(), false});
+  }
 
-bool SpanPipeline::force_flush(std::chrono::microseconds timeout) noexcept {
-  return core_->loop.flush(timeout);
-}
-
-bool SpanPipeline::shutdown(std::chrono::microseconds timeout, const ThreadSpans* caller) noexcept {
-  std::call_once(shutdown_once_, [&] {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::min(timeout, std::chrono::microseconds(std::chrono::hours(24)));
-    if (g_active_generation.load(std::memory_order_acquire) == registry_->generation()) {
+  // Open spans first, then the registry closes: a span that ends in between is written to its
+  // ring and the export thread keeps that record instead of the truncated copy.
+  void prepare_shutdown(const ThreadSpans* caller) noexcept {
+    if (g_active_generation.load(std::memory_order_acquire) == registry->generation()) {
       native::deactivate();
     }
-    // Open spans first, then close: a span that ends in between is written to its ring and
-    // the export thread keeps that record instead of the truncated copy.
-    std::vector<ThreadSpans::OpenSpan> open;
     try {
-      registry_->snapshot_open(open, caller);
+      registry->snapshot_open(open_at_shutdown_, caller);
     } catch (...) {
     }
-    registry_->close();
-    {
-      std::lock_guard<std::mutex> lock(core_->mutex);
-      core_->open_at_shutdown = std::move(open);
-      core_->shutdown_ticks = read_ticks();
-      core_->closed = true;
-    }
-    shutdown_result_ = core_->loop.stop(deadline);
-    if (core_->loop.stopped()) {
-      thread_.join();
-    } else {
-      thread_.detach();  // it owns what it touches (the core)
-    }
-  });
-  return shutdown_result_;
-}
-
-SpanPipelineCounts SpanPipeline::counts() const noexcept {
-  SpanPipelineCounts counts;
-  try {
-    const SpanTotals totals = registry_->totals();
-    counts.started = totals.started;
-    counts.truncated = core_->truncated.load(std::memory_order_relaxed);
-    counts.ended = totals.ended + counts.truncated;
-    counts.lost_unended = totals.dropped;
-    counts.lost_queue_full = core_->foreign_dropped.load(std::memory_order_relaxed);
-  } catch (...) {
+    shutdown_ticks_ = read_ticks();
   }
-  return counts;
-}
+
+  // The spans still open at shutdown, truncated, but those that ended before the last drain.
+  void add_at_finish(const std::unordered_set<std::uint64_t>& ended) noexcept {
+    // Newest first, so that children precede their parents (as the opentelemetry-cpp closer).
+    std::stable_sort(open_at_shutdown_.begin(), open_at_shutdown_.end(),
+                     [](const ThreadSpans::OpenSpan& a, const ThreadSpans::OpenSpan& b) {
+                       return a.data.record.start_ticks > b.data.record.start_ticks;
+                     });
+    for (const ThreadSpans::OpenSpan& span : open_at_shutdown_) {
+      if (ended.count(span.data.record.id.span_id) != 0) continue;
+      const FrameData& d = span.data;
+      RecordablePtr converted =
+          convert({&d.record.id,
+                   d.record.has_name_override ? std::string_view(span.extras.name)
+                                              : std::string_view(d.payload, d.record.name_size),
+                   d.payload + d.record.name_size,
+                   static_cast<std::size_t>(d.record.payload_size - d.record.name_size),
+                   d.record.status, d.record.start_ticks,
+                   std::max(shutdown_ticks_, d.record.start_ticks), &span.extras, true});
+      if (converted == nullptr) continue;
+      try {
+        core_.batch.push_back({shutdown_ticks_, std::move(converted)});
+        PipelineCounters::add(core_.counters->truncated);
+      } catch (...) {
+      }
+    }
+  }
+
+  void count(PipelineCounts& counts) const {
+    const SpanTotals totals = registry->totals();
+    counts.started = totals.started;
+    counts.accepted = totals.ended;
+    counts.dropped_full_buffer = totals.dropped;
+  }
+
+  std::unique_ptr<sdktrace::SpanProcessor> make_processor(
+      const std::shared_ptr<ExportPipeline<SpanSignal>>&, std::shared_ptr<Core> core) const {
+    return std::make_unique<HandoffProcessor>(std::move(core));
+  }
+
+ private:
+  RecordablePtr convert(const RecordView& r) noexcept {
+    RecordablePtr out = core_.exporter->MakeRecordable();
+    if (out == nullptr) return nullptr;
+    try {
+      Limiter limit(core_.options.limits, *core_.counters);
+      const SharedTickCalibration& clock = *core_.calibration;
+      const otel::trace::TraceId trace_id(
+          nostd::span<const std::uint8_t, 16>(r.id->trace_id.data(), 16));
+      const otel::trace::TraceFlags flags(r.id->flags);
+      const bool has_state = r.extras != nullptr && !r.extras->trace_state.empty();
+      const otel::trace::SpanContext context(
+          trace_id, span_id_of(r.id->span_id), flags, false,
+          has_state ? otel::trace::TraceState::FromHeader(view(r.extras->trace_state))
+                    : default_trace_state_);
+      out->SetIdentity(context, span_id_of(r.id->parent_span_id));
+      out->SetTraceFlags(flags);
+      out->SetResource(core_.resource);
+      out->SetInstrumentationScope(*core_.scope);
+      out->SetName(view(r.name));
+      out->SetSpanKind(otel::trace::SpanKind::kInternal);
+      out->SetStartTime(timestamp(clock.unix_nanos(r.start_ticks)));
+      auto set = [&](nostd::string_view key, const common::AttributeValue& value) {
+        limit.set_attribute(*out, key, value);
+      };
+      decode_attributes(r.attributes, r.attributes_size, set);
+      if (r.extras != nullptr) {
+        decode_attributes(r.extras->attributes.data(), r.extras->attributes.size(), set);
+      }
+      if (r.truncated) set(view(kTruncated), true);
+      if (r.extras != nullptr) {
+        for (const SpanExtras::Event& event : r.extras->events) {
+          const std::int64_t at =
+              event.unix_ns != 0 ? event.unix_ns : clock.unix_nanos(event.ticks);
+          limit.add_event(*out, view(event.name), timestamp(at),
+                          EncodedAttributes(event.attributes.data(), event.attributes.size()));
+        }
+        for (const otel::trace::SpanContext& link : r.extras->links) {
+          limit.add_link(*out, link, NoAttributes());
+        }
+      }
+      if (r.truncated) {
+        limit.add_event(*out, view(kTruncated), timestamp(clock.unix_nanos(r.end_ticks)),
+                        OneAttribute(kTruncatedReasonKey, kTruncatedReason));
+      }
+      if (r.status != StatusCode::kUnset) {
+        const auto code = r.status == StatusCode::kError ? otel::trace::StatusCode::kError
+                                                         : otel::trace::StatusCode::kOk;
+        const std::string_view description = r.extras != nullptr && r.status == StatusCode::kError
+                                                 ? std::string_view(r.extras->status_description)
+                                                 : std::string_view();
+        out->SetStatus(code, view(description));
+      }
+      out->SetDuration(std::chrono::nanoseconds(clock.nanos_between(r.start_ticks, r.end_ticks)));
+    } catch (...) {
+      return nullptr;  // out of memory while converting: the span is lost
+    }
+    return out;
+  }
+
+  Core& core_;
+  // Shared by every span without a trace state (one reference count less per span).
+  const nostd::shared_ptr<otel::trace::TraceState> default_trace_state_ =
+      otel::trace::TraceState::GetDefault();
+  // Written by prepare_shutdown before the export thread is told to stop.
+  std::vector<ThreadSpans::OpenSpan> open_at_shutdown_;
+  std::uint64_t shutdown_ticks_ = 0;
+};
+
+template class ExportPipeline<SpanSignal>;
 
 }  // namespace lens::native

@@ -1,88 +1,77 @@
-// SpanPipeline: the export side of the native span path. One thread drains every recording
-// thread's ring, turns records into the exporter's own recordables (so every exporter lens has —
-// OTLP gRPC/HTTP, console, file, in-memory — works unchanged), and exports them in batches of
-// OTEL_BSP_MAX_EXPORT_BATCH_SIZE, at the latest every OTEL_BSP_SCHEDULE_DELAY. Spans made
-// through opentelemetry-cpp's Tracer (third-party instrumentation, create_linked_span) reach the
-// same thread through the handoff processor, so one exporter sees one serial stream.
-// Shutdown exports the spans still open as truncated (SPEC Part 2 §E.5), each exactly once.
-// Thread-safety: force_flush and shutdown may be called from any thread; both are bounded by
-// their timeout whatever the exporter does.
+// SpanPipeline: the export pipeline (export_pipeline.hpp) of native spans. Spans made through
+// opentelemetry-cpp's Tracer (third-party instrumentation, create_linked_span) reach the same
+// export thread through the pipeline's processor, so one exporter sees one serial stream. Span
+// limits (OTEL_SPAN_*, OTEL_ATTRIBUTE_*) apply as a native record is converted and as an API span
+// is recorded. Shutdown exports the spans still open as truncated (SPEC Part 2 §E.5), each
+// exactly once.
 #pragma once
 
-#include <opentelemetry/sdk/resource/resource.h>
 #include <opentelemetry/sdk/trace/exporter.h>
 #include <opentelemetry/sdk/trace/processor.h>
 
-#include <chrono>
 #include <cstddef>
-#include <cstdint>
 #include <memory>
-#include <mutex>
-#include <thread>
+#include <optional>
 
+#include "lens/otel_settings.hpp"
 #include "lens/sampling.hpp"
+#include "native/export_pipeline.hpp"
 #include "native/thread_spans.hpp"
-#include "native/tick_clock.hpp"
 
 namespace lens::native {
 
-struct SpanPipelineOptions {
-  std::size_t max_export_batch_size = 512;
-  std::chrono::milliseconds schedule_delay{5000};
-  // Finished opentelemetry-cpp spans waiting for the export thread (OTEL_BSP_MAX_QUEUE_SIZE).
-  std::size_t max_queue_size = 2048;
+// Effective limits of one span. A model-specific variable (OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT,
+// OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, OTEL_EVENT_/LINK_ATTRIBUTE_COUNT_LIMIT) wins over the
+// general OTEL_ATTRIBUTE_* one when it was set; otherwise the general one applies. Attribute
+// count: the first `attribute_count` distinct keys are kept; a new key beyond it is dropped and
+// counted; setting a kept key again updates it. Value length: strings and each element of a
+// string array are cut to at most `attribute_value_length` Unicode code points (never inside a
+// UTF-8 sequence), for span, event and link attributes alike; other types are untouched. Events
+// and links beyond their count are dropped and counted; their attributes beyond the
+// per-event/per-link count are dropped (the first ones in iteration order are kept) and counted
+// as dropped attributes.
+struct SpanLimits {
+  std::size_t attribute_count = 128;
+  std::optional<std::size_t> attribute_value_length;  // nullopt: unlimited
+  std::size_t event_count = 128;
+  std::size_t link_count = 128;
+  std::size_t event_attribute_count = 128;
+  std::size_t link_attribute_count = 128;
+
+  static SpanLimits from(const LimitSettings& settings);
+};
+
+struct SpanPipelineOptions : PipelineOptions {
   // The bound on memory for finished native spans not yet exported, all threads together.
   std::size_t buffer_bytes = std::size_t{64} << 20;
-  // How often the export thread looks at the rings (recording threads never wake it).
-  std::chrono::milliseconds drain_interval{10};
-  // The tick conversion, shared with the other signal's pipeline of the same setup so that
-  // log lines and spans agree on time; the pipeline makes its own when null.
-  std::shared_ptr<SharedTickCalibration> clock;
+  std::shared_ptr<const Sampler> sampler;  // which native spans record; null: all
+  SpanLimits limits;
 };
 
-struct SpanPipelineCounts {
-  std::uint64_t started = 0;          // native spans recorded
-  std::uint64_t ended = 0;            // native spans ended into a buffer, or ended by shutdown
-  std::uint64_t lost_unended = 0;     // native spans lost instead of ending: buffer full
-  std::uint64_t lost_queue_full = 0;  // ended opentelemetry-cpp spans the handoff queue refused
-  std::uint64_t truncated = 0;        // exported as still open at shutdown
+struct SpanSignal {
+  using Exporter = opentelemetry::sdk::trace::SpanExporter;
+  using Recordable = opentelemetry::sdk::trace::Recordable;
+  // Put (behind the open-span closer) into the opentelemetry-cpp tracer provider; the pipeline is
+  // shut down by its owner, after the tracer provider.
+  using Processor = opentelemetry::sdk::trace::SpanProcessor;
+  using Registry = SpanRegistry;
+  using Thread = ThreadSpans;
+  // The thread state of the thread that asks for the shutdown (native::calling_thread_spans()
+  // there): its open spans keep their events.
+  using Caller = ThreadSpans;
+  // Each pass (4 batches at most) sorted by end time.
+  static constexpr bool kSortByEnd = true;
+  using Options = SpanPipelineOptions;
+  class State;
 };
 
-class SpanPipeline {
+extern template class ExportPipeline<SpanSignal>;
+
+class SpanPipeline : public ExportPipeline<SpanSignal> {
  public:
-  // `exporter` must not be null; it is only ever called from the export thread.
-  SpanPipeline(const SpanPipelineOptions& options,
-               std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> exporter,
-               std::shared_ptr<const Sampler> sampler,
-               const opentelemetry::sdk::resource::Resource& resource);
-  ~SpanPipeline();
-  SpanPipeline(const SpanPipeline&) = delete;
-  SpanPipeline& operator=(const SpanPipeline&) = delete;
-
+  using ExportPipeline::ExportPipeline;
   // Makes native spans on every thread go to this pipeline (until shutdown).
-  void activate() noexcept;
-  // The processor to put (behind the open-span closer) into the opentelemetry-cpp tracer
-  // provider, for spans made through its Tracer.
-  std::unique_ptr<opentelemetry::sdk::trace::SpanProcessor> make_handoff_processor();
-
-  // Exports everything finished before the call; false when the timeout passed first.
-  bool force_flush(std::chrono::microseconds timeout) noexcept;
-  // Stops taking spans, exports what is finished and, truncated, what is still open, then shuts
-  // the exporter down. Once; false when the timeout passed first (the export thread is then left
-  // to finish on its own). `caller` is the thread state of the thread that asked for the
-  // shutdown (native::calling_thread_spans() there): its open spans keep their events.
-  bool shutdown(std::chrono::microseconds timeout, const ThreadSpans* caller = nullptr) noexcept;
-
-  SpanPipelineCounts counts() const noexcept;
-
-  struct Core;  // internal, shared with the export thread
-
- private:
-  std::shared_ptr<Core> core_;
-  std::shared_ptr<SpanRegistry> registry_;
-  std::thread thread_;
-  std::once_flag shutdown_once_;
-  bool shutdown_result_ = false;
+  void activate() noexcept { native::activate(registry()); }
 };
 
 }  // namespace lens::native

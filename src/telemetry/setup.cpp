@@ -278,24 +278,25 @@ TelemetryStats stats_of(const State& state) noexcept {
     stats.spans_started = state.counts->started.load(std::memory_order_relaxed);
     stats.spans_ended = state.counts->ended.load(std::memory_order_relaxed);
   }
-  native::SpanPipelineCounts native_counts;
+  native::PipelineCounts native_counts;
   if (state.span_pipeline != nullptr) {
     native_counts = state.span_pipeline->counts();
     stats.spans_started += native_counts.started;
-    stats.spans_ended += native_counts.ended;
+    stats.spans_ended += native_counts.accepted;
   }
   if (state.trace_report) {
     const exporters::ExportReportCounts counts = state.trace_report->counts();
     stats.spans_exported = counts.items_exported;
     stats.spans_failed = counts.items_failed;
     stats.spans_dropped =
-        stats.spans_failed + native_counts.lost_unended + native_counts.lost_queue_full;
+        stats.spans_failed + native_counts.dropped_full_buffer + native_counts.dropped_full_queue;
   }
   const bool shut_down = state.shut_down.load();
   // Once shut down, every ended span was either exported or lost (failed or queue full); the
   // native spans lost before they could end into a buffer come on top.
   if (shut_down && stats.spans_ended > stats.spans_exported) {
-    stats.spans_dropped = stats.spans_ended - stats.spans_exported + native_counts.lost_unended;
+    stats.spans_dropped =
+        stats.spans_ended - stats.spans_exported + native_counts.dropped_full_buffer;
   }
   for (const auto& report : {state.trace_report, state.metric_report, state.log_report}) {
     if (!report) continue;
@@ -310,15 +311,17 @@ TelemetryStats stats_of(const State& state) noexcept {
     stats.metric_points_failed = counts.items_failed;
   }
   if (state.log_pipeline != nullptr && state.log_report) {
-    const native::LogPipelineCounts l = state.log_pipeline->counts();
+    const native::PipelineCounts l = state.log_pipeline->counts();
+    const std::uint64_t emitted = l.accepted + l.foreign_accepted;
+    const std::uint64_t refused = l.dropped_full_buffer + l.dropped_full_queue;
     const exporters::ExportReportCounts counts = state.log_report->counts();
-    stats.log_records_emitted = l.emitted;
+    stats.log_records_emitted = emitted;
     stats.log_records_exported = counts.items_exported;
     stats.log_records_failed = counts.items_failed + l.lost;
-    stats.log_records_dropped = l.dropped + stats.log_records_failed;
+    stats.log_records_dropped = refused + stats.log_records_failed;
     // Once shut down, every accepted record was either exported or lost.
-    if (shut_down && l.emitted > stats.log_records_exported) {
-      stats.log_records_dropped = l.dropped + l.emitted - stats.log_records_exported;
+    if (shut_down && emitted > stats.log_records_exported) {
+      stats.log_records_dropped = refused + emitted - stats.log_records_exported;
     }
   }
   return stats;

@@ -6,12 +6,12 @@
 // spans it ends at shutdown still reach the live pipeline (SPEC Part 2 §E.5).
 #include "telemetry/tracer_provider.hpp"
 
+#include <algorithm>
+
 #include "lens/sampling.hpp"
 #include "native/span_pipeline.hpp"
 #include "sdk/id_generator.hpp"
-#include "sdk/limiting_exporter.hpp"
 #include "sdk/open_span_closer.hpp"
-#include "sdk/pipelined_exporter.hpp"
 #include "sdk/sampler_adapter.hpp"
 #include "telemetry/otel_resource.hpp"
 
@@ -28,12 +28,6 @@ Result<BuiltTracerProvider> build_tracer_provider(
     return Error(sampler.message());
   }
 
-  // The native export thread converts the next batch while this one is sent.
-  auto pipelined =
-      std::make_unique<sdk::PipelinedExporter>(std::move(exporter), concurrent_exports);
-  auto limited = std::make_unique<sdk::LimitingExporter>(std::move(pipelined),
-                                                         sdk::SpanLimits::from(config.otel.limits));
-
   BuiltTracerProvider built;
   built.counts = std::make_shared<sdk::SpanCounts>();
   native::SpanPipelineOptions options;
@@ -42,10 +36,14 @@ Result<BuiltTracerProvider> build_tracer_provider(
   options.schedule_delay = std::chrono::milliseconds(config.otel.bsp.schedule_delay_ms.value);
   options.max_queue_size = static_cast<std::size_t>(config.otel.bsp.max_queue_size.value);
   options.buffer_bytes = static_cast<std::size_t>(config.span_buffer_mb) << 20;
+  // The export thread converts the next batch while this one is sent.
+  options.concurrent_exports = std::max<std::size_t>(concurrent_exports, 1);
   options.clock = std::move(clock);
-  built.pipeline = std::make_shared<native::SpanPipeline>(options, std::move(limited), *sampler,
+  options.sampler = *sampler;
+  options.limits = native::SpanLimits::from(config.otel.limits);
+  built.pipeline = std::make_shared<native::SpanPipeline>(options, std::move(exporter),
                                                           to_otel_resource(resource));
-  std::unique_ptr<sdktrace::SpanProcessor> next = built.pipeline->make_handoff_processor();
+  std::unique_ptr<sdktrace::SpanProcessor> next = built.pipeline->make_processor();
   // One processor only: every extra processor costs the SDK a recordable per span.
   std::vector<std::unique_ptr<sdktrace::SpanProcessor>> processors;
   processors.push_back(std::make_unique<sdk::OpenSpanCloser>(std::move(next), built.counts));

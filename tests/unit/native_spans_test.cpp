@@ -151,6 +151,33 @@ TEST_F(NativeSpans, ARecordedSpanCarriesNameAttributesIdsTimesResourceAndScope) 
   EXPECT_EQ(otel::nostd::get<std::string>(resource.at("nemo.run.id")), "native-test");
 }
 
+// The span limits apply to a native record as the pipeline converts it: the first keys kept
+// (a kept key updated), values cut, events and their attributes beyond their counts dropped.
+TEST_F(NativeSpans, SpanLimitsApplyAsARecordIsConverted) {
+  start({{"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "2"},
+         {"OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "3"},
+         {"OTEL_SPAN_EVENT_COUNT_LIMIT", "1"},
+         {"OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", "1"}});
+  {
+    LENS_SPAN_NAMED(step, lens::SpanSite("limited", "step"), {"a", "abcdef"}, {"b", 2}, {"c", 3});
+    step.set_attribute("a", "wxyz");
+    step.add_event("first", {{"k1", "long"}, {"k2", 2}});
+    step.add_event("second");
+  }
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 1U);
+  const sdktrace::SpanData& span = *spans[0];
+  EXPECT_EQ(span.GetAttributes().size(), 2U);
+  EXPECT_EQ(attr<std::string>(span, "a"), "wxy");
+  EXPECT_EQ(attr<std::int64_t>(span, "b"), 2);
+  EXPECT_FALSE(has_attr(span, "c"));
+  const auto& events = span.GetEvents();
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].GetName(), "first");
+  ASSERT_EQ(events[0].GetAttributes().size(), 1U);
+  EXPECT_EQ(otel::nostd::get<std::string>(events[0].GetAttributes().at("k1")), "lon");
+}
+
 TEST_F(NativeSpans, NestedSpansShareTheTraceAndPointToTheirParents) {
   start();
   {

@@ -16,7 +16,6 @@
 #include <opentelemetry/sdk/logs/logger_provider.h>
 #include <opentelemetry/sdk/metrics/meter_provider.h>
 #include <opentelemetry/sdk/resource/resource.h>
-#include <opentelemetry/sdk/trace/batch_span_processor.h>
 #include <opentelemetry/sdk/trace/tracer_provider.h>
 
 #include <array>
@@ -35,7 +34,7 @@
 #include "lens/env.hpp"
 #include "lens/otel_settings.hpp"
 #include "metrics/periodic_metric_reader.hpp"
-#include "sdk/limiting_exporter.hpp"
+#include "native/span_pipeline.hpp"
 #include "sdk/open_span_closer.hpp"
 #include "telemetry/logger_provider.hpp"
 #include "unit/otlp_exporter_support.hpp"
@@ -623,16 +622,16 @@ TEST(OtlpExportThroughCollect, ReceiverKilledMidRunCountsDropsWithoutCrashing) {
       settings_from({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://" + collector->address("grpc")},
                      {"OTEL_EXPORTER_OTLP_TIMEOUT", "300"}}),
       captured.report, kFastRetry);
-  sdktrace::BatchSpanProcessorOptions options;
+  native::SpanPipelineOptions options;
   options.max_queue_size = 256;
   options.max_export_batch_size = 64;
-  options.schedule_delay_millis = std::chrono::milliseconds(20);
-  // lens's closer and limits around the batch processor, as setup builds them on the
-  // opentelemetry path: they tell ThreadSanitizer about the batch queue's hand-over.
+  options.schedule_delay = std::chrono::milliseconds(20);
+  options.concurrent_exports = 1;
+  // lens's closer in front of the native pipeline's processor, as setup builds them.
+  auto pipeline = std::make_shared<native::SpanPipeline>(options, std::move(exporter),
+                                                         sdkresource::Resource::Create({}));
   auto provider = std::make_shared<sdktrace::TracerProvider>(
-      std::make_unique<sdk::OpenSpanCloser>(std::make_unique<sdktrace::BatchSpanProcessor>(
-          std::make_unique<sdk::LimitingExporter>(std::move(exporter), sdk::SpanLimits{}),
-          options)));
+      std::make_unique<sdk::OpenSpanCloser>(pipeline->make_processor()));
   auto tracer = provider->GetTracer("killed");
   for (int i = 0; i < 200; ++i) tracer->StartSpan("before")->End();
   EXPECT_TRUE(provider->ForceFlush(5s));
@@ -645,6 +644,7 @@ TEST(OtlpExportThroughCollect, ReceiverKilledMidRunCountsDropsWithoutCrashing) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
   provider->ForceFlush(3s);
   provider->Shutdown(3s);
+  pipeline->shutdown(3s);
   const ExportReportCounts counts = captured.report->counts();
   EXPECT_EQ(counts.items_exported, exported_before);
   EXPECT_GT(counts.items_failed, 0u);
