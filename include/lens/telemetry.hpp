@@ -1,13 +1,12 @@
 // setup_telemetry() and TelemetryHandle: the lifecycle of SPEC Part 1 §1.7.
 //
 // Setup validates everything first and changes nothing when it fails; on an exporting rank it
-// builds the opentelemetry-cpp providers the config turns on — tracer provider (resource,
-// seed-independent ids, the configured sampler, the open-span closer and a batch processor in
-// front of the exporter), meter provider (views, a periodic reader around the exporter) and
-// logger provider (a batch processor in front of the exporter) — installs them globally and
-// enables the configured span groups. Non-exporting ranks build nothing.
-// shutdown() ends open spans, then flushes and shuts traces, metrics and logs down within one
-// timeout. After fork() the child has telemetry off and may call setup again.
+// builds what the config turns on — the span pipeline (sampler, limits, batching, the exporter)
+// with an opentelemetry-cpp tracer provider in front of it for third-party spans, the meter
+// provider (views, a periodic reader around the exporter) and the log pipeline with its logger
+// provider — installs them globally and enables the configured span groups. Non-exporting ranks
+// build nothing. shutdown() exports lens's still-open spans as truncated, then flushes and shuts
+// traces, metrics and logs down within one timeout. After fork() the child has telemetry off and may call setup again.
 //
 // Thread-safety: setup and shutdown may be called from any thread; they serialise on a
 // process-wide lock. A handle may be shared between threads.
@@ -44,8 +43,8 @@ namespace lens {
 
 // Everything setup can take besides the config; every field is optional.
 struct SetupOverrides {
-  // Replaces the exporter built from the config (still behind the closer and the batch
-  // processor, sampler and limits still apply). See lens/testing/in_memory_exporter.hpp.
+  // Replaces the exporter built from the config (still behind the span pipeline: sampler,
+  // limits and batching still apply). See lens/testing/in_memory_exporter.hpp.
   std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> span_exporter;
   // Replace the periodic reader (OTEL_METRIC_EXPORT_INTERVAL is then unused), e.g.
   // lens/testing/manual_metric_reader.hpp. Keep a copy to collect from.

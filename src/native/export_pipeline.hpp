@@ -45,6 +45,7 @@ struct PipelineOptions {
 struct PipelineCounts {
   std::uint64_t started = 0;   // native records begun (spans; a log record is accepted at once)
   std::uint64_t accepted = 0;  // native records ended into a ring, or ended by shutdown
+  std::uint64_t foreign_started = 0;      // spans started through opentelemetry-cpp's API
   std::uint64_t foreign_accepted = 0;     // records queued from opentelemetry-cpp's API
   std::uint64_t dropped_full_buffer = 0;  // native records refused: a full ring or buffer
   std::uint64_t dropped_full_queue = 0;   // API records refused: a full (or closed) queue

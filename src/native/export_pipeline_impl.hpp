@@ -32,6 +32,7 @@ namespace lens::native {
 
 // The counters that PipelineCounts reads (the registry's totals come on top).
 struct PipelineCounters {
+  std::atomic<std::uint64_t> foreign_started{0};
   std::atomic<std::uint64_t> foreign_accepted{0};
   std::atomic<std::uint64_t> foreign_dropped{0};
   std::atomic<std::uint64_t> lost{0};
@@ -398,6 +399,7 @@ PipelineCounts ExportPipeline<Signal>::counts() const noexcept {
   const PipelineCounters& n = *core_->counters;
   c.truncated = n.truncated.load(std::memory_order_relaxed);
   c.accepted += c.truncated;
+  c.foreign_started = n.foreign_started.load(std::memory_order_relaxed);
   c.foreign_accepted = n.foreign_accepted.load(std::memory_order_relaxed);
   c.dropped_full_queue = n.foreign_dropped.load(std::memory_order_relaxed);
   c.lost = n.lost.load(std::memory_order_relaxed);

@@ -263,7 +263,9 @@ class HandoffProcessor final : public sdktrace::SpanProcessor {
       return nullptr;
     }
   }
-  void OnStart(sdktrace::Recordable&, const otel::trace::SpanContext&) noexcept override {}
+  void OnStart(sdktrace::Recordable&, const otel::trace::SpanContext&) noexcept override {
+    PipelineCounters::add(core_->counters->foreign_started);
+  }
   void OnEnd(RecordablePtr&& span) noexcept override {
     if (auto* limited = dynamic_cast<LimitingRecordable*>(span.get())) span = limited->release();
     if (span == nullptr) return;
@@ -350,7 +352,7 @@ class SpanSignal::State {
 
   // The spans still open at shutdown, truncated, but those that ended before the last drain.
   void add_at_finish(const std::unordered_set<std::uint64_t>& ended) noexcept {
-    // Newest first, so that children precede their parents (as the opentelemetry-cpp closer).
+    // Newest first, so that children precede their parents.
     std::stable_sort(open_at_shutdown_.begin(), open_at_shutdown_.end(),
                      [](const ThreadSpans::OpenSpan& a, const ThreadSpans::OpenSpan& b) {
                        return a.data.record.start_ticks > b.data.record.start_ticks;

@@ -51,8 +51,8 @@ struct SpanPipelineOptions : PipelineOptions {
 struct SpanSignal {
   using Exporter = opentelemetry::sdk::trace::SpanExporter;
   using Recordable = opentelemetry::sdk::trace::Recordable;
-  // Put (behind the open-span closer) into the opentelemetry-cpp tracer provider; the pipeline is
-  // shut down by its owner, after the tracer provider.
+  // Put into the opentelemetry-cpp tracer provider; the pipeline is shut down by its owner, after
+  // the tracer provider.
   using Processor = opentelemetry::sdk::trace::SpanProcessor;
   using Registry = SpanRegistry;
   using Thread = ThreadSpans;

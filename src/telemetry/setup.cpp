@@ -59,7 +59,6 @@ struct TelemetryHandle::State {
   std::shared_ptr<native::SpanPipeline> span_pipeline;
   std::shared_ptr<opentelemetry::sdk::trace::TracerProvider> tracer_provider;
   nostd::shared_ptr<trace_api::Tracer> tracer;
-  std::shared_ptr<sdk::SpanCounts> counts;
   std::shared_ptr<opentelemetry::sdk::metrics::MeterProvider> meter_provider;
   nostd::shared_ptr<metrics_api::Meter> meter;
   std::shared_ptr<telemetry::SelfMetrics> self_metrics;
@@ -207,10 +206,9 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
   };
   std::vector<Job> jobs;
   if (state->tracer_provider != nullptr) {
-    // Shutdown first ends still-open spans (the closer precedes the batch processor), then
-    // the batch processor drains its queue into the exporter; on the native path the pipeline
-    // then exports what is finished and, truncated, what is still open. The caller's own open
-    // spans keep their events (only its thread may read them).
+    // The pipeline exports what is finished and, truncated, the native spans still open (the
+    // caller's own keep their events: only its thread may read them). Spans made through the
+    // opentelemetry API reach it when they end.
     const native::ThreadSpans* caller = native::calling_thread_spans();
     jobs.push_back({"traces", [state, remaining, caller] {
                       state->tracer_provider->Shutdown(remaining());
@@ -274,15 +272,14 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
 
 TelemetryStats stats_of(const State& state) noexcept {
   TelemetryStats stats;
-  if (state.counts != nullptr) {
-    stats.spans_started = state.counts->started.load(std::memory_order_relaxed);
-    stats.spans_ended = state.counts->ended.load(std::memory_order_relaxed);
-  }
   native::PipelineCounts native_counts;
   if (state.span_pipeline != nullptr) {
     native_counts = state.span_pipeline->counts();
-    stats.spans_started += native_counts.started;
-    stats.spans_ended += native_counts.accepted;
+    // Native spans and the spans made through the opentelemetry API (an API span has ended once
+    // the pipeline took it or its full queue refused it).
+    stats.spans_started = native_counts.started + native_counts.foreign_started;
+    stats.spans_ended =
+        native_counts.accepted + native_counts.foreign_accepted + native_counts.dropped_full_queue;
   }
   if (state.trace_report) {
     const exporters::ExportReportCounts counts = state.trace_report->counts();
@@ -377,7 +374,7 @@ Status TelemetryHandle::force_flush(std::chrono::milliseconds timeout) noexcept 
     late += late.empty() ? "" : ", ";
     late += signal;
   };
-  // The provider's closer forwards to the native pipeline's flush on the native path.
+  // The provider's processor forwards to the span pipeline's flush.
   if (state->tracer_provider != nullptr) {
     note(state->tracer_provider->ForceFlush(remaining()), "traces");
   }
@@ -564,7 +561,6 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
       }
       state->tracer_provider = built->provider;
       state->span_pipeline = built->pipeline;
-      state->counts = built->counts;
       state->tracer = state->tracer_provider->GetTracer("nemo.lens", kVersion);
     }
     if (config.metrics_enabled) {

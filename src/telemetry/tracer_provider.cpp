@@ -1,9 +1,7 @@
 // Assembly of an exporting rank's tracer provider (see tracer_provider.hpp): the native span
 // pipeline, and the opentelemetry-cpp provider through which spans made with the opentelemetry
-// API reach it. The chain, in order: open-span closer (which also counts API spans) -> native
-// handoff processor -> the pipeline's export thread -> limits -> concurrent batches -> exporter
-// (which counts its outcomes in the traces' ExportReport). The closer comes first so that the API
-// spans it ends at shutdown still reach the live pipeline (SPEC Part 2 §E.5).
+// API reach it: its one processor hands them to the pipeline's export thread, which applies the
+// limits and sends batches to the exporter (which counts its outcomes in the traces' report).
 #include "telemetry/tracer_provider.hpp"
 
 #include <algorithm>
@@ -11,7 +9,6 @@
 #include "lens/sampling.hpp"
 #include "native/span_pipeline.hpp"
 #include "sdk/id_generator.hpp"
-#include "sdk/open_span_closer.hpp"
 #include "sdk/sampler_adapter.hpp"
 #include "telemetry/otel_resource.hpp"
 
@@ -29,7 +26,6 @@ Result<BuiltTracerProvider> build_tracer_provider(
   }
 
   BuiltTracerProvider built;
-  built.counts = std::make_shared<sdk::SpanCounts>();
   native::SpanPipelineOptions options;
   options.max_export_batch_size =
       static_cast<std::size_t>(config.otel.bsp.max_export_batch_size.value);
@@ -43,10 +39,9 @@ Result<BuiltTracerProvider> build_tracer_provider(
   options.limits = native::SpanLimits::from(config.otel.limits);
   built.pipeline = std::make_shared<native::SpanPipeline>(options, std::move(exporter),
                                                           to_otel_resource(resource));
-  std::unique_ptr<sdktrace::SpanProcessor> next = built.pipeline->make_processor();
   // One processor only: every extra processor costs the SDK a recordable per span.
   std::vector<std::unique_ptr<sdktrace::SpanProcessor>> processors;
-  processors.push_back(std::make_unique<sdk::OpenSpanCloser>(std::move(next), built.counts));
+  processors.push_back(built.pipeline->make_processor());
   built.provider = std::make_shared<sdktrace::TracerProvider>(
       std::move(processors), to_otel_resource(resource),
       std::make_unique<sdk::SamplerAdapter>(*sampler),

@@ -1,8 +1,7 @@
-// Builds an exporting rank's span pipeline from the lens config: the opentelemetry-cpp tracer
-// provider (resource, seed-independent ids, the configured sampler, the open-span closer) and,
-// for the native span path, the native SpanPipeline that owns the exporter chain (span limits,
-// export counting, exporter); for the opentelemetry path, a batch processor with the OTEL_BSP_*
-// options owns it. Nothing is installed globally here. Thread-safety: stateless.
+// Builds an exporting rank's span pipeline from the lens config: the native SpanPipeline (span
+// limits, batching, senders, the exporter) and the opentelemetry-cpp tracer provider (resource,
+// seed-independent ids, the configured sampler) whose spans reach the same pipeline. Nothing is
+// installed globally here. Thread-safety: stateless.
 #pragma once
 
 #include <opentelemetry/sdk/trace/exporter.h>
@@ -15,7 +14,6 @@
 #include "lens/config.hpp"
 #include "lens/rank_info.hpp"
 #include "lens/result.hpp"
-#include "sdk/span_counts.hpp"
 
 namespace lens::native {
 class SharedTickCalibration;
@@ -26,7 +24,6 @@ namespace lens::telemetry {
 
 struct BuiltTracerProvider {
   std::shared_ptr<opentelemetry::sdk::trace::TracerProvider> provider;
-  std::shared_ptr<sdk::SpanCounts> counts;  // spans made through the provider's tracers
   // The native span pipeline; spans made through the provider's tracers (the opentelemetry
   // API) reach its export thread through a handoff processor.
   std::shared_ptr<native::SpanPipeline> pipeline;

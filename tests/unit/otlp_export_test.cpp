@@ -35,7 +35,6 @@
 #include "lens/otel_settings.hpp"
 #include "metrics/periodic_metric_reader.hpp"
 #include "native/span_pipeline.hpp"
-#include "sdk/open_span_closer.hpp"
 #include "telemetry/logger_provider.hpp"
 #include "unit/otlp_exporter_support.hpp"
 #include "unit/otlp_test_servers.hpp"
@@ -627,11 +626,11 @@ TEST(OtlpExportThroughCollect, ReceiverKilledMidRunCountsDropsWithoutCrashing) {
   options.max_export_batch_size = 64;
   options.schedule_delay = std::chrono::milliseconds(20);
   options.concurrent_exports = 1;
-  // lens's closer in front of the native pipeline's processor, as setup builds them.
+  // The native pipeline's processor in the provider, as setup builds them.
   auto pipeline = std::make_shared<native::SpanPipeline>(options, std::move(exporter),
                                                          sdkresource::Resource::Create({}));
   auto provider = std::make_shared<sdktrace::TracerProvider>(
-      std::make_unique<sdk::OpenSpanCloser>(pipeline->make_processor()));
+      pipeline->make_processor());
   auto tracer = provider->GetTracer("killed");
   for (int i = 0; i < 200; ++i) tracer->StartSpan("before")->End();
   EXPECT_TRUE(provider->ForceFlush(5s));

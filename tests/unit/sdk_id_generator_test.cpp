@@ -17,7 +17,6 @@
 #include "opentelemetry/sdk/trace/simple_processor.h"
 #include "opentelemetry/sdk/trace/tracer_provider.h"
 #include "sdk/id_generator.hpp"
-#include "sdk/open_span_closer.hpp"
 #include "unit/test_support.hpp"
 
 namespace {
@@ -69,10 +68,8 @@ TEST(SdkIdGenerator, ReportsRandomAndSpansCarryTheSampledFlagOnly) {
   EXPECT_TRUE(generator->IsRandom());
 
   auto memory = lens::testing::make_in_memory_span_exporter();
-  auto closer = std::make_unique<lens::sdk::OpenSpanCloser>(
-      std::make_unique<otel_sdk::SimpleSpanProcessor>(std::move(memory.exporter)));
   auto provider = std::make_shared<otel_sdk::TracerProvider>(
-      std::move(closer), opentelemetry::sdk::resource::Resource::Create({}),
+      std::make_unique<otel_sdk::SimpleSpanProcessor>(std::move(memory.exporter)), opentelemetry::sdk::resource::Resource::Create({}),
       std::make_unique<otel_sdk::AlwaysOnSampler>(), std::move(generator));
   auto tracer = provider->GetTracer("sdk-test");
 
