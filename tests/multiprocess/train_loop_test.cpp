@@ -292,6 +292,17 @@ TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
   // Names: the whole catalogue but activation offloading, which the CPU example does not do.
   std::set<std::string> names;
   for (const Span& s : all) names.insert(s.span.at("name").get<std::string>());
+  // Each span carries only the keys its site declares (the catalogue's SpanSite::keys).
+  for (const lens::megatron::spans::SpanDef& def : lens::megatron::spans::catalogue()) {
+    const std::set<std::string> declared(def.keys.begin(), def.keys.end());
+    for (const Span& s : all) {
+      if (s.span.at("name") != def.name) continue;
+      for (const json& attribute : s.span.value("attributes", json::array())) {
+        EXPECT_EQ(declared.count(attribute.at("key").get<std::string>()), 1U)
+            << def.name << " carries the undeclared key " << attribute.at("key");
+      }
+    }
+  }
   std::set<std::string> expected =
       lens::megatron::spans::span_names_for(lens::megatron::all_span_groups());
   expected.erase("megatron.activation.offload");

@@ -106,6 +106,16 @@ class NativeSpans : public ::testing::Test {
     return data_->GetSpans();
   }
 
+  // The handle's span counts, all four at once.
+  void expect_span_stats(std::uint64_t started, std::uint64_t ended, std::uint64_t exported,
+                         std::uint64_t dropped) const {
+    const TelemetryStats stats = handle_->stats();
+    EXPECT_EQ(stats.spans_started, started);
+    EXPECT_EQ(stats.spans_ended, ended);
+    EXPECT_EQ(stats.spans_exported, exported);
+    EXPECT_EQ(stats.spans_dropped, dropped);
+  }
+
   std::optional<TelemetryHandle> handle_;
   std::shared_ptr<InMemorySpanData> data_;
 };
@@ -652,11 +662,7 @@ TEST_F(NativeSpans, ShutdownExportsSpansStillOpenHereAndOnOtherThreadsOnceAsTrun
   EXPECT_EQ(spans[2]->GetEvents()[0].GetName(), "before-shutdown");
   // The spans that ended after shutdown were not exported a second time.
   EXPECT_EQ(data_->GetSpans().size(), 0U);
-  const TelemetryStats stats = handle_->stats();
-  EXPECT_EQ(stats.spans_started, 4U);
-  EXPECT_EQ(stats.spans_ended, 4U);
-  EXPECT_EQ(stats.spans_exported, 4U);
-  EXPECT_EQ(stats.spans_dropped, 0U);
+  expect_span_stats(4, 4, 4, 0);
   handle_.reset();
 }
 
@@ -771,11 +777,7 @@ TEST_F(NativeSpans, ASpanOpenAtShutdownIsExportedTruncatedOnceAndItsLateEndDoesN
   EXPECT_EQ(spans[0]->GetEvents()[1].GetName(), "nemo.span.truncated");
   moved.end();
   EXPECT_EQ(data_->GetSpans().size(), 0U);
-  const TelemetryStats stats = handle_->stats();
-  EXPECT_EQ(stats.spans_started, 1U);
-  EXPECT_EQ(stats.spans_ended, 1U);
-  EXPECT_EQ(stats.spans_exported, 1U);
-  EXPECT_EQ(stats.spans_dropped, 0U);
+  expect_span_stats(1, 1, 1, 0);
 }
 
 TEST_F(NativeSpans, ASpanTheSamplerDropsStillCarriesItsContext) {

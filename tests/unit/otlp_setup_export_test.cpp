@@ -27,6 +27,7 @@
 #include "lens/strategies.hpp"
 #include "lens/telemetry.hpp"
 #include "unit/grpc_trace_receiver.hpp"
+#include "unit/kept_handles.hpp"
 #include "unit/otlp_test_servers.hpp"
 #include "unit/test_support.hpp"
 
@@ -98,24 +99,17 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return count;
 }
 
-class OtlpThroughSetup : public ::testing::Test {
+class OtlpThroughSetup : public ::testing::Test, protected test_support::KeptHandles {
  protected:
   void SetUp() override {
     detail::reset_span_groups_for_testing();
     detail::reset_strategies_for_testing();
   }
   void TearDown() override {
-    for (auto& handle : handles_) static_cast<void>(handle.shutdown(2000ms));
+    shut_down_kept();
     detail::reset_span_groups_for_testing();
     detail::reset_strategies_for_testing();
   }
-  TelemetryHandle keep(Result<TelemetryHandle> result) {
-    EXPECT_TRUE(result.ok()) << result.message();
-    if (!result.ok()) return TelemetryHandle();
-    handles_.push_back(*result);
-    return *result;
-  }
-  std::vector<TelemetryHandle> handles_;
 };
 
 TEST_F(OtlpThroughSetup, AReceiverThatNeverAnswersHoldsNeitherSpansNorShutdown) {

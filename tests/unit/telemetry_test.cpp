@@ -23,6 +23,7 @@
 #include "lens/groups.hpp"
 #include "lens/span.hpp"
 #include "lens/strategies.hpp"
+#include "unit/kept_handles.hpp"
 #include "unit/test_support.hpp"
 
 namespace lens {
@@ -103,7 +104,7 @@ bool settle_threads(int expected) {
   return asleep_in_a_row >= 3;
 }
 
-class Telemetry : public ::testing::Test {
+class Telemetry : public ::testing::Test, protected test_support::KeptHandles {
  protected:
   void SetUp() override {
     detail::reset_span_groups_for_testing();
@@ -113,22 +114,13 @@ class Telemetry : public ::testing::Test {
     base_threads_ = thread_count();
   }
   void TearDown() override {
-    for (auto& handle : handles_) {
-      static_cast<void>(handle.shutdown(std::chrono::milliseconds(2000)));
-    }
+    shut_down_kept();
     // Every test leaves the process with the threads it found (a timed-out shutdown's
     // helper thread ends once its exporter returns).
     EXPECT_TRUE(settle_threads(base_threads_));
     detail::reset_span_groups_for_testing();
     detail::reset_strategies_for_testing();
   }
-  TelemetryHandle keep(Result<TelemetryHandle> result) {
-    EXPECT_TRUE(result.ok()) << result.message();
-    if (!result.ok()) return TelemetryHandle();
-    handles_.push_back(*result);
-    return *result;
-  }
-  std::vector<TelemetryHandle> handles_;
   int base_threads_ = 0;
 };
 
