@@ -280,62 +280,6 @@ bool decode_one(Reader& reader, Fn&& fn) {
   return false;
 }
 
-// Visits an opentelemetry value with the sink: every variant alternative maps to one Type.
-template <class Sink>
-void put_otel(Sink& sink, std::string_view key, const OtelValue& value) {
-  otel::nostd::visit(
-      [&](const auto& v) {
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, bool>) {
-          put_key(sink, Type::kBool, key);
-          put_value(sink, static_cast<std::uint8_t>(v ? 1 : 0));
-        } else if constexpr (std::is_same_v<V, std::int32_t> || std::is_same_v<V, std::int64_t> ||
-                             std::is_same_v<V, std::uint32_t>) {
-          put_key(sink, Type::kInt64, key);
-          put_value(sink, static_cast<std::int64_t>(v));
-        } else if constexpr (std::is_same_v<V, std::uint64_t>) {
-          put_key(sink, Type::kUInt64, key);
-          put_value(sink, v);
-        } else if constexpr (std::is_same_v<V, double>) {
-          put_key(sink, Type::kDouble, key);
-          put_value(sink, v);
-        } else if constexpr (std::is_same_v<V, const char*>) {
-          put_key(sink, Type::kString, key);
-          put_string(sink, v == nullptr ? std::string_view() : std::string_view(v));
-        } else if constexpr (std::is_same_v<V, otel::nostd::string_view>) {
-          put_key(sink, Type::kString, key);
-          put_string(sink, std::string_view(v.data(), v.size()));
-        } else if constexpr (std::is_same_v<V, otel::nostd::span<const bool>>) {
-          put_key(sink, Type::kBoolArray, key);
-          put_array(sink, v);
-        } else if constexpr (std::is_same_v<V, otel::nostd::span<const std::int32_t>> ||
-                             std::is_same_v<V, otel::nostd::span<const std::uint32_t>>) {
-          put_key(sink, Type::kInt64Array, key);
-          put_value(sink, static_cast<std::uint32_t>(v.size()));
-          for (auto x : v) put_value(sink, static_cast<std::int64_t>(x));
-        } else if constexpr (std::is_same_v<V, otel::nostd::span<const std::int64_t>>) {
-          put_key(sink, Type::kInt64Array, key);
-          put_array(sink, v);
-        } else if constexpr (std::is_same_v<V, otel::nostd::span<const std::uint64_t>>) {
-          put_key(sink, Type::kUInt64Array, key);
-          put_array(sink, v);
-        } else if constexpr (std::is_same_v<V, otel::nostd::span<const std::uint8_t>>) {
-          put_key(sink, Type::kInt64Array, key);
-          put_value(sink, static_cast<std::uint32_t>(v.size()));
-          for (auto x : v) put_value(sink, static_cast<std::int64_t>(x));
-        } else if constexpr (std::is_same_v<V, otel::nostd::span<const double>>) {
-          put_key(sink, Type::kDoubleArray, key);
-          put_array(sink, v);
-        } else if constexpr (std::is_same_v<V, otel::nostd::span<const otel::nostd::string_view>>) {
-          put_key(sink, Type::kStringArray, key);
-          put_array(sink, v);
-        } else {
-          static_assert(sizeof(V) == 0, "an opentelemetry attribute type without an encoding");
-        }
-      },
-      value);
-}
-
 }  // namespace
 
 std::size_t codec::encode_other(char* out, std::size_t room, std::string_view key,
@@ -353,11 +297,6 @@ std::size_t encoded_size(std::string_view key, const AttributeArg& value) noexce
 void append_attribute(std::string& out, std::string_view key, const AttributeArg& value) {
   StringSink sink(out);
   put_arg(sink, key, value);
-}
-
-void append_attribute(std::string& out, std::string_view key, const OtelValue& value) {
-  StringSink sink(out);
-  put_otel(sink, key, value);
 }
 
 void decode_attributes(const char* data, std::size_t size, AttributeCallback callback) {

@@ -119,8 +119,6 @@ std::size_t encoded_size(std::string_view key, const AttributeArg& value) noexce
 
 // Appends one attribute (may throw std::bad_alloc). A null value appends nothing.
 void append_attribute(std::string& out, std::string_view key, const AttributeArg& value);
-void append_attribute(std::string& out, std::string_view key,
-                      const opentelemetry::common::AttributeValue& value);
 
 using AttributeCallback = opentelemetry::nostd::function_ref<void(
     opentelemetry::nostd::string_view, const opentelemetry::common::AttributeValue&)>;

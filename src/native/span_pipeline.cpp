@@ -421,8 +421,7 @@ class SpanSignal::State {
       if (r.truncated) set(view(kTruncated), true);
       if (r.extras != nullptr) {
         for (const SpanExtras::Event& event : r.extras->events) {
-          const std::int64_t at =
-              event.unix_ns != 0 ? event.unix_ns : clock.unix_nanos(event.ticks);
+          const std::int64_t at = clock.unix_nanos(event.ticks);
           limit.add_event(*out, view(event.name), timestamp(at),
                           EncodedAttributes(event.attributes.data(), event.attributes.size()));
         }

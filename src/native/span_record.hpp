@@ -36,14 +36,13 @@ struct SpanExtras {
   struct Event {
     std::string name;
     std::uint64_t ticks = 0;
-    std::int64_t unix_ns = 0;  // an explicit timestamp; 0: use `ticks`
     std::string attributes;    // attribute_codec encoding
   };
   std::string attributes;  // attributes that did not fit in the frame's payload
   std::vector<Event> events;
   std::vector<opentelemetry::trace::SpanContext> links;
   std::string status_description;
-  std::string name;         // set when the name did not fit or was changed (UpdateName)
+  std::string name;         // set when the name did not fit in the frame's payload
   std::string trace_state;  // W3C tracestate header of the span context, when not empty
 };
 

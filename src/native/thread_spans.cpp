@@ -929,57 +929,18 @@ void set_attribute(const Started& span, std::string_view key, const AttributeArg
   data.record.attribute_count = count;
 }
 
-void set_attribute(const Started& span, std::string_view key,
-                   const otel::common::AttributeValue& value) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording()) return;
-  FrameWrite write(*span.frame);
-  change_extras(span.frame->data,
-                [&](SpanExtras& extras) { append_attribute(extras.attributes, key, value); });
-}
-
-namespace {
-
-// Adds an event whose attributes `encode(std::string&)` appends (the two add_event overloads).
-template <class Encode>
-void push_event(const Started& span, std::string_view name, std::uint64_t ticks,
-                std::int64_t unix_ns, Encode&& encode) noexcept {
+void add_event(const Started& span, std::string_view name, AttributeList attributes) noexcept {
   if (span.frame == nullptr || !span.frame->data.recording()) return;
   FrameWrite write(*span.frame);
   change_extras(span.frame->data, [&](SpanExtras& extras) {
     SpanExtras::Event event;
     event.name.assign(name);
-    event.ticks = ticks;
-    event.unix_ns = unix_ns;
-    encode(event.attributes);
+    event.ticks = read_ticks();
+    for (const auto& [key, value] : attributes) {
+      append_attribute(event.attributes, key, redacted(key, value));
+    }
     extras.events.push_back(std::move(event));
   });
-}
-
-}  // namespace
-
-void add_event(const Started& span, std::string_view name, AttributeList attributes) noexcept {
-  push_event(span, name, read_ticks(), 0, [attributes](std::string& out) {
-    for (const auto& [key, value] : attributes) {
-      append_attribute(out, key, redacted(key, value));
-    }
-  });
-}
-
-void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
-               std::int64_t unix_ns, const otel::common::KeyValueIterable& attributes) noexcept {
-  push_event(span, name, ticks, unix_ns, [&attributes](std::string& out) {
-    attributes.ForEachKeyValue(
-        [&out](otel::nostd::string_view key, otel::common::AttributeValue value) {
-          append_attribute(out, std::string_view(key.data(), key.size()), value);
-          return true;
-        });
-  });
-}
-
-void add_link(const Started& span, const otel::trace::SpanContext& context) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording() || !context.IsValid()) return;
-  FrameWrite write(*span.frame);
-  add_link_to(span.frame->data, context);
 }
 
 void set_status(const Started& span, StatusCode code, std::string_view description) noexcept {
@@ -993,12 +954,6 @@ void set_status(const Started& span, StatusCode code, std::string_view descripti
   } else if (data.record.extras != nullptr) {
     data.record.extras->status_description.clear();
   }
-}
-
-void update_name(const Started& span, std::string_view name) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording()) return;
-  FrameWrite write(*span.frame);
-  set_name_override(span.frame->data, name);
 }
 
 void record_exception(const Started& span, std::string_view type, std::string_view what) noexcept {

@@ -235,16 +235,8 @@ opentelemetry::trace::SpanContext detached_span_context(DetachedSpan& span) noex
 // Ends the span (its record into the calling thread's ring) and frees it.
 void end_detached_span(DetachedSpan* span) noexcept;
 void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept;
-void set_attribute(const Started& span, std::string_view key,
-                   const opentelemetry::common::AttributeValue& value) noexcept;
 void add_event(const Started& span, std::string_view name, AttributeList attributes) noexcept;
-// At `ticks`, or at `unix_ns` when that is not 0 (an explicit timestamp).
-void add_event(const Started& span, std::string_view name, std::uint64_t ticks,
-               std::int64_t unix_ns,
-               const opentelemetry::common::KeyValueIterable& attributes) noexcept;
-void add_link(const Started& span, const opentelemetry::trace::SpanContext& context) noexcept;
 void set_status(const Started& span, StatusCode code, std::string_view description) noexcept;
-void update_name(const Started& span, std::string_view name) noexcept;
 // The exception event (when the frame records them) and status ERROR with `what`.
 void record_exception(const Started& span, std::string_view type, std::string_view what) noexcept;
 // The span context a child or a propagator sees (flags: sampled only, as opentelemetry-cpp).
