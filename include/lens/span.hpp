@@ -1,9 +1,35 @@
-// Instrumentation primitives (SPEC §F, §I.3): the group-gated scoped span (ManagedSpan, LENS_SPAN),
-// the always-on scoped span (ScopedSpan, LENS_SPAN_CM), function tracing (trace_fn,
-// LENS_TRACE_FUNCTION), safe attributes with redaction, linked spans and context hand-off.
-// Thread-safety: every free function may be called from any thread. A ManagedSpan, ScopedSpan or
-// ContextScope attaches a context to the calling thread and must be destroyed on that thread, in
-// reverse order of construction (they are scope guards; they cannot be moved).
+// Spans: where a training step's time goes (SPEC §F, §I.3).
+//
+// Quick start
+//
+//   #include "lens/span.hpp"
+//
+//   // 1. Describe each span site once: name, span group, the attribute keys it sets.
+//   inline constexpr std::string_view kStepKeys[] = {"megatron.iteration"};
+//   inline constexpr lens::SpanSite kTrainStep{"megatron.train_step", "step", kStepKeys};
+//
+//   // 2. Open a span for the rest of a scope; nothing is evaluated while the group is off.
+//   void train_step(int iteration) {
+//     LENS_SPAN(kTrainStep, {"megatron.iteration", iteration});
+//     forward_backward();  // spans started in here are its children
+//   }
+//
+//   // 3. A span that is not a scope (started here, ended elsewhere or by an exit hook):
+//   lens::Span pretrain = lens::start_span("megatron.pretrain");
+//   lens::SpanScope current(pretrain);  // its children start under it on this thread
+//   ...
+//   pretrain.end();
+//
+// Which groups record comes from the configuration (NEMO_LENS_SPAN_GROUPS, lens/groups.hpp);
+// spans are recorded once setup_telemetry (lens/telemetry.hpp) made this rank an exporting one.
+// Before that, on other ranks and after shutdown every call here costs about a nanosecond.
+//
+// Also here: ManagedSpan and ScopedSpan/LENS_SPAN_CM (guards without a site), trace_fn and
+// LENS_TRACE_FUNCTION, redaction of attribute values, linked spans, context hand-off to other
+// threads. Thread-safety: every free function may be called from any thread. A ManagedSpan,
+// ScopedSpan, SpanScope or ContextScope attaches a context to the calling thread and must be
+// destroyed on that thread, in reverse order of construction (scope guards; they cannot be moved).
+// A lens::Span may be used and ended from any thread.
 // With LENS_DISABLE defined this header is the dependency-free no-op surface of span_noop.hpp.
 #pragma once
 

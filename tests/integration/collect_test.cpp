@@ -194,6 +194,8 @@ class Collector {
   ~Collector() {
     if (pid_ > 0) stop();
     if (stdout_fd_ >= 0) ::close(stdout_fd_);
+    std::error_code ignored;  // a test's files go with it
+    std::filesystem::remove_all(dir_, ignored);
   }
 
   // Spawns `args` with stdout on a pipe and stderr into a file; returns the pid.
