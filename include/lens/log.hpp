@@ -15,14 +15,10 @@
 #pragma once
 
 #include <atomic>
-#include <charconv>
-#include <concepts>
-#include <cstdint>
-#include <string>
 #include <string_view>
-#include <type_traits>
 
 #include "lens/attributes.hpp"
+#include "lens/detail/log_body.hpp"
 
 namespace lens::log {
 
@@ -32,35 +28,6 @@ enum class Level : int { trace = 1, debug = 5, info = 9, warn = 13, error = 17, 
 namespace detail {
 // The lowest severity number that is recorded now; above every level when nothing records.
 extern std::atomic<int> g_threshold;
-
-// The body of a record being formatted: on the stack up to kInline bytes, on the heap beyond.
-class BodyBuilder {
- public:
-  static constexpr std::size_t kInline = 256;
-  void append(std::string_view part) {
-    if (!on_heap_ && size_ + part.size() <= kInline) {
-      part.copy(inline_ + size_, part.size());
-      size_ += part.size();
-      return;
-    }
-    if (!on_heap_) {
-      heap_.assign(inline_, size_);
-      on_heap_ = true;
-    }
-    heap_.append(part);
-  }
-  std::string_view view() const noexcept {
-    return on_heap_ ? std::string_view(heap_) : std::string_view(inline_, size_);
-  }
-
- private:
-  char inline_[kInline];
-  std::size_t size_ = 0;
-  bool on_heap_ = false;
-  std::string heap_;
-};
-
-void append(BodyBuilder& out, double value);
 }  // namespace detail
 
 // True when a record of `level` would be emitted now. One relaxed load: it only gates work;
@@ -69,29 +36,13 @@ inline bool enabled(Level level) noexcept {
   return static_cast<int>(level) >= detail::g_threshold.load(std::memory_order_relaxed);
 }
 
-// Emits one record: body, attributes (within OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT and
+// Emits one record: body, attributes (a lens::AttributeList as at a span site, null values
+// skipped, not redacted; within OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT and
 // OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT) and an optional event name.
-void emit(Level level, std::string_view body, const Attributes& attributes = {},
+void emit(Level level, std::string_view body, AttributeList attributes = {},
           std::string_view event_name = {}) noexcept;
 
 namespace detail {
-
-template <class T>
-void append_part(BodyBuilder& out, const T& part) {
-  if constexpr (std::is_same_v<T, bool>) {
-    out.append(part ? "true" : "false");
-  } else if constexpr (std::is_same_v<T, char>) {
-    out.append(std::string_view(&part, 1));
-  } else if constexpr (std::is_integral_v<T>) {
-    char buffer[24];
-    const auto result = std::to_chars(buffer, buffer + sizeof(buffer), part);
-    out.append(std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)));
-  } else if constexpr (std::is_floating_point_v<T>) {
-    append(out, static_cast<double>(part));
-  } else {
-    out.append(std::string_view(part));
-  }
-}
 
 template <class... Parts>
 void emit_parts(Level level, const Parts&... parts) noexcept {

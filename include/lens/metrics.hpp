@@ -17,33 +17,26 @@
 // may be called from any thread.
 #pragma once
 
-#include <opentelemetry/common/attribute_value.h>
 #include <opentelemetry/metrics/async_instruments.h>
 #include <opentelemetry/metrics/meter.h>
 #include <opentelemetry/nostd/function_ref.h>
 #include <opentelemetry/nostd/shared_ptr.h>
-#include <opentelemetry/nostd/string_view.h>
 #include <opentelemetry/sdk/metrics/export/metric_producer.h>
 #include <opentelemetry/sdk/metrics/metric_reader.h>
 #include <opentelemetry/sdk/metrics/view/instrument_selector.h>
 #include <opentelemetry/sdk/metrics/view/meter_selector.h>
 #include <opentelemetry/sdk/metrics/view/view.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cstddef>
 #include <cstdint>
-#include <initializer_list>
-#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <typeinfo>
 #include <utility>
 #include <vector>
 
 #include "lens/attributes.hpp"
+#include "lens/detail/metric_slots.hpp"
 
 namespace lens::metrics {
 
@@ -154,110 +147,6 @@ void clear_instrument_cache() noexcept;
 // Copies share the instrument. Thread-safety: add()/record() from any number of threads;
 // creation and bind() from any thread.
 
-// Attribute list of the recording calls that look the attribute set up (like the SDK's).
-using AttributeList = std::initializer_list<
-    std::pair<opentelemetry::nostd::string_view, opentelemetry::common::AttributeValue>>;
-
-namespace detail {
-
-// The calling thread's slots, indexed by series id (ids are never reused, so an entry of a
-// destroyed instrument is never looked at again). Trivial, so access needs no TLS wrapper.
-struct ThreadSlots {
-  void** slots = nullptr;
-  std::size_t size = 0;
-};
-inline thread_local ThreadSlots thread_slots;
-
-// One attribute set of an instrument.
-struct SeriesBase {
-  std::size_t id = 0;
-};
-
-inline void* cached_slot(const SeriesBase& series) noexcept {
-  const ThreadSlots& table = thread_slots;
-  return series.id < table.size ? table.slots[series.id] : nullptr;
-}
-
-template <class T>
-struct alignas(64) CounterSlot {
-  std::atomic<T> value{};
-};
-
-// A thread's own slot has one writer: a plain load and store, no read-modify-write.
-template <class T>
-inline void add_to_own_slot(void* slot, T value) noexcept {
-  std::atomic<T>& v = static_cast<CounterSlot<T>*>(slot)->value;
-  v.store(v.load(std::memory_order_relaxed) + value, std::memory_order_relaxed);
-}
-
-// First recording of a thread into a series (or a recording without a slot of its own).
-void counter_add_slow(SeriesBase& series, std::uint64_t value) noexcept;
-void counter_add_slow(SeriesBase& series, double value) noexcept;
-
-template <class T>
-using HistogramSum = std::conditional_t<std::is_same_v<T, double>, double, std::int64_t>;
-
-// Guarded by `busy` against the collector, which drains it; uncontended on the recording path.
-template <class T>
-struct alignas(64) HistogramSlot {
-  std::atomic<bool> busy{false};
-  std::uint64_t count = 0;
-  HistogramSum<T> sum{};
-  T min{};
-  T max{};
-  std::uint64_t* buckets = nullptr;  // boundaries + 1 counters, on cache lines of their own
-};
-
-struct HistogramSeriesBase : SeriesBase {
-  const double* bounds = nullptr;
-  std::size_t bound_count = 0;
-};
-
-// A value equal to a boundary falls in the bucket that boundary closes (as in the SDK).
-inline std::size_t bucket_of(const HistogramSeriesBase& series, double value) noexcept {
-  return static_cast<std::size_t>(
-      std::lower_bound(series.bounds, series.bounds + series.bound_count, value) - series.bounds);
-}
-
-template <class T>
-inline void histogram_put(HistogramSlot<T>& slot, T value, std::size_t bucket) noexcept {
-  while (slot.busy.exchange(true, std::memory_order_acquire)) {
-    while (slot.busy.load(std::memory_order_relaxed)) {
-    }
-  }
-  if (slot.count == 0) {
-    slot.min = value;
-    slot.max = value;
-  } else {
-    slot.min = std::min(slot.min, value);
-    slot.max = std::max(slot.max, value);
-  }
-  ++slot.count;
-  slot.sum += static_cast<HistogramSum<T>>(value);
-  ++slot.buckets[bucket];
-  slot.busy.store(false, std::memory_order_release);
-}
-
-void histogram_record_slow(HistogramSeriesBase& series, std::uint64_t value) noexcept;
-void histogram_record_slow(HistogramSeriesBase& series, double value) noexcept;
-
-template <class T>
-struct CounterCore;
-template <class T>
-struct HistogramCore;
-
-// The SDK rejects negative, NaN and infinite histogram values and negative counter increments.
-template <class T>
-inline bool acceptable(T value) noexcept {
-  if constexpr (std::is_floating_point_v<T>) {
-    return value >= 0 && value <= std::numeric_limits<T>::max();
-  } else {
-    return true;
-  }
-}
-
-}  // namespace detail
-
 // A monotonic counter for one fixed attribute set (T: std::uint64_t or double).
 template <class T>
 class BoundCounter {
@@ -309,8 +198,9 @@ class BoundHistogram {
 };
 
 // A counter whose attribute sets are bound on demand. bind() returns the handle to keep for a
-// set recorded often; add(value, {{"k", v}, ...}) finds the set through a small per-thread cache
-// (no allocation once a thread has seen the set). At most 1998 attribute sets: later sets are
+// set recorded often; add(value, {{"k", v}, ...}) takes the lens::AttributeList of spans and
+// logs (null values skipped) and finds the set through a small per-thread cache (no allocation
+// once a thread has seen the set). At most 1998 attribute sets: later sets are
 // recorded in one series with the attribute otel.metric.overflow=true.
 template <class T>
 class Counter {

@@ -8,7 +8,8 @@
 // lens::noop_v1::ManagedSpan in a LENS_DISABLE translation unit and mangles differently from the
 // real lens::ManagedSpan; one program may link translation units of both kinds. A translation unit
 // sees only one surface: including both headers there is an #error, and a LENS_DISABLE unit must
-// not include lens/groups.hpp (is_span_group_enabled would be ambiguous).
+// not include lens/groups.hpp (is_span_group_enabled would be ambiguous) nor lens/attributes.hpp
+// (AttributeArg and AttributeList would be; so neither lens/log.hpp nor lens/metrics.hpp).
 #pragma once
 
 #if defined(LENS_SPAN_REAL_SURFACE)

@@ -50,8 +50,9 @@ class SpdlogSinkT final : public spdlog::sinks::base_sink<Mutex> {
     if (msg.logger_name.size() == 0) {
       log::emit(level, body);
     } else {
-      log::emit(level, body,
-                {{"logger.name", std::string(msg.logger_name.data(), msg.logger_name.size())}});
+      log::emit(
+          level, body,
+          {{"logger.name", std::string_view(msg.logger_name.data(), msg.logger_name.size())}});
     }
   }
   void flush_() override {}

@@ -18,7 +18,7 @@ void append(BodyBuilder& out, double value) {
 
 }  // namespace detail
 
-void emit(Level level, std::string_view body, const Attributes& attributes,
+void emit(Level level, std::string_view body, AttributeList attributes,
           std::string_view event_name) noexcept {
   if (!enabled(level)) return;
   const logs::ActiveLogger* active = logs::active_logger();

@@ -7,39 +7,32 @@
 
 namespace lens::metrics::detail {
 namespace nostd = opentelemetry::nostd;
-using ApiValue = opentelemetry::common::AttributeValue;
 
-AttributeValue to_lens(const ApiValue& value) {
-  return nostd::visit(
-      [](const auto& v) -> AttributeValue {
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, bool>) {
-          return v;
-        } else if constexpr (std::is_same_v<V, std::int32_t> || std::is_same_v<V, std::int64_t> ||
-                             std::is_same_v<V, std::uint32_t> || std::is_same_v<V, std::uint64_t>) {
-          return static_cast<std::int64_t>(v);
-        } else if constexpr (std::is_same_v<V, double>) {
-          return v;
-        } else if constexpr (std::is_same_v<V, const char*>) {
-          return std::string(v);
-        } else if constexpr (std::is_same_v<V, nostd::string_view>) {
-          return std::string(v.data(), v.size());
-        } else if constexpr (std::is_same_v<V, nostd::span<const bool>>) {
-          return std::vector<bool>(v.begin(), v.end());
-        } else if constexpr (std::is_same_v<V, nostd::span<const double>>) {
-          return std::vector<double>(v.begin(), v.end());
-        } else if constexpr (std::is_same_v<V, nostd::span<const nostd::string_view>>) {
-          std::vector<std::string> out;
-          for (const auto& s : v) out.emplace_back(s.data(), s.size());
-          return out;
-        } else {
-          // Integer arrays of every width.
-          std::vector<std::int64_t> out;
-          for (const auto& x : v) out.push_back(static_cast<std::int64_t>(x));
-          return out;
-        }
-      },
-      value);
+AttributeValue to_lens(const AttributeArg& value) {
+  using Kind = AttributeArg::Kind;
+  switch (value.kind()) {
+    case Kind::kBool:
+      return value.as_bool();
+    case Kind::kInt64:
+      return value.as_int64();
+    case Kind::kUInt64:
+      return static_cast<std::int64_t>(value.as_uint64());
+    case Kind::kDouble:
+      return value.as_double();
+    case Kind::kString:
+      return std::string(value.as_string());
+    case Kind::kBoolArray:
+      return value.as_bool_array();
+    case Kind::kInt64Array:
+      return value.as_int64_array();
+    case Kind::kDoubleArray:
+      return value.as_double_array();
+    case Kind::kStringArray:
+      return value.as_string_array();
+    case Kind::kNull:
+      break;
+  }
+  return AttributeValue{};
 }
 
 ApiAttributes api_attributes(const Attributes& attributes) {
@@ -86,7 +79,7 @@ opentelemetry::sdk::metrics::PointAttributes point_attributes(const ApiAttribute
 Attributes to_attributes(AttributeList list) {
   Attributes out;
   for (const auto& [key, value] : list) {
-    out.insert_or_assign(std::string(key.data(), key.size()), to_lens(value));
+    if (!value.is_null()) out.insert_or_assign(std::string(key), to_lens(value));
   }
   return out;
 }

@@ -1,6 +1,6 @@
 // Attribute sets of bound instruments (see lens/metrics.hpp): the lens form is the key of a
 // series; the API and SDK forms are made once per series for observing and exporting; a recording
-// call's attribute list is hashed and compared with a series' set without allocating.
+// call's lens::AttributeList is hashed and compared with a series' set without allocating.
 #pragma once
 
 #include <opentelemetry/common/attribute_value.h>
@@ -32,11 +32,12 @@ struct ApiAttributes {
 ApiAttributes api_attributes(const Attributes& attributes);
 opentelemetry::sdk::metrics::PointAttributes point_attributes(const ApiAttributes& attributes);
 
-// The lens form of an attribute list (integers widened to 64 bits; a repeated key: last wins).
+// The lens form of an attribute list (null values skipped; a repeated key: last wins).
 Attributes to_attributes(AttributeList list);
 
-// The lens form of one API value (integers widened to 64 bits).
-AttributeValue to_lens(const opentelemetry::common::AttributeValue& value);
+// The lens form of one non-null argument (an unsigned value above INT64_MAX wraps, as the SDK's
+// int64 point attribute does).
+AttributeValue to_lens(const AttributeArg& value);
 
 // Inline below: the lookup of Counter::add / Histogram::record runs them on every call.
 
@@ -75,31 +76,31 @@ inline std::uint64_t hash_bytes(const char* p, std::size_t size, std::uint64_t h
   return h ^ (h >> 32);
 }
 
-// Independent of the order of the list. Few multiplications in sequence: it runs on every
-// call, and a weak spread only costs a cache miss (same_set() decides).
+// Independent of the order of the list; null values are skipped. Few multiplications in
+// sequence: it runs on every call, and a weak spread only costs a cache miss (same_set() decides).
 inline std::uint64_t hash_of(AttributeList list) noexcept {
-  namespace nostd = opentelemetry::nostd;
+  using Kind = AttributeArg::Kind;
   std::uint64_t total = 0;
   for (const auto& [key, value] : list) {
+    const Kind kind = value.kind();
+    if (kind == Kind::kNull) continue;
     std::uint64_t h = hash_bytes(key.data(), key.size(), 0xcbf29ce484222325ULL);
-    h += (value.index() + 1) * 0xc2b2ae3d27d4eb4fULL;
-    // get_if chains instead of visit: the common kinds first, no jump table.
-    if (const auto* s = nostd::get_if<const char*>(&value)) {
-      h = hash_bytes(*s, std::strlen(*s), h);
-    } else if (const auto* sv = nostd::get_if<nostd::string_view>(&value)) {
-      h = hash_bytes(sv->data(), sv->size(), h);
-    } else if (const auto* i = nostd::get_if<std::int32_t>(&value)) {
-      h ^= static_cast<std::uint64_t>(*i) * 0x9e3779b97f4a7c15ULL;
-    } else if (const auto* l = nostd::get_if<std::int64_t>(&value)) {
-      h ^= static_cast<std::uint64_t>(*l) * 0x9e3779b97f4a7c15ULL;
-    } else if (const auto* b = nostd::get_if<bool>(&value)) {
-      h ^= *b ? 0x9e3779b97f4a7c15ULL : 0;
-    } else if (const auto* d = nostd::get_if<double>(&value)) {
+    h += (static_cast<std::uint64_t>(kind) + 1) * 0xc2b2ae3d27d4eb4fULL;
+    // Branches instead of a switch: the common kinds first, no jump table.
+    if (kind == Kind::kString) {
+      const std::string_view s = value.as_string();
+      h = hash_bytes(s.data(), s.size(), h);
+    } else if (kind == Kind::kInt64) {
+      h ^= static_cast<std::uint64_t>(value.as_int64()) * 0x9e3779b97f4a7c15ULL;
+    } else if (kind == Kind::kBool) {
+      h ^= value.as_bool() ? 0x9e3779b97f4a7c15ULL : 0;
+    } else if (kind == Kind::kDouble) {
+      const double d = value.as_double();
       std::uint64_t bits = 0;
-      std::memcpy(&bits, d, sizeof *d);
+      std::memcpy(&bits, &d, sizeof d);
       h ^= bits * 0x9e3779b97f4a7c15ULL;
     }
-    // Other kinds (unsigned, arrays) spread by their kind only.
+    // Other kinds (large unsigned, arrays) spread by their kind only.
     total += h;  // a sum: the order of the list does not matter
   }
   return mix(total);
@@ -122,35 +123,29 @@ inline bool same_chars(const char* a, const char* b, std::size_t n) noexcept {
   return true;
 }
 
-inline bool same_value(const AttributeValue& have,
-                       const opentelemetry::common::AttributeValue& value) noexcept {
-  namespace nostd = opentelemetry::nostd;
-  // get_if chains instead of visit: the common kinds first, no jump table.
-  if (const auto* c = nostd::get_if<const char*>(&value)) {
+// `value` is not null.
+inline bool same_value(const AttributeValue& have, const AttributeArg& value) noexcept {
+  using Kind = AttributeArg::Kind;
+  // Branches instead of a switch: the common kinds first, no jump table.
+  const Kind kind = value.kind();
+  if (kind == Kind::kString) {
     const auto* s = std::get_if<std::string>(&have);
-    return s != nullptr && std::strlen(*c) == s->size() && same_chars(s->data(), *c, s->size());
+    const std::string_view v = value.as_string();
+    return s != nullptr && v.size() == s->size() && same_chars(s->data(), v.data(), s->size());
   }
-  if (const auto* sv = nostd::get_if<nostd::string_view>(&value)) {
-    const auto* s = std::get_if<std::string>(&have);
-    return s != nullptr && sv->size() == s->size() && same_chars(s->data(), sv->data(), s->size());
-  }
-  if (const auto* i = nostd::get_if<std::int32_t>(&value)) {
+  if (kind == Kind::kInt64) {
     const auto* h = std::get_if<std::int64_t>(&have);
-    return h != nullptr && *h == *i;
+    return h != nullptr && *h == value.as_int64();
   }
-  if (const auto* l = nostd::get_if<std::int64_t>(&value)) {
-    const auto* h = std::get_if<std::int64_t>(&have);
-    return h != nullptr && *h == *l;
-  }
-  if (const auto* b = nostd::get_if<bool>(&value)) {
+  if (kind == Kind::kBool) {
     const auto* h = std::get_if<bool>(&have);
-    return h != nullptr && *h == *b;
+    return h != nullptr && *h == value.as_bool();
   }
-  if (const auto* d = nostd::get_if<double>(&value)) {
+  if (kind == Kind::kDouble) {
     const auto* h = std::get_if<double>(&have);
-    return h != nullptr && *h == *d;
+    return h != nullptr && *h == value.as_double();
   }
-  // Unsigned integers and arrays are rare in bound sets: compared in lens form (allocates).
+  // Large unsigned integers and arrays are rare in bound sets: compared in lens form (allocates).
   try {
     return to_lens(value) == have;
   } catch (...) {
@@ -158,12 +153,15 @@ inline bool same_value(const AttributeValue& have,
   }
 }
 
-// Whether `list` names exactly the set `flat` (a repeated key in `list` never matches).
+// Whether `list`, its null values skipped, names exactly the set `flat` (a repeated key in `list`
+// never matches).
 inline bool same_set(const FlatAttributes& flat, AttributeList list) noexcept {
   const std::size_t n = flat.size();
-  if (n != list.size() || n > 64) return false;
+  if (n > list.size() || n > 64) return false;
   std::uint64_t matched = 0;
+  std::size_t seen = 0;
   for (const auto& [key, value] : list) {
+    if (value.is_null()) continue;
     std::size_t j = 0;
     while (j < n && !(flat[j].first.size() == key.size() &&
                       same_chars(flat[j].first.data(), key.data(), key.size()))) {
@@ -171,9 +169,10 @@ inline bool same_set(const FlatAttributes& flat, AttributeList list) noexcept {
     }
     if (j == n || (matched >> j & 1U) != 0) return false;
     matched |= std::uint64_t{1} << j;
+    ++seen;
     if (!same_value(*flat[j].second, value)) return false;
   }
-  return true;
+  return seen == n;
 }
 
 }  // namespace lens::metrics::detail

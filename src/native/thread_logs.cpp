@@ -62,7 +62,7 @@ std::atomic<std::uint64_t> g_next_registry_id{1};
 
 // A record larger than kMaxInlineLogBytes: its variable part on the heap (nullptr when out of
 // memory).
-[[gnu::noinline]] LogExtras* make_extras(std::string_view body, const Attributes& attributes,
+[[gnu::noinline]] LogExtras* make_extras(std::string_view body, AttributeList attributes,
                                          std::int64_t limit, std::string_view event_name) noexcept {
   try {
     auto extras = std::make_unique<LogExtras>();
@@ -70,8 +70,9 @@ std::atomic<std::uint64_t> g_next_registry_id{1};
     extras->body.assign(body);
     std::int64_t count = 0;
     for (const auto& [key, value] : attributes) {
+      if (value.is_null()) continue;
       if (count++ >= limit) break;
-      append_attribute(extras->attributes, key, AttributeArg(value));
+      append_attribute(extras->attributes, key, value);
     }
     return extras.release();
   } catch (...) {
@@ -172,8 +173,8 @@ LogTotals LogRegistry::totals() const {
 
 // ---- Hot path -----------------------------------------------------------------------------
 
-void write_log(LogRegistry& registry, int severity, std::string_view body,
-               const Attributes& attributes, std::string_view event_name) noexcept {
+void write_log(LogRegistry& registry, int severity, std::string_view body, AttributeList attributes,
+               std::string_view event_name) noexcept {
   ThreadLogs* logs = t_log_fast.logs;
   if (t_log_fast.registry != registry.id()) [[unlikely]] {
     logs = attach(registry);
@@ -185,11 +186,12 @@ void write_log(LogRegistry& registry, int severity, std::string_view body,
   }
   const std::int64_t limit = registry.attribute_count_limit();
   std::size_t attribute_bytes = 0;
-  if (!attributes.empty()) {
+  if (attributes.size() != 0) {
     std::int64_t count = 0;
     for (const auto& [key, value] : attributes) {
+      if (value.is_null()) continue;
       if (count++ >= limit) break;
-      attribute_bytes += encoded_size(key, AttributeArg(value));
+      attribute_bytes += encoded_size(key, value);
     }
   }
   const std::size_t variable = event_name.size() + body.size() + attribute_bytes;
@@ -233,8 +235,9 @@ void write_log(LogRegistry& registry, int severity, std::string_view body,
       std::int64_t count = 0;
       std::size_t room = attribute_bytes;
       for (const auto& [key, value] : attributes) {
+        if (value.is_null()) continue;
         if (count++ >= limit) break;
-        const std::size_t n = encode_attribute(p, room, key, AttributeArg(value));
+        const std::size_t n = encode_attribute(p, room, key, value);
         p += n;
         room -= n;
       }

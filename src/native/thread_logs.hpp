@@ -111,7 +111,7 @@ class LogRegistry {
 
 // The hot path: one record from the calling thread into `registry` (the active pipeline's),
 // stamped now and with the calling thread's active span. Never throws, never blocks.
-void write_log(LogRegistry& registry, int severity, std::string_view body,
-               const Attributes& attributes, std::string_view event_name) noexcept;
+void write_log(LogRegistry& registry, int severity, std::string_view body, AttributeList attributes,
+               std::string_view event_name) noexcept;
 
 }  // namespace lens::native

@@ -123,7 +123,7 @@ TEST_F(LogsBridge, BridgeLevelGatesAndSetupIsIdempotent) {
   EXPECT_TRUE(log::enabled(log::Level::info));
   log::debug("not recorded");
   log::info("step ", 7, " loss ", 2.5, " ok ", true);
-  log::emit(log::Level::warn, "loss spike", {{"megatron.iteration", std::int64_t{7}}},
+  log::emit(log::Level::warn, "loss spike", {{"megatron.iteration", 7}, {"skipped", nullptr}},
             "megatron.loss_spike");
   ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(2000)).ok());
   ASSERT_EQ(captured_->records.size(), 2U);
@@ -134,6 +134,7 @@ TEST_F(LogsBridge, BridgeLevelGatesAndSetupIsIdempotent) {
   const auto& warn = *captured_->records[1];
   EXPECT_EQ(warn.severity(), opentelemetry::logs::Severity::kWarn);
   EXPECT_EQ(opentelemetry::nostd::get<std::int64_t>(warn.attributes().at("megatron.iteration")), 7);
+  EXPECT_EQ(warn.attributes().size(), 1U);  // the null value is skipped
   EXPECT_EQ(warn.event_name(), "megatron.loss_spike");
   EXPECT_EQ(
       opentelemetry::nostd::get<std::string>(warn.resource()->GetAttributes().at("nemo.run.id")),
@@ -262,7 +263,9 @@ TEST_F(LogsBridge, AttributeLimitsApply) {
                                         {"OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "3"}}));
   set_up(config);
   setup_logging_bridge();
-  log::emit(log::Level::info, "limited", {{"a", std::string("abcdef")}, {"b", std::int64_t{1}}});
+  // A null value is skipped before the count limit: "a" is the one attribute kept.
+  log::emit(log::Level::info, "limited",
+            {{"n", nullptr}, {"a", std::string("abcdef")}, {"b", std::int64_t{1}}});
   ASSERT_TRUE(handle_.shutdown(std::chrono::milliseconds(2000)).ok());
   ASSERT_EQ(captured_->records.size(), 1U);
   const auto& attributes = captured_->records[0]->attributes();

@@ -1,0 +1,123 @@
+// The inline part of lens/span.hpp's scoped spans: what LENS_SPAN and the guards compile into
+// the caller (the site gate, the started state and the native span path's two entry points).
+// Not API: included by lens/span.hpp, which must be included instead.
+#pragma once
+
+#include <opentelemetry/trace/span_context.h>
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <string_view>
+
+#include "lens/attributes.hpp"
+#include "lens/groups.hpp"
+#include "lens/span_site.hpp"
+
+namespace lens::native {
+class ThreadSpans;
+struct Frame;
+struct DetachedSpan;
+}  // namespace lens::native
+
+namespace lens {
+
+struct NewTrace;
+
+namespace detail {
+
+// What LENS_SPAN hands a ManagedSpan once its gate has been read: `enabled` false means "off" and
+// nothing else is looked at. Built by the macro so that the attribute expressions sit only in the
+// enabled branch of a conditional; the initializer_list's array lives to the end of the
+// full-expression, i.e. through the ManagedSpan constructor.
+struct SpanStart {
+  bool enabled = false;
+  std::string_view name;
+  AttributeList attributes;
+};
+
+// A LENS_SPAN site: its descriptor and its group's handle, resolved once per site.
+struct SiteGate {
+  explicit SiteGate(const SpanSite& s) : site(s), handle(span_group_handle(s.group)) {}
+  SpanSite site;
+  SpanGroupHandle handle;
+};
+
+// The native span path's handle of one open span (null members: nothing to end).
+struct NativeSpanRef {
+  native::ThreadSpans* thread;
+  native::Frame* frame;
+};
+
+}  // namespace detail
+
+// The native span path's entry points, defined in the library (src/native/thread_spans.cpp) and
+// called from SpanState's inline constructor and destructor. Not API.
+namespace native {
+// Non-zero while a native span pipeline takes spans.
+extern std::atomic<std::uint64_t> g_active_generation;
+// A span on the calling thread as a child of its current context, into `out`.
+void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
+                detail::NativeSpanRef& out) noexcept;
+void end_span(ThreadSpans* thread, Frame* frame) noexcept;
+}  // namespace native
+
+namespace detail {
+
+// The started part of a scoped span, shared by ManagedSpan and ScopedSpan: a frame of the
+// calling thread's native span stack (see docs/design/native-spans.md) while setup_telemetry's
+// span pipeline is live, a non-recording span otherwise (a rank that does not export, or before
+// setup). The current context is the parent, attributes are set after start (samplers do not
+// see them, like the seed), and the span is the current span until destruction. Destruction: an
+// exception propagating out of the scope (std::uncaught_exceptions() grew since construction)
+// that record_exception() did not already describe is recorded as type "unknown", message
+// "unknown", status ERROR "unknown exception" — the in-flight exception object is not reachable
+// from a destructor. Then the previous context is restored and the span ended. The constructor
+// and the destructor are one call each into the library (inline here: no second call level on
+// the path every recorded span takes).
+class SpanState {
+ public:
+  // `enabled` false: nothing is started (ManagedSpan's group was off); started() is false and
+  // nothing else may be called.
+  SpanState(bool enabled, std::string_view name, AttributeList attributes,
+            bool record_exception_events) noexcept {
+    if (!enabled) return;
+    if (native::g_active_generation.load(std::memory_order_acquire) != 0) [[likely]] {
+      mode_ = Mode::kNative;
+      native::begin_span(name, attributes, record_exception_events, native_span_);
+      return;
+    }
+    mode_ = Mode::kUnrecorded;
+  }
+  SpanState(std::string_view name, AttributeList attributes, bool record_exception_events) noexcept
+      : SpanState(true, name, attributes, record_exception_events) {}
+  // The root of a new trace (see NewTrace), made current like any other.
+  SpanState(bool enabled, std::string_view name, AttributeList attributes,
+            const NewTrace& root) noexcept;
+  ~SpanState() {
+    if (mode_ == Mode::kNative) [[likely]] {
+      native::end_span(native_span_.thread, native_span_.frame);
+    }
+  }
+  SpanState(const SpanState&) = delete;
+  SpanState& operator=(const SpanState&) = delete;
+
+  bool started() const noexcept { return mode_ != Mode::kOff; }
+  // The span's context (ids, sampled flag, trace state); invalid when nothing is recorded.
+  opentelemetry::trace::SpanContext context() const noexcept;
+  void record_exception(const std::exception& e) noexcept;
+  void set_attribute(std::string_view key, const AttributeArg& value) noexcept;
+  void add_event(std::string_view name, AttributeList attributes) noexcept;
+
+ private:
+  // kUnrecorded: started with no span pipeline live (span() is a non-recording span). Only the
+  // mode is set when the span is off (one store on the disabled path).
+  enum class Mode : unsigned char { kOff, kUnrecorded, kNative };
+  Mode mode_ = Mode::kOff;
+  // Filled by begin_span (thread and frame null when nothing is recorded).
+  NativeSpanRef native_span_;
+};
+
+}  // namespace detail
+
+}  // namespace lens
