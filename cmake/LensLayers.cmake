@@ -9,7 +9,8 @@
 # and the flags `lens` had as one target. The library itself links the same dependencies.
 add_library(lens_object_base INTERFACE)
 target_include_directories(lens_object_base INTERFACE
-  ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/generated/include)
+  ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/generated/include
+  ${PROJECT_SOURCE_DIR}/codec/include)
 target_link_libraries(lens_object_base INTERFACE ${LENS_PUBLIC_DEPENDENCIES}
                                                  ${LENS_PRIVATE_DEPENDENCIES})
 target_compile_features(lens_object_base INTERFACE cxx_std_20)

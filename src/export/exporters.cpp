@@ -12,7 +12,7 @@
 #include "export/console_json.hpp"
 #include "export/otlp_exporters.hpp"
 #include "export/otlp_requests.hpp"
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 #include "metrics/metric_temporality.hpp"
 
 namespace lens::exporters {
