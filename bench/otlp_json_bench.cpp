@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 #include "span_batch.hpp"
 
 namespace {

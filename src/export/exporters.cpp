@@ -10,10 +10,10 @@
 
 #include "export/append_file.hpp"
 #include "export/console_json.hpp"
-#include "export/metric_temporality.hpp"
 #include "export/otlp_exporters.hpp"
-#include "export/otlp_json.hpp"
 #include "export/otlp_requests.hpp"
+#include "lens/otlp_json.hpp"
+#include "metrics/metric_temporality.hpp"
 
 namespace lens::exporters {
 namespace {
@@ -35,7 +35,7 @@ class LocalExporter : public SignalExporter<S, Derived> {
 
   std::unique_ptr<R> make_recordable() noexcept { return std::make_unique<R>(); }
   sdkmetrics::AggregationTemporality temporality(sdkmetrics::InstrumentType type) const noexcept {
-    return temporality_for(temporality_, type);
+    return metrics::temporality_for(temporality_, type);
   }
   ExportResult Export(const BatchOf<S>& batch) noexcept override {
     if (shut_down_.load(std::memory_order_acquire)) return ExportResult::kFailure;

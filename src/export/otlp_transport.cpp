@@ -28,7 +28,7 @@
 #include <utility>
 
 #include "core/tsan_handoff.hpp"
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 #include "lens/version.hpp"
 
 namespace lens::exporters {

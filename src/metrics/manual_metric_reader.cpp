@@ -3,8 +3,8 @@
 
 #include <opentelemetry/sdk/instrumentationscope/instrumentation_scope.h>
 
-#include "export/metric_temporality.hpp"
 #include "lens/metrics.hpp"
+#include "metrics/metric_temporality.hpp"
 #include "metrics/overflow_attribute.hpp"
 
 namespace lens::testing {
@@ -34,7 +34,7 @@ std::vector<sdkmetrics::MetricData> ManualMetricReader::collect() {
 
 sdkmetrics::AggregationTemporality ManualMetricReader::GetAggregationTemporality(
     sdkmetrics::InstrumentType type) const noexcept {
-  return exporters::temporality_for(temporality_, type);
+  return metrics::temporality_for(temporality_, type);
 }
 
 }  // namespace lens::testing

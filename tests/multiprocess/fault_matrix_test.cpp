@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"

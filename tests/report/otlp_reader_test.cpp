@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 #include "report/run_builder.hpp"
 #include "report_fixtures.hpp"
 

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 
 namespace lens::report::testing {
 namespace {

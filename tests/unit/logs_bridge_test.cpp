@@ -21,8 +21,8 @@
 
 #include "export/console_json.hpp"
 #include "export/log_record_data.hpp"
-#include "export/otlp_json.hpp"
 #include "lens/log.hpp"
+#include "lens/otlp_json.hpp"
 #include "lens/span.hpp"
 #include "lens/spdlog_sink.hpp"
 #include "lens/telemetry.hpp"

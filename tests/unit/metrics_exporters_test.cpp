@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "export/exporters.hpp"
-#include "export/otlp_json.hpp"
 #include "lens/megatron/training_metrics.hpp"
+#include "lens/otlp_json.hpp"
 #include "lens/telemetry.hpp"
 #include "unit/test_support.hpp"
 

@@ -30,9 +30,9 @@
 
 #include "export/exporters.hpp"
 #include "export/otlp_exporters.hpp"
-#include "export/otlp_json.hpp"
 #include "lens/env.hpp"
 #include "lens/otel_settings.hpp"
+#include "lens/otlp_json.hpp"
 #include "metrics/periodic_metric_reader.hpp"
 #include "native/span_pipeline.hpp"
 #include "telemetry/logger_provider.hpp"

@@ -2,7 +2,7 @@
 // as hex, 64-bit integers as strings, enums as integers, defaults omitted, one line), round
 // trips, and what decode accepts (snake_case names, enum names, numbers for 64-bit integers,
 // unknown fields) and rejects (ids that are not hex of the right length, base64 ids, non-JSON).
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>

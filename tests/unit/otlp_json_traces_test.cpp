@@ -1,8 +1,8 @@
-// Differential tests of the direct trace-request encoder (export/otlp_json_traces.hpp): on
+// Differential tests of the direct trace-request encoder (codec/src/otlp_json_traces.hpp): on
 // hand-built edge cases and a few thousand seeded random requests its line must equal the generic
 // path's byte for byte and decode back to the request; where it declines, encode falls back.
 // Single-threaded.
-#include "export/otlp_json_traces.hpp"
+#include "otlp_json_traces.hpp"
 
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/util/field_comparator.h>
@@ -20,7 +20,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 #include "unit/otlp_proto_builders.hpp"
 
 namespace lens {

@@ -21,9 +21,9 @@
 #include <thread>
 #include <vector>
 
-#include "export/otlp_json.hpp"
 #include "lens/groups.hpp"
 #include "lens/log.hpp"
+#include "lens/otlp_json.hpp"
 #include "lens/strategies.hpp"
 #include "lens/telemetry.hpp"
 #include "unit/grpc_trace_receiver.hpp"

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "export/otlp_exporters.hpp"
-#include "export/otlp_json.hpp"
 #include "lens/env.hpp"
 #include "lens/otel_settings.hpp"
+#include "lens/otlp_json.hpp"
 #include "unit/otlp_exporter_support.hpp"
 #include "unit/otlp_test_servers.hpp"
 

@@ -13,7 +13,7 @@
 #include <iostream>
 #include <system_error>
 
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 
 namespace lens::report {
 namespace {

@@ -2,7 +2,7 @@
 // it writes bytes as base64 and reads only base64, so encode and decode pass the JSON through
 // nlohmann and, guided by the message's descriptor, swap base64 and hex in the id fields. Trace
 // requests go to the direct encoder of otlp_json_traces.cpp first, with the same output.
-#include "export/otlp_json.hpp"
+#include "lens/otlp_json.hpp"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/util/json_util.h>
@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "export/otlp_json_traces.hpp"
+#include "otlp_json_traces.hpp"
 
 namespace lens::otlp_json {
 namespace {

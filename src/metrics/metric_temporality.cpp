@@ -1,7 +1,7 @@
 // Temporality per instrument type (see metric_temporality.hpp).
-#include "export/metric_temporality.hpp"
+#include "metrics/metric_temporality.hpp"
 
-namespace lens::exporters {
+namespace lens::metrics {
 
 using opentelemetry::sdk::metrics::AggregationTemporality;
 using opentelemetry::sdk::metrics::InstrumentType;
@@ -15,4 +15,4 @@ AggregationTemporality temporality_for(TemporalityPreference preference,
   return delta ? AggregationTemporality::kDelta : AggregationTemporality::kCumulative;
 }
 
-}  // namespace lens::exporters
+}  // namespace lens::metrics
