@@ -104,6 +104,16 @@ std::string type_name(const std::exception& e) {
   return name;
 }
 
+// type_name, or empty when memory runs out while demangling (the event then keeps status and
+// message only).
+std::string type_name_or_empty(const std::exception& e) noexcept {
+  try {
+    return type_name(e);
+  } catch (...) {
+    return {};
+  }
+}
+
 }  // namespace
 
 AttributeArg redact_value(std::string_view key, const AttributeArg& value,
@@ -151,12 +161,7 @@ otel::trace::SpanContext SpanState::context() const noexcept {
 
 void SpanState::record_exception(const std::exception& e) noexcept {
   if (mode_ != Mode::kNative) return;
-  std::string type;
-  try {
-    type = type_name(e);
-  } catch (...) {  // allocation failure while demangling: status and message only
-  }
-  native::record_exception(native_span_, type, e.what());
+  native::record_exception(native_span_, type_name_or_empty(e), e.what());
 }
 
 void SpanState::set_attribute(std::string_view key, const AttributeArg& value) noexcept {
@@ -190,11 +195,7 @@ void Span::add_event(std::string_view name, AttributeList attributes) noexcept {
 
 void Span::record_exception(const std::exception& e) noexcept {
   if (impl_ == nullptr) return;
-  std::string type;
-  try {
-    type = type_name(e);
-  } catch (...) {  // allocation failure while demangling: status and message only
-  }
+  const std::string type = type_name_or_empty(e);
   native::change_detached_span(
       *impl_, [&](const native::Started& span) { native::record_exception(span, type, e.what()); });
 }

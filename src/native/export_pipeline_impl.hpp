@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -79,6 +80,47 @@ void with_limited_value(const opentelemetry::common::AttributeValue& value,
   sink(limited);
 }
 
+// The resources and instrumentation scopes of API records, owned by the pipeline. An API record
+// points at its provider's, and the export thread may still write the record after the provider
+// is gone (a shutdown that ran out of time leaves the thread exporting): each record is pointed
+// at an equal copy held here instead. Few distinct values ever exist (one per tracer or logger
+// name), so a linear search suffices; shared with the records' wrappers, which may outlive the
+// pipeline.
+class ForeignOrigins {
+ public:
+  using Resource = opentelemetry::sdk::resource::Resource;
+  using Scope = opentelemetry::sdk::instrumentationscope::InstrumentationScope;
+
+  // The held copy equal to `resource`; `resource` itself when no copy could be made.
+  const Resource& resource(const Resource& resource) noexcept {
+    return held(resources_, resource, [&](const Resource& r) {
+      return r.GetSchemaURL() == resource.GetSchemaURL() &&
+             r.GetAttributes() == resource.GetAttributes();
+    });
+  }
+  const Scope& scope(const Scope& scope) noexcept {
+    return held(scopes_, scope, [&](const Scope& s) { return s == scope; });
+  }
+
+ private:
+  template <class T, class Equal>
+  const T& held(std::deque<T>& copies, const T& value, Equal&& equal) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const T& copy : copies) {
+      if (equal(copy)) return copy;
+    }
+    try {
+      return copies.emplace_back(value);
+    } catch (...) {
+      return value;
+    }
+  }
+
+  std::mutex mutex_;
+  std::deque<Resource> resources_;  // a deque: references stay valid as it grows
+  std::deque<Scope> scopes_;
+};
+
 template <class Signal>
 struct ExportPipeline<Signal>::Core {
   using RecordablePtr = std::unique_ptr<typename Signal::Recordable>;
@@ -102,6 +144,7 @@ struct ExportPipeline<Signal>::Core {
       opentelemetry::sdk::instrumentationscope::InstrumentationScope::Create("nemo.lens", kVersion);
   // Shared by the recordables of API records (limits), which may outlive the pipeline.
   const std::shared_ptr<PipelineCounters> counters = std::make_shared<PipelineCounters>();
+  const std::shared_ptr<ForeignOrigins> origins = std::make_shared<ForeignOrigins>();
   const std::shared_ptr<SharedTickCalibration> calibration =
       options.clock != nullptr ? options.clock : std::make_shared<SharedTickCalibration>();
   // Behind a pointer: the Signal's State uses the Core in its own definition.

@@ -26,14 +26,69 @@ using Pipeline = ExportPipeline<LogSignal>;
 
 otel::nostd::string_view view(std::string_view s) noexcept { return {s.data(), s.size()}; }
 
+// The recordable of an API log record: the exporter's own, pointed at the pipeline's copies of
+// its resource and scope (see ForeignOrigins); unwrapped when the record is emitted.
+class OriginRecordable final : public sdklogs::Recordable {
+ public:
+  OriginRecordable(RecordablePtr inner, std::shared_ptr<ForeignOrigins> origins) noexcept
+      : inner_(std::move(inner)), origins_(std::move(origins)) {}
+
+  RecordablePtr release() noexcept { return std::move(inner_); }
+
+  void SetTimestamp(otel::common::SystemTimestamp at) noexcept override {
+    inner_->SetTimestamp(at);
+  }
+  void SetObservedTimestamp(otel::common::SystemTimestamp at) noexcept override {
+    inner_->SetObservedTimestamp(at);
+  }
+  void SetSeverity(otel::logs::Severity severity) noexcept override {
+    inner_->SetSeverity(severity);
+  }
+  void SetBody(const otel::common::AttributeValue& body) noexcept override {
+    inner_->SetBody(body);
+  }
+  void SetAttribute(otel::nostd::string_view key,
+                    const otel::common::AttributeValue& value) noexcept override {
+    inner_->SetAttribute(key, value);
+  }
+  void SetEventId(std::int64_t id, otel::nostd::string_view name) noexcept override {
+    inner_->SetEventId(id, name);
+  }
+  void SetTraceId(const otel::trace::TraceId& id) noexcept override { inner_->SetTraceId(id); }
+  void SetSpanId(const otel::trace::SpanId& id) noexcept override { inner_->SetSpanId(id); }
+  void SetTraceFlags(const otel::trace::TraceFlags& flags) noexcept override {
+    inner_->SetTraceFlags(flags);
+  }
+  void SetResource(const otel::sdk::resource::Resource& resource) noexcept override {
+    inner_->SetResource(origins_->resource(resource));
+  }
+  void SetInstrumentationScope(
+      const otel::sdk::instrumentationscope::InstrumentationScope& scope) noexcept override {
+    inner_->SetInstrumentationScope(origins_->scope(scope));
+  }
+
+ private:
+  RecordablePtr inner_;
+  const std::shared_ptr<ForeignOrigins> origins_;
+};
+
 // opentelemetry-cpp's LoggerProvider in front of the pipeline; it keeps the pipeline alive.
 class HandoffProcessor final : public sdklogs::LogRecordProcessor {
  public:
   HandoffProcessor(std::shared_ptr<Pipeline> pipeline, std::shared_ptr<Core> core) noexcept
       : pipeline_(std::move(pipeline)), core_(std::move(core)) {}
 
-  RecordablePtr MakeRecordable() noexcept override { return core_->exporter->MakeRecordable(); }
+  RecordablePtr MakeRecordable() noexcept override {
+    RecordablePtr inner = core_->exporter->MakeRecordable();
+    if (inner == nullptr) return nullptr;
+    try {
+      return std::make_unique<OriginRecordable>(std::move(inner), core_->origins);
+    } catch (...) {
+      return nullptr;
+    }
+  }
   void OnEmit(RecordablePtr&& record) noexcept override {
+    if (auto* wrapped = dynamic_cast<OriginRecordable*>(record.get())) record = wrapped->release();
     if (record != nullptr) core_->enqueue_foreign(std::move(record));
   }
   bool ForceFlush(std::chrono::microseconds timeout) noexcept override {

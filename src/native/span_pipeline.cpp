@@ -175,15 +175,18 @@ class Limiter {
   std::size_t links_ = 0;
 };
 
-// The recordable of an API span: the exporter's own behind the span limits; unwrapped when the
+// The recordable of an API span: the exporter's own behind the span limits, pointed at the
+// pipeline's copies of its resource and scope (see ForeignOrigins); unwrapped when the
 // span ends. Thread-compatible (the SDK's Span serializes its calls).
 class LimitingRecordable final : public sdktrace::Recordable {
  public:
   LimitingRecordable(RecordablePtr inner, const SpanLimits& limits,
-                     std::shared_ptr<PipelineCounters> counters) noexcept
+                     std::shared_ptr<PipelineCounters> counters,
+                     std::shared_ptr<ForeignOrigins> origins) noexcept
       : inner_(std::move(inner)),
         limits_(limits),
         counters_(std::move(counters)),
+        origins_(std::move(origins)),
         limiter_(limits_, *counters_) {}
 
   RecordablePtr release() noexcept { return std::move(inner_); }
@@ -212,7 +215,7 @@ class LimitingRecordable final : public sdktrace::Recordable {
   }
   void SetSpanKind(otel::trace::SpanKind kind) noexcept override { inner_->SetSpanKind(kind); }
   void SetResource(const otel::sdk::resource::Resource& resource) noexcept override {
-    inner_->SetResource(resource);
+    inner_->SetResource(origins_->resource(resource));
   }
   void SetStartTime(common::SystemTimestamp start) noexcept override {
     inner_->SetStartTime(start);
@@ -224,13 +227,14 @@ class LimitingRecordable final : public sdktrace::Recordable {
     return static_cast<sdktrace::SpanData*>(*inner_);
   }
   void SetInstrumentationScope(const sdktrace::InstrumentationScope& scope) noexcept override {
-    inner_->SetInstrumentationScope(scope);
+    inner_->SetInstrumentationScope(origins_->scope(scope));
   }
 
  private:
   RecordablePtr inner_;
   const SpanLimits limits_;  // a copy: a span may outlive its pipeline
   const std::shared_ptr<PipelineCounters> counters_;
+  const std::shared_ptr<ForeignOrigins> origins_;
   Limiter limiter_;
 };
 
@@ -258,7 +262,7 @@ class HandoffProcessor final : public sdktrace::SpanProcessor {
     if (inner == nullptr) return nullptr;
     try {
       return std::make_unique<LimitingRecordable>(std::move(inner), core_->options.limits,
-                                                  core_->counters);
+                                                  core_->counters, core_->origins);
     } catch (...) {
       return nullptr;
     }

@@ -841,18 +841,20 @@ TEST(CollectTest, MetricsAndLogsLandInTheirFiles) {
 }
 
 TEST(CollectTest, StopsOnSigintAndAppendsOnRestart) {
-  std::filesystem::path out;
+  // Outlives both collectors (each removes its own directory).
+  const std::filesystem::path out = std::filesystem::path(::testing::TempDir()) /
+                                    ("lens-collect-restart-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(out);
   for (int round = 0; round < 2; ++round) {
-    Collector collector(out.empty() ? std::vector<std::string>{}
-                                    : std::vector<std::string>{"--out", out.string()});
+    Collector collector({"--out", out.string()});
     ASSERT_FALSE(collector.address("http").empty()) << collector.err();
-    if (out.empty()) out = collector.out();
     const HttpResult http = http_post(collector.url("/v1/traces"),
                                       trace_request("round").SerializeAsString(), {kProtobuf});
     EXPECT_EQ(http.status, 200);
     EXPECT_EQ(collector.stop(SIGINT), 0) << collector.err();
   }
   EXPECT_EQ(read_lines(out / "traces.jsonl").size(), 2u);
+  std::filesystem::remove_all(out);
 }
 
 TEST(CollectTest, PortInUseFailsWithOneLine) {

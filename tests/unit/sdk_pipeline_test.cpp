@@ -226,6 +226,8 @@ struct SenderScript {
   int force_flushes = 0;
   int shutdowns = 0;
   std::size_t batches_at_shutdown = 0;
+  // Each span's scope name and service.name, read once the gate let its batch through.
+  std::vector<std::string> origins;
   int in_export = 0;  // Export calls under way, and their most at once
   int most_in_export = 0;
 
@@ -263,6 +265,15 @@ class ScriptedBatchExporter final : public otel_sdk::SpanExporter {
     script_->most_in_export = std::max(script_->most_in_export, ++script_->in_export);
     script_->changed.notify_all();
     script_->changed.wait(lock, [this] { return script_->gate_open; });
+    for (const auto& span : spans) {
+      const auto& data = *static_cast<otel_sdk::SpanData*>(span.get());
+      const auto& attributes = data.GetResource().GetAttributes();
+      const auto service = attributes.find("service.name");
+      script_->origins.push_back(data.GetInstrumentationScope().GetName() + " " +
+                                 (service == attributes.end()
+                                      ? std::string("-")
+                                      : nostd::get<std::string>(service->second)));
+    }
     --script_->in_export;
     script_->batches.push_back(std::move(names));
     script_->export_threads.push_back(std::this_thread::get_id());
@@ -482,6 +493,26 @@ TEST(PipelineSenders, AShutdownThatTimesOutLeavesTheExporterShutdownToTheExportT
   script->set_gate(true);
   ASSERT_TRUE(script->wait_for([&] { return script->shutdowns == 1; }));
   EXPECT_EQ(script->read<std::size_t>([&] { return script->batches.size(); }), 1U);
+}
+
+// A span made through the opentelemetry API points at its provider's resource and its tracer's
+// scope; the export thread that a timed-out shutdown leaves running writes it after both are
+// gone, so the pipeline points it at copies of its own.
+TEST(PipelineSenders, AnApiSpanWrittenAfterItsProviderIsGoneKeepsItsScopeAndResource) {
+  auto script = std::make_shared<SenderScript>();
+  script->set_gate(false);
+  {
+    Piped piped = scripted(script, concurrent(1, 1));
+    piped.tracer = piped.provider->GetTracer("third-party", "2.0");
+    piped.end("stuck");
+    piped.end("queued");
+    ASSERT_TRUE(script->wait_for([&] { return script->in_export == 1; }));
+    EXPECT_FALSE(piped.pipeline->shutdown(100ms));
+  }  // the provider, its resource and its tracers are gone; two spans are still to be written
+  script->set_gate(true);
+  ASSERT_TRUE(script->wait_for([&] { return script->shutdowns == 1; }));
+  EXPECT_EQ(script->read<std::vector<std::string>>([&] { return script->origins; }),
+            (std::vector<std::string>{"third-party unknown_service", "third-party unknown_service"}));
 }
 
 }  // namespace
