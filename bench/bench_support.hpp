@@ -13,7 +13,7 @@ inline Config exporting_none_config(std::string run_id) {
   Config config;
   config.enabled = true;
   config.rank_strategy = "all_ranks";
-  config.exporter = "none";
+  config.exporter = lens::ExporterKind::none;
   config.run_id = std::move(run_id);
   config.span_groups = "default";
   return config;

@@ -190,7 +190,7 @@ void span_with_exporter(benchmark::State& state, bool healthy) {
     endpoint = collector->endpoint(true);
   }
   lens::Config config = lens::bench::exporting_none_config("bench");
-  config.exporter = "otlp";
+  config.exporter = lens::ExporterKind::otlp;
   config.metrics_enabled = false;
   config.span_groups = "step";
   config.otel = lens::OtelSettings::from_env(lens::Env::from(

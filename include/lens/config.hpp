@@ -23,6 +23,13 @@ namespace lens {
 
 inline constexpr std::string_view kDefaultPrefix = "NEMO_LENS";
 
+// Where the records of every signal go (EXPORTER): OTLP, standard output, files, or nowhere.
+enum class ExporterKind { otlp, console, file, none };
+inline constexpr std::string_view kAcceptedExporters = "otlp, console, file, none";
+std::string_view to_string(ExporterKind kind) noexcept;
+// The kind a name in kAcceptedExporters means; nullopt for any other text.
+std::optional<ExporterKind> exporter_kind(std::string_view name) noexcept;
+
 // Overrides from command-line flags (Megatron's --otel-* flags, `lens config`).
 struct CliOverrides {
   bool otel_enabled = false;                // --otel-enabled: can only turn telemetry on
@@ -41,7 +48,7 @@ struct Config {
   bool metrics_enabled = true;
   bool logs_enabled = false;
   std::string span_groups = "default";
-  std::string exporter = "otlp";  // otlp, console, file, none
+  ExporterKind exporter = ExporterKind::otlp;
   // The bound on memory for finished native spans not yet exported, all threads together.
   std::int64_t span_buffer_mb = 64;
   std::string file_path = "./lens-telemetry/";

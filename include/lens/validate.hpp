@@ -12,8 +12,6 @@
 
 namespace lens {
 
-inline constexpr std::string_view kAcceptedExporters = "otlp, console, file, none";
-
 // With `rank`, also checks what depends on the job's shape (an EXPORT_RANK outside the job).
 Status validate(const Config& config, const RankInfo* rank = nullptr);
 

@@ -163,6 +163,21 @@ void read_sampling_strategy(const Reader& reader, Config& config) {
 
 }  // namespace
 
+namespace {
+constexpr std::string_view kExporterNames[] = {"otlp", "console", "file", "none"};
+}  // namespace
+
+std::string_view to_string(ExporterKind kind) noexcept {
+  return kExporterNames[static_cast<int>(kind)];
+}
+
+std::optional<ExporterKind> exporter_kind(std::string_view name) noexcept {
+  for (int i = 0; i < 4; ++i) {
+    if (name == kExporterNames[i]) return static_cast<ExporterKind>(i);
+  }
+  return std::nullopt;
+}
+
 Result<Config> Config::from_env(std::string_view prefix, std::string_view fallback_prefix,
                                 const Env& env) {
   Config config;
@@ -203,7 +218,16 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
   read_bool(reader, "METRICS_ENABLED", "metrics_enabled", config.metrics_enabled, config);
   read_bool(reader, "LOGS_ENABLED", "logs_enabled", config.logs_enabled, config);
   read_string(reader, "SPAN_GROUPS", "span_groups", config.span_groups, config);
-  read_string(reader, "EXPORTER", "exporter", config.exporter, config);
+  if (const Found found = reader.read("EXPORTER")) {
+    if (const auto kind = exporter_kind(found.value)) {
+      config.exporter = *kind;
+      config.sources["exporter"] = "env:" + found.variable;
+    } else {
+      config.problems.emplace_back("Unknown exporter " + detail::quoted(found.value) + " in " +
+                                   found.variable + "; accepted: " +
+                                   std::string(kAcceptedExporters));
+    }
+  }
   read_string(reader, "FILE_PATH", "file_path", config.file_path, config);
   read_int64(reader, "SPAN_BUFFER_MB", "span_buffer_mb", config.span_buffer_mb, config,
              "a whole number of MiB from 1 to 65536 such as 64");

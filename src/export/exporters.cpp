@@ -160,14 +160,6 @@ constexpr const char* kFileItems[] = {"spans", "metrics", "log records"};
 
 }  // namespace
 
-std::optional<ExporterKind> exporter_kind(std::string_view name) noexcept {
-  if (name == "otlp") return ExporterKind::otlp;
-  if (name == "console") return ExporterKind::console;
-  if (name == "file") return ExporterKind::file;
-  if (name == "none") return ExporterKind::none;
-  return std::nullopt;
-}
-
 const char* file_name(Signal signal) noexcept { return kFileNames[static_cast<int>(signal)]; }
 
 template <Signal S>
@@ -192,13 +184,7 @@ template <Signal S>
 Result<ExporterPtr<S>> make_exporter(const Config& config, std::shared_ptr<ExportReport> report) {
   const TemporalityPreference temporality = config.otel.metrics_temporality.value;
   if (!report) report = std::make_shared<ExportReport>(S);
-  const std::optional<ExporterKind> kind = exporter_kind(config.exporter);
-  if (!kind) {
-    return Error("Exporter '" + config.exporter + "' in " + config.label_of("exporter") +
-                 " is not available for " + std::string(to_string(S)) +
-                 " in this build; accepted: otlp, console, file, none");
-  }
-  switch (*kind) {
+  switch (config.exporter) {
     case ExporterKind::none:
       return make_reporting_exporter<S>(make_discarding_exporter<S>(temporality), std::move(report),
                                         "none");

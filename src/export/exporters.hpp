@@ -19,11 +19,6 @@
 
 namespace lens::exporters {
 
-enum class ExporterKind { otlp, console, file, none };
-
-// The kind config.exporter names; nullopt for a name that is none of them.
-std::optional<ExporterKind> exporter_kind(std::string_view name) noexcept;
-
 // The file of `signal` inside config.file_path: traces.jsonl, metrics.jsonl or logs.jsonl.
 const char* file_name(Signal signal) noexcept;
 

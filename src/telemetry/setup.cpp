@@ -512,7 +512,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
           return Error(made.message());
         }
         span_exporter = std::move(made).value();
-        if (exporters::exporter_kind(config.exporter) == exporters::ExporterKind::otlp) {
+        if (config.exporter == ExporterKind::otlp) {
           concurrent_span_exports = kConcurrentOtlpSpanExports;
         }
       }

@@ -81,12 +81,7 @@ Status validate(const Config& config, const RankInfo* rank) {
     return Error("Invalid span-group spec in " + config.label_of("span_groups") + ": " +
                  groups.message());
   }
-  if (config.exporter != "otlp" && config.exporter != "console" && config.exporter != "file" &&
-      config.exporter != "none") {
-    return Error("Unknown exporter '" + config.exporter + "' in " + config.label_of("exporter") +
-                 "; accepted: " + std::string(kAcceptedExporters));
-  }
-  if (config.exporter == "file" && config.file_path.empty()) {
+  if (config.exporter == ExporterKind::file && config.file_path.empty()) {
     return Error("Empty file path in " + config.label_of("file_path") +
                  "; accepted: a directory for traces.jsonl, metrics.jsonl and logs.jsonl");
   }
@@ -95,7 +90,7 @@ Status validate(const Config& config, const RankInfo* rank) {
                  std::to_string(config.span_buffer_mb) +
                  "'; accepted: a whole number of MiB from 1 to 65536");
   }
-  if (config.exporter == "otlp") {
+  if (config.exporter == ExporterKind::otlp) {
     for (Signal signal : {Signal::traces, Signal::metrics, Signal::logs}) {
       const OtlpSignalSettings& otlp = config.otel.signal(signal);
       for (const auto* file : {&otlp.certificate, &otlp.client_key, &otlp.client_certificate}) {

@@ -34,7 +34,7 @@ TEST(ConfigDefaults, DefaultConstructedConfigMatchesSpec) {
   EXPECT_TRUE(config.metrics_enabled);
   EXPECT_FALSE(config.logs_enabled);
   EXPECT_EQ(config.span_groups, "default");
-  EXPECT_EQ(config.exporter, "otlp");
+  EXPECT_EQ(config.exporter, ExporterKind::otlp);
   EXPECT_EQ(config.file_path, "./lens-telemetry/");
   EXPECT_EQ(config.run_id, "");
   EXPECT_EQ(config.user_id, "");
@@ -91,20 +91,20 @@ TEST(ConfigFromEnv, PrimaryPrefixIsRead) {
 
 TEST(ConfigFromEnv, FallbackPrefixUsedWhenPrimaryUnset) {
   const Config config = read({{"NEMO_LENS_EXPORTER", "console"}}, "RL_OTEL", "NEMO_LENS");
-  EXPECT_EQ(config.exporter, "console");
+  EXPECT_EQ(config.exporter, ExporterKind::console);
   EXPECT_EQ(config.source_of("exporter"), "env:NEMO_LENS_EXPORTER");
 }
 
 TEST(ConfigFromEnv, PrimaryBeatsFallback) {
   const Config config = read({{"RL_OTEL_EXPORTER", "console"}, {"NEMO_LENS_EXPORTER", "otlp"}},
                              "RL_OTEL", "NEMO_LENS");
-  EXPECT_EQ(config.exporter, "console");
+  EXPECT_EQ(config.exporter, ExporterKind::console);
 }
 
 TEST(ConfigFromEnv, BlankPrimaryFallsThroughToFallback) {
   const Config config = read({{"RL_OTEL_EXPORTER", "   "}, {"NEMO_LENS_EXPORTER", "console"}},
                              "RL_OTEL", "NEMO_LENS");
-  EXPECT_EQ(config.exporter, "console");
+  EXPECT_EQ(config.exporter, ExporterKind::console);
 }
 
 TEST(ConfigFromEnv, BlankMeansUnsetWithoutFallback) {
@@ -115,8 +115,9 @@ TEST(ConfigFromEnv, BlankMeansUnsetWithoutFallback) {
 }
 
 TEST(ConfigFromEnv, StringsAreTrimmedButNotLowerCased) {
-  const Config config = read({{"NEMO_LENS_EXPORTER", " Console "}});
-  EXPECT_EQ(config.exporter, "Console");
+  const Config config = read({{"NEMO_LENS_RUN_ID", " Run-7 "}, {"NEMO_LENS_EXPORTER", " file "}});
+  EXPECT_EQ(config.run_id, "Run-7");
+  EXPECT_EQ(config.exporter, ExporterKind::file);
 }
 
 TEST(ConfigFromEnv, EveryKeyIsRead) {
@@ -147,7 +148,7 @@ TEST(ConfigFromEnv, EveryKeyIsRead) {
   EXPECT_FALSE(config.metrics_enabled);
   EXPECT_TRUE(config.logs_enabled);
   EXPECT_EQ(config.span_groups, "per_step");
-  EXPECT_EQ(config.exporter, "file");
+  EXPECT_EQ(config.exporter, ExporterKind::file);
   EXPECT_EQ(config.file_path, "/tmp/out");
   EXPECT_EQ(config.run_id, "run-7");
   EXPECT_EQ(config.user_id, "team-alpha");
@@ -303,7 +304,7 @@ TEST(ConfigCli, EmptyOverridesAreIgnored) {
 }
 
 TEST(ConfigLabels, LabelNamesTheVariableFlagOrField) {
-  Config config = read({{"NEMO_LENS_EXPORTER", "x"}});
+  Config config = read({{"NEMO_LENS_EXPORTER", "file"}});
   EXPECT_EQ(config.label_of("exporter"), "NEMO_LENS_EXPORTER");
   EXPECT_EQ(config.label_of("export_rank"), "config.export_rank");
 }

@@ -98,7 +98,7 @@ class FileSpanExporter : public ::testing::Test {
     config.rank_strategy = "all_ranks";
     config.run_id = "file-run";
     config.service_name = "file-test";
-    config.exporter = "file";
+    config.exporter = lens::ExporterKind::file;
     config.file_path = path.string();
     // opentelemetry-cpp 1.19's batch processor can miss the shutdown wake-up (upstream issue
     // #4373): keep its schedule well below the shutdown timeout.

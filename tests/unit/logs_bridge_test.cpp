@@ -79,7 +79,7 @@ Config logs_config() {
   config.enabled = true;
   config.rank_strategy = "all_ranks";
   config.run_id = "logs-run";
-  config.exporter = "none";
+  config.exporter = lens::ExporterKind::none;
   config.metrics_enabled = false;
   config.logs_enabled = true;
   config.otel = OtelSettings::from_env(
@@ -286,7 +286,7 @@ TEST_F(LogsBridge, FileExporterWritesOneExportLogsServiceRequestPerLine) {
       std::filesystem::temp_directory_path() / ("lens-logs-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   Config config = logs_config();
-  config.exporter = "file";
+  config.exporter = lens::ExporterKind::file;
   config.traces_enabled = false;
   config.file_path = dir.string();
   SetupOverrides overrides;

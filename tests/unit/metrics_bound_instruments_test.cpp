@@ -426,7 +426,7 @@ TEST(BoundInstrumentsExport, PeriodicReaderWritesBoundInstrumentsToTheFile) {
       std::filesystem::temp_directory_path() / ("lens-bound-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   Config config = test_support::metrics_only_config("bound-run");
-  config.exporter = "file";
+  config.exporter = lens::ExporterKind::file;
   config.file_path = dir.string();
   SetupOverrides overrides;
   overrides.env = Env::from({});

@@ -22,7 +22,7 @@ inline Config metrics_only_config(std::string run_id) {
   config.enabled = true;
   config.rank_strategy = "all_ranks";
   config.run_id = std::move(run_id);
-  config.exporter = "none";
+  config.exporter = lens::ExporterKind::none;
   config.traces_enabled = false;
   return config;
 }

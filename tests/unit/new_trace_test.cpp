@@ -41,7 +41,7 @@ Telemetry set_up(const Env::Map& otel_env) {
   config.rank_strategy = "all_ranks";
   config.run_id = "new-trace-run";
   config.span_groups = "all";
-  config.exporter = "none";
+  config.exporter = lens::ExporterKind::none;
   config.metrics_enabled = false;
   Env::Map variables = otel_env;
   variables.emplace("OTEL_BSP_SCHEDULE_DELAY", "100");

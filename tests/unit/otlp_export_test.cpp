@@ -745,7 +745,7 @@ TEST(OtlpLogsExport, LoggerProviderSendsOverEveryProtocol) {
 TEST(SpanExporterSelection, EveryExporterCountsIntoTheGivenReport) {
   Captured captured;
   Config config;
-  config.exporter = "none";
+  config.exporter = lens::ExporterKind::none;
   auto made = make_exporter<Signal::traces>(config, captured.report);
   ASSERT_TRUE(made.ok()) << made.message();
   SpanBatch batch;

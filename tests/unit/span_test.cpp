@@ -47,7 +47,7 @@ class SpanFixture : public ::testing::Test {
     lens::Config config;
     config.enabled = true;
     config.rank_strategy = "all_ranks";
-    config.exporter = "none";
+    config.exporter = lens::ExporterKind::none;
     config.run_id = "span-test";
     config.metrics_enabled = false;
     lens::SetupOverrides overrides;

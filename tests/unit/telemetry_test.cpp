@@ -41,7 +41,7 @@ Config enabled_config(std::string span_groups = "default") {
   config.run_id = "test-run";
   config.span_groups = std::move(span_groups);
   // Spans go to the tests' own exporter; metrics (on by default) are collected and discarded.
-  config.exporter = "none";
+  config.exporter = lens::ExporterKind::none;
   // opentelemetry-cpp 1.19's batch processor can miss the shutdown wake-up and sleep until its
   // next scheduled export (upstream issue #4373): keep that well below the tests' timeouts.
   config.otel = OtelSettings::from_env(Env::from({{"OTEL_BSP_SCHEDULE_DELAY", "200"}}));
@@ -274,7 +274,7 @@ TEST_F(Telemetry, NonExportingRankOpensNoSocket) {
   const int threads_before = thread_count();
   Config config = enabled_config("all");
   config.rank_strategy = "single_rank";  // rank 0 of 4 does not export
-  config.exporter = "otlp";
+  config.exporter = lens::ExporterKind::otlp;
   config.logs_enabled = true;
   config.otel =
       OtelSettings::from_env(Env::from({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4317"}}));

@@ -338,7 +338,7 @@ int config_command(const std::vector<std::string>& args) {
   out["logs_enabled"] = config.logs_enabled;
   out["span_groups"] = config.span_groups;
   out["resolved_span_groups"] = groups.ok() ? Json(*groups) : Json::array();
-  out["exporter"] = config.exporter;
+  out["exporter"] = to_string(config.exporter);
   out["file_path"] = config.file_path;
   out["span_buffer_mb"] = config.span_buffer_mb;
   out["run_id"] = config.run_id;
