@@ -83,6 +83,12 @@ struct TelemetryStats {
   std::uint64_t exports_failed = 0;  // export calls that failed after their retries
   std::uint64_t export_retries = 0;  // attempts after the first (OTLP retryable answers)
   std::uint64_t items_rejected = 0;  // spans/points/records a receiver refused (partial_success)
+  // What the limits (OTEL_SPAN_*_LIMIT, OTEL_*ATTRIBUTE*_LIMIT) cut from records that were kept:
+  std::uint64_t attributes_dropped = 0;  // span, event and link attributes beyond a count limit
+  std::uint64_t events_dropped = 0;      // span events beyond OTEL_SPAN_EVENT_COUNT_LIMIT
+  std::uint64_t links_dropped = 0;       // span links beyond OTEL_SPAN_LINK_COUNT_LIMIT
+  std::uint64_t values_truncated = 0;    // span and log attribute values cut to a length limit
+  std::uint64_t spans_truncated = 0;     // open at shutdown: exported with nemo.span.truncated
 };
 
 class TelemetryHandle {

@@ -16,7 +16,7 @@ namespace nostd = opentelemetry::nostd;
 
 class SelfMetrics {
  public:
-  enum class What { exported, failed, dropped, queue };
+  enum class What { exported, failed, dropped, queue, limited, truncated };
 
   SelfMetrics(std::function<TelemetryStats()> stats, bool traces, bool logs)
       : stats_(std::move(stats)), traces_(traces), logs_(logs) {}
@@ -51,6 +51,20 @@ class SelfMetrics {
 
   void report(api::ObserverResultT<std::int64_t>& observer, What what) const noexcept {
     const TelemetryStats s = stats_();
+    if (what == What::limited) {
+      if (!traces_) return;
+      for (const auto& [item, count] : {std::pair{"attribute", s.attributes_dropped},
+                                        std::pair{"event", s.events_dropped},
+                                        std::pair{"link", s.links_dropped}}) {
+        observer.Observe(static_cast<std::int64_t>(count),
+                         std::map<std::string, std::string>{{"item", item}});
+      }
+      return;
+    }
+    if (what == What::truncated) {
+      if (traces_ || logs_) observer.Observe(static_cast<std::int64_t>(s.values_truncated));
+      return;
+    }
     struct Row {
       const char* signal;
       std::uint64_t exported, failed, dropped, queue;
@@ -100,6 +114,15 @@ std::shared_ptr<SelfMetrics> register_self_metrics(api::Meter& meter,
                 "lens.queue.size", "Records accepted and not yet through an export, per signal",
                 "{record}"),
             SelfMetrics::What::queue);
+  self->add(meter.CreateInt64ObservableCounter(
+                "lens.limits.dropped",
+                "Span attributes, events and links dropped by the count limits, per item",
+                "{item}"),
+            SelfMetrics::What::limited);
+  self->add(meter.CreateInt64ObservableCounter(
+                "lens.limits.truncated_values",
+                "Span and log attribute values cut to the length limits", "{value}"),
+            SelfMetrics::What::truncated);
   return self;
 }
 

@@ -2,7 +2,9 @@
 // lens.exporter.exported, lens.exporter.failed and lens.exporter.dropped (observable counters
 // of records — spans, metric data points, log records — with attribute signal=traces|metrics|
 // logs) and lens.queue.size (observable gauge of records accepted and not yet through an
-// export, per signal). Read from the handle's statistics at each collection.
+// export, per signal); with traces on, lens.limits.dropped (span attributes, events and links
+// the count limits dropped, attribute item=attribute|event|link) and, with traces or logs on,
+// lens.limits.truncated_values. Read from the handle's statistics at each collection.
 // Thread-safety: the callbacks run on the reader's thread and read only atomics.
 #pragma once
 

@@ -281,6 +281,11 @@ TelemetryStats stats_of(const State& state) noexcept {
     stats.spans_ended =
         native_counts.accepted + native_counts.foreign_accepted + native_counts.dropped_full_queue;
   }
+  stats.attributes_dropped = native_counts.dropped_attributes;
+  stats.events_dropped = native_counts.dropped_events;
+  stats.links_dropped = native_counts.dropped_links;
+  stats.values_truncated = native_counts.truncated_values;
+  stats.spans_truncated = native_counts.truncated;
   if (state.trace_report) {
     const exporters::ExportReportCounts counts = state.trace_report->counts();
     stats.spans_exported = counts.items_exported;
@@ -313,6 +318,7 @@ TelemetryStats stats_of(const State& state) noexcept {
     const std::uint64_t refused = l.dropped_full_buffer + l.dropped_full_queue;
     const exporters::ExportReportCounts counts = state.log_report->counts();
     stats.log_records_emitted = emitted;
+    stats.values_truncated += l.truncated_values;
     stats.log_records_exported = counts.items_exported;
     stats.log_records_failed = counts.items_failed + l.lost;
     stats.log_records_dropped = refused + stats.log_records_failed;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "lens/metrics.hpp"
+#include "lens/span.hpp"
 #include "lens/telemetry.hpp"
 #include "lens/testing/manual_metric_reader.hpp"
 #include "unit/metrics_test_support.hpp"
@@ -302,6 +303,40 @@ TEST_F(MetricsPipeline, SelfMetricsCountExportsPerSignal) {
               "metrics");
   }
   EXPECT_NE(find_metric(data, "lens.queue.size"), nullptr);
+  // Traces and logs off: no limit counts.
+  EXPECT_EQ(find_metric(data, "lens.limits.dropped"), nullptr);
+  EXPECT_EQ(find_metric(data, "lens.limits.truncated_values"), nullptr);
+}
+
+// With traces on, what the span limits cut is counted per item, and cut values on their own.
+TEST_F(MetricsPipeline, SelfMetricsCountWhatTheSpanLimitsCut) {
+  Config config = test_support::metrics_only_config("limits-run");
+  config.traces_enabled = true;
+  config.span_groups = "all";
+  config.otel.limits.span_attribute_count = {std::int64_t{1}, "test"};
+  config.otel.limits.attribute_value_length = {std::int64_t{2}, "test"};
+  auto reader = std::make_shared<ManualMetricReader>();
+  SetupOverrides overrides;
+  overrides.env = Env::from({});
+  overrides.metric_readers.push_back(reader);
+  auto made = setup_telemetry(config, test_support::rank_of(0, 1), {}, std::move(overrides));
+  ASSERT_TRUE(made.ok()) << made.message();
+  TelemetryHandle handle = *made;
+  { LENS_SPAN(lens::SpanSite("limited", "step"), {"kept", "long"}, {"cut", 1}); }
+  ASSERT_TRUE(handle.force_flush(std::chrono::milliseconds(5000)).ok());
+  const auto data = reader->collect();
+  const auto* dropped = find_metric(data, "lens.limits.dropped");
+  ASSERT_NE(dropped, nullptr);
+  std::map<std::string, std::int64_t> by_item;
+  for (const auto& point : dropped->point_data_attr_) {
+    by_item[nostd::get<std::string>(point.attributes.at("item"))] =
+        nostd::get<std::int64_t>(nostd::get<sdkmetrics::SumPointData>(point.point_data).value_);
+  }
+  EXPECT_EQ(by_item, (std::map<std::string, std::int64_t>{{"attribute", 1}, {"event", 0}, {"link", 0}}));
+  const auto& truncated = only_point<sdkmetrics::SumPointData>(
+      find_metric(data, "lens.limits.truncated_values"));
+  EXPECT_EQ(nostd::get<std::int64_t>(truncated.value_), 1);
+  EXPECT_TRUE(handle.shutdown(std::chrono::milliseconds(2000)).ok());
 }
 
 TEST_F(MetricsPipeline, NonExportingRankHasANoopMeter) {

@@ -186,6 +186,14 @@ TEST_F(NativeSpans, SpanLimitsApplyAsARecordIsConverted) {
   EXPECT_EQ(events[0].GetName(), "first");
   ASSERT_EQ(events[0].GetAttributes().size(), 1U);
   EXPECT_EQ(otel::nostd::get<std::string>(events[0].GetAttributes().at("k1")), "lon");
+  // The handle's statistics say what the limits cut: "c" and the event's "k2"; the second
+  // event; "abcdef", its update "wxyz" and the event's "long".
+  const TelemetryStats stats = handle_->stats();
+  EXPECT_EQ(stats.attributes_dropped, 2U);
+  EXPECT_EQ(stats.events_dropped, 1U);
+  EXPECT_EQ(stats.links_dropped, 0U);
+  EXPECT_EQ(stats.values_truncated, 3U);
+  EXPECT_EQ(stats.spans_truncated, 0U);
 }
 
 TEST_F(NativeSpans, NestedSpansShareTheTraceAndPointToTheirParents) {
@@ -655,6 +663,7 @@ TEST_F(NativeSpans, ShutdownExportsSpansStillOpenHereAndOnOtherThreadsOnceAsTrun
                   events.back().GetAttributes().at("nemo.span.truncated.reason")),
               "still open at telemetry shutdown");
   }
+  EXPECT_EQ(handle_->stats().spans_truncated, 3U);
   EXPECT_EQ(spans[1]->GetParentSpanId(), spans[2]->GetSpanId());
   EXPECT_EQ(attr<std::string>(*spans[3], "where"), "worker");
   // This thread's open span keeps its events; another thread's inline data only.
