@@ -1,5 +1,5 @@
 // Strict W3C Trace Context (traceparent, tracestate) and W3C Baggage codecs behind
-// lens/propagation.hpp (the UTF-8 check comes from core/utf8.hpp). Pure functions:
+// lens/propagation.hpp (hex, percent-encoding and UTF-8 checks come from core). Pure functions:
 // thread-safe, no shared state; they allocate and so may throw std::bad_alloc only.
 #pragma once
 
@@ -58,8 +58,6 @@ Members parse_baggage(std::string_view header);
 // `key=percent-encoded value` joined by ","; members with a non-token key, over 4096 bytes, or
 // that would exceed 180 members or 8192 bytes in all are left out whole.
 std::string format_baggage(const Members& members);
-
-std::string percent_encode(std::string_view value);
 
 // nullopt when `value` holds a character outside the W3C baggage-octet set or a malformed "%".
 std::optional<std::string> percent_decode(std::string_view value);

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/parse.hpp"
 #include "core/utf8.hpp"
 #include "instrument/propagation_w3c.hpp"
 #include "unit/test_support.hpp"
@@ -611,7 +612,7 @@ TEST(PropagationCodec, Utf8Validation) {
 
 TEST(PropagationCodec, PercentEncodingKeepsOnlyUnreservedCharacters) {
   namespace pd = propagation_detail;
-  EXPECT_EQ(pd::percent_encode("aZ09-._~ +%,;=\"\\\x7f\xc3\xbc"),
+  EXPECT_EQ(detail::percent_encode("aZ09-._~ +%,;=\"\\\x7f\xc3\xbc"),
             "aZ09-._~%20%2B%25%2C%3B%3D%22%5C%7F%C3%BC");
   EXPECT_EQ(pd::percent_decode("aZ09-._~%20%2B%25%2C%3B%3D%22%5C%7F%C3%BC"),
             "aZ09-._~ +%,;=\"\\\x7f\xc3\xbc");
