@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/hex.hpp"
+
 namespace lens::detail {
 
 std::string_view trim(std::string_view text) noexcept {
@@ -139,27 +141,40 @@ std::optional<double> parse_double(std::string_view text) {
 std::optional<std::string> percent_decode(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  const auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '%') {
       out.push_back(text[i]);
       continue;
     }
-    if (i + 2 >= text.size()) {
+    if (i + 2 >= text.size()) {  // "%" needs two hex digits after it
       return std::nullopt;
     }
-    const int high = hex(text[i + 1]);
-    const int low = hex(text[i + 2]);
+    const int high = core::hex_digit_value(text[i + 1]);
+    const int low = core::hex_digit_value(text[i + 2]);
     if (high < 0 || low < 0) {
       return std::nullopt;
     }
     out.push_back(static_cast<char>(high * 16 + low));
     i += 2;
+  }
+  return out;
+}
+
+std::string percent_encode(std::string_view text) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out.push_back(c);
+      continue;
+    }
+    const auto byte = static_cast<unsigned char>(c);
+    out.push_back('%');
+    out.push_back(kDigits[byte >> 4]);
+    out.push_back(kDigits[byte & 0x0F]);
   }
   return out;
 }

@@ -1,5 +1,5 @@
-// Internal text parsing shared by the config, rank-detection and resource layers.
-// Pure functions; thread-safe.
+// Internal text parsing (and percent-encoding) shared by the config, rank-detection, resource
+// and instrument layers. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +21,11 @@ std::optional<bool> parse_bool(std::string_view text);
 std::optional<std::int64_t> parse_int64(std::string_view text);
 // Python float() rules: decimal or exponent forms, '.5', 'inf', 'nan', optional sign.
 std::optional<double> parse_double(std::string_view text);
-// Percent-decoding (%XX); nullopt on a malformed escape.
+// Percent-decoding (%XX, either case); nullopt on a malformed escape.
 std::optional<std::string> percent_decode(std::string_view text);
+// Percent-encoding (RFC 3986): every byte but the unreserved ALPHA / DIGIT / "-" / "." / "_" /
+// "~" as %XX in uppercase hex.
+std::string percent_encode(std::string_view text);
 
 // Quotes a value for an error message: 'value'.
 std::string quoted(std::string_view text);

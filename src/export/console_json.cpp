@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/hex.hpp"
+
 namespace lens::exporters {
 namespace {
 
@@ -18,12 +20,8 @@ using Json = nlohmann::ordered_json;
 
 // "0x" followed by the id's bytes in lowercase hex.
 std::string hex_id(opentelemetry::nostd::span<const std::uint8_t> id) {
-  static constexpr char kDigits[] = "0123456789abcdef";
   std::string out = "0x";
-  for (std::uint8_t byte : id) {
-    out.push_back(kDigits[byte >> 4]);
-    out.push_back(kDigits[byte & 0xf]);
-  }
+  core::append_lower_hex(out, {id.data(), id.size()});
   return out;
 }
 

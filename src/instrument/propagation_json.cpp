@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "instrument/propagation_w3c.hpp"
+#include "core/utf8.hpp"
 #include "lens/propagation.hpp"
 
 namespace lens {
@@ -83,7 +83,7 @@ std::string serialize_context(const opentelemetry::context::Context& context) no
 
 std::optional<Carrier> deserialize_context(std::string_view bytes) noexcept {
   try {
-    if (!propagation_detail::is_valid_utf8(bytes)) {
+    if (!core::is_valid_utf8(bytes)) {
       return std::nullopt;
     }
     FlatStringObject handler;

@@ -6,6 +6,10 @@
 
 #include <algorithm>
 
+#include "core/hex.hpp"
+#include "core/parse.hpp"
+#include "core/utf8.hpp"
+
 namespace lens::propagation_detail {
 namespace {
 
@@ -20,53 +24,9 @@ bool is_lcalpha(char c) noexcept { return c >= 'a' && c <= 'z'; }
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-// Lowercase hex digit value, or -1 (uppercase is rejected: W3C Trace Context HEXDIGLC).
-int lower_hex_value(char c) noexcept {
-  if (is_digit(c)) {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  return -1;
-}
-
-// Hex digit value in either case (percent-encoding), or -1.
-int any_hex_value(char c) noexcept {
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return lower_hex_value(c);
-}
-
-template <std::size_t N>
-bool decode_lower_hex(std::string_view hex, std::array<std::uint8_t, N>& out) noexcept {
-  if (hex.size() != 2 * N) {
-    return false;
-  }
-  for (std::size_t i = 0; i < N; ++i) {
-    const int high = lower_hex_value(hex[2 * i]);
-    const int low = lower_hex_value(hex[2 * i + 1]);
-    if (high < 0 || low < 0) {
-      return false;
-    }
-    out[i] = static_cast<std::uint8_t>(high * 16 + low);
-  }
-  return true;
-}
-
 template <std::size_t N>
 bool all_zero(const std::array<std::uint8_t, N>& bytes) noexcept {
   return std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == 0; });
-}
-
-template <std::size_t N>
-void append_lower_hex(std::string& out, const std::array<std::uint8_t, N>& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  for (std::uint8_t b : bytes) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 0x0f]);
-  }
 }
 
 bool is_tracestate_keychar(char c) noexcept {
@@ -112,10 +72,6 @@ bool is_baggage_octet(char c) noexcept {
          (u >= 0x3C && u <= 0x5B) || (u >= 0x5D && u <= 0x7E);
 }
 
-bool is_unreserved(char c) noexcept {
-  return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
 // Calls `fn(piece)` for each ","-separated piece of `text`, in order; stops when fn returns false.
 template <typename Fn>
 void for_each_list_member(std::string_view text, Fn fn) {
@@ -129,50 +85,6 @@ void for_each_list_member(std::string_view text, Fn fn) {
     }
     start = comma + 1;
   }
-}
-
-// Length of the well-formed UTF-8 sequence at the start of `bytes` (non-empty), or 0.
-std::size_t utf8_sequence_length(std::string_view bytes) noexcept {
-  const auto lead = static_cast<unsigned char>(bytes[0]);
-  if (lead < 0x80) {
-    return 1;
-  }
-  std::size_t length = 0;
-  unsigned char low = 0x80;  // bounds of the second byte (Unicode Table 3-7)
-  unsigned char high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) {
-      low = 0xA0;
-    } else if (lead == 0xED) {
-      high = 0x9F;
-    }
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) {
-      low = 0x90;
-    } else if (lead == 0xF4) {
-      high = 0x8F;
-    }
-  } else {
-    return 0;
-  }
-  if (bytes.size() < length) {
-    return 0;
-  }
-  const auto second = static_cast<unsigned char>(bytes[1]);
-  if (second < low || second > high) {
-    return 0;
-  }
-  for (std::size_t i = 2; i < length; ++i) {
-    const auto next = static_cast<unsigned char>(bytes[i]);
-    if (next < 0x80 || next > 0xBF) {
-      return 0;
-    }
-  }
-  return length;
 }
 
 }  // namespace
@@ -194,10 +106,10 @@ std::optional<TraceParent> parse_traceparent(std::string_view value) noexcept {
   std::array<std::uint8_t, 1> version{};
   std::array<std::uint8_t, 1> flags{};
   TraceParent parent;
-  if (!decode_lower_hex(value.substr(0, 2), version) ||
-      !decode_lower_hex(value.substr(3, 32), parent.trace_id) ||
-      !decode_lower_hex(value.substr(36, 16), parent.span_id) ||
-      !decode_lower_hex(value.substr(53, 2), flags)) {
+  if (!core::decode_hex(value.substr(0, 2), version, /*lowercase_only=*/true) ||
+      !core::decode_hex(value.substr(3, 32), parent.trace_id, /*lowercase_only=*/true) ||
+      !core::decode_hex(value.substr(36, 16), parent.span_id, /*lowercase_only=*/true) ||
+      !core::decode_hex(value.substr(53, 2), flags, /*lowercase_only=*/true)) {
     return std::nullopt;
   }
   if (version[0] == 0xff) {
@@ -220,11 +132,11 @@ std::string format_traceparent(const TraceParent& parent) {
   std::string out;
   out.reserve(kTraceParentSize);
   out += "00-";
-  append_lower_hex(out, parent.trace_id);
+  core::append_lower_hex(out, parent.trace_id);
   out.push_back('-');
-  append_lower_hex(out, parent.span_id);
+  core::append_lower_hex(out, parent.span_id);
   out.push_back('-');
-  append_lower_hex(out, std::array<std::uint8_t, 1>{parent.flags});
+  core::append_lower_hex(out, std::array<std::uint8_t, 1>{parent.flags});
   return out;
 }
 
@@ -283,47 +195,11 @@ bool is_token(std::string_view text) noexcept {
   return !text.empty() && std::all_of(text.begin(), text.end(), is_tchar);
 }
 
-std::string percent_encode(std::string_view value) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (is_unreserved(c)) {
-      out.push_back(c);
-    } else {
-      const auto u = static_cast<unsigned char>(c);
-      out.push_back('%');
-      out.push_back(kDigits[u >> 4]);
-      out.push_back(kDigits[u & 0x0f]);
-    }
-  }
-  return out;
-}
-
 std::optional<std::string> percent_decode(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    const char c = value[i];
-    if (!is_baggage_octet(c)) {
-      return std::nullopt;
-    }
-    if (c != '%') {
-      out.push_back(c);
-      continue;
-    }
-    if (i + 2 >= value.size()) {  // "%" needs two hex digits after it
-      return std::nullopt;
-    }
-    const int high = any_hex_value(value[i + 1]);
-    const int low = any_hex_value(value[i + 2]);
-    if (high < 0 || low < 0) {
-      return std::nullopt;
-    }
-    out.push_back(static_cast<char>(high * 16 + low));
-    i += 2;
+  if (!std::all_of(value.begin(), value.end(), is_baggage_octet)) {
+    return std::nullopt;
   }
-  return out;
+  return detail::percent_decode(value);
 }
 
 Members parse_baggage(std::string_view header) {
@@ -351,7 +227,8 @@ Members parse_baggage(std::string_view header) {
     if (!value || value->find('\0') != std::string::npos) {
       return true;  // opentelemetry stores values as C strings: a NUL would truncate silently
     }
-    std::string text = is_valid_utf8(*value) ? std::move(*value) : replace_invalid_utf8(*value);
+    std::string text =
+        core::is_valid_utf8(*value) ? std::move(*value) : core::replace_invalid_utf8(*value);
     const auto existing = std::find_if(members.begin(), members.end(),
                                        [&](const auto& member) { return member.first == key; });
     if (existing != members.end()) {
@@ -374,7 +251,7 @@ std::string format_baggage(const Members& members) {
     if (!is_token(key)) {
       continue;
     }
-    const std::string member = key + "=" + percent_encode(value);
+    const std::string member = key + "=" + detail::percent_encode(value);
     const std::size_t needed = out.size() + (out.empty() ? 0 : 1) + member.size();
     if (member.size() > kMaxBaggageMemberBytes || needed > kMaxBaggageBytes) {
       continue;
@@ -384,33 +261,6 @@ std::string format_baggage(const Members& members) {
     }
     out += member;
     ++count;
-  }
-  return out;
-}
-
-bool is_valid_utf8(std::string_view bytes) noexcept {
-  while (!bytes.empty()) {
-    const std::size_t length = utf8_sequence_length(bytes);
-    if (length == 0) {
-      return false;
-    }
-    bytes.remove_prefix(length);
-  }
-  return true;
-}
-
-std::string replace_invalid_utf8(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size());
-  while (!bytes.empty()) {
-    std::size_t length = utf8_sequence_length(bytes);
-    if (length == 0) {
-      out += "\xEF\xBF\xBD";
-      length = 1;
-    } else {
-      out.append(bytes.substr(0, length));
-    }
-    bytes.remove_prefix(length);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 // Strict W3C Trace Context (traceparent, tracestate) and W3C Baggage codecs behind
-// lens/propagation.hpp, plus the UTF-8 check shared with the JSON carrier form. Pure functions:
+// lens/propagation.hpp (hex, percent-encoding and UTF-8 checks come from core). Pure functions:
 // thread-safe, no shared state; they allocate and so may throw std::bad_alloc only.
 #pragma once
 
@@ -59,15 +59,7 @@ Members parse_baggage(std::string_view header);
 // that would exceed 180 members or 8192 bytes in all are left out whole.
 std::string format_baggage(const Members& members);
 
-std::string percent_encode(std::string_view value);
-
 // nullopt when `value` holds a character outside the W3C baggage-octet set or a malformed "%".
 std::optional<std::string> percent_decode(std::string_view value);
-
-// Well-formed UTF-8 (no overlong forms, surrogates or code points above U+10FFFF).
-bool is_valid_utf8(std::string_view bytes) noexcept;
-
-// Each byte that does not start a well-formed UTF-8 sequence replaced by U+FFFD.
-std::string replace_invalid_utf8(std::string_view bytes);
 
 }  // namespace lens::propagation_detail

@@ -26,28 +26,6 @@ void put_if_nonblank(Attributes& out, std::string_view key, std::string_view val
   }
 }
 
-bool is_unreserved(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
-
-std::string percent_encode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (is_unreserved(c)) {
-      out.push_back(c);
-      continue;
-    }
-    const auto byte = static_cast<unsigned char>(c);
-    out.push_back('%');
-    out.push_back(kHex[byte >> 4]);
-    out.push_back(kHex[byte & 0x0F]);
-  }
-  return out;
-}
-
 // The text of a scalar value, or nullopt for arrays.
 std::optional<std::string> scalar_text(const AttributeValue& value) {
   if (std::holds_alternative<std::string>(value) || std::holds_alternative<bool>(value) ||
@@ -139,7 +117,7 @@ std::string encode_resource_attributes(const Attributes& attributes, std::string
            ": only string, bool, int and double values can be encoded");
       continue;
     }
-    pairs.push_back(key + "=" + percent_encode(*text));
+    pairs.push_back(key + "=" + detail::percent_encode(*text));
     replaced.emplace(detail::trim(key));
   }
 

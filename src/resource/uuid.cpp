@@ -9,20 +9,12 @@
 #include <cerrno>
 #include <cstddef>
 
+#include "core/hex.hpp"
 #include "lens/resource.hpp"
 
 namespace lens {
 namespace detail {
 namespace {
-
-constexpr char kHexDigits[] = "0123456789abcdef";
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool fill_from_kernel(UuidBytes& bytes) {
   std::size_t filled = 0;
@@ -65,10 +57,7 @@ std::optional<UuidBytes> random_uuid4() {
 std::string uuid_to_hex(const UuidBytes& bytes) {
   std::string out;
   out.reserve(32);
-  for (std::uint8_t b : bytes) {
-    out.push_back(kHexDigits[b >> 4]);
-    out.push_back(kHexDigits[b & 0x0F]);
-  }
+  core::append_lower_hex(out, bytes);
   return out;
 }
 
@@ -96,13 +85,8 @@ std::optional<UuidBytes> parse_uuid(std::string_view text) {
     return std::nullopt;
   }
   UuidBytes bytes{};
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const int high = hex_value(digits[2 * i]);
-    const int low = hex_value(digits[2 * i + 1]);
-    if (high < 0 || low < 0) {
-      return std::nullopt;
-    }
-    bytes[i] = static_cast<std::uint8_t>(high * 16 + low);
+  if (!core::decode_hex(digits, bytes)) {
+    return std::nullopt;
   }
   return bytes;
 }

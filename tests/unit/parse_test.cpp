@@ -1,10 +1,16 @@
-// The shared text parsers: Python int()/float() rules, boolean words, percent-decoding.
+// The shared text parsers: Python int()/float() rules, boolean words, percent-decoding and
+// -encoding, hex digits.
 #include "core/parse.hpp"
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
+
+#include "core/hex.hpp"
 
 namespace lens::detail {
 namespace {
@@ -60,6 +66,28 @@ TEST(PercentDecode, DecodesAndRejectsMalformedEscapes) {
   EXPECT_FALSE(percent_decode("%").has_value());
   EXPECT_FALSE(percent_decode("%4").has_value());
   EXPECT_FALSE(percent_decode("%zz").has_value());
+}
+
+TEST(PercentEncode, KeepsOnlyUnreservedCharacters) {
+  EXPECT_EQ(percent_encode("aZ09-._~ /%\xc3\xbc"), "aZ09-._~%20%2F%25%C3%BC");
+  EXPECT_EQ(percent_decode(percent_encode("k=v, w;\x01")), "k=v, w;\x01");
+}
+
+TEST(Hex, EncodesLowercaseAndDecodesEitherCaseOrLowercaseOnly) {
+  std::string out = "0x";
+  core::append_lower_hex(out, std::array<std::uint8_t, 3>{0x00, 0xab, 0xF0});
+  EXPECT_EQ(out, "0x00abf0");
+  std::array<std::uint8_t, 2> bytes{};
+  EXPECT_TRUE(core::decode_hex("aBcD", bytes));
+  EXPECT_EQ(bytes, (std::array<std::uint8_t, 2>{0xab, 0xcd}));
+  EXPECT_TRUE(core::decode_hex("09af", bytes, /*lowercase_only=*/true));
+  EXPECT_EQ(bytes, (std::array<std::uint8_t, 2>{0x09, 0xaf}));
+  EXPECT_FALSE(core::decode_hex("09aF", bytes, /*lowercase_only=*/true));
+  EXPECT_FALSE(core::decode_hex("abc", bytes));
+  EXPECT_FALSE(core::decode_hex("abcdef", bytes));
+  EXPECT_FALSE(core::decode_hex("abcg", bytes));
+  EXPECT_EQ(core::hex_digit_value('F'), 15);
+  EXPECT_EQ(core::hex_digit_value('F', /*lowercase_only=*/true), -1);
 }
 
 TEST(Split, KeepsEmptyParts) {

@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/parse.hpp"
+#include "core/utf8.hpp"
 #include "instrument/propagation_w3c.hpp"
 #include "unit/test_support.hpp"
 
@@ -600,18 +602,17 @@ TEST(PropagationBytesCarrier, DeserializeRejectsInvalidInput) {
 // Codec internals
 
 TEST(PropagationCodec, Utf8Validation) {
-  namespace pd = propagation_detail;
-  EXPECT_TRUE(pd::is_valid_utf8(""));
-  EXPECT_TRUE(pd::is_valid_utf8("a\xc3\xbc\xe2\x9c\x93\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf"));
-  EXPECT_FALSE(pd::is_valid_utf8("\xf4\x90\x80\x80"));  // above U+10FFFF
-  EXPECT_FALSE(pd::is_valid_utf8("\xe0\x80\xaf"));      // overlong
-  EXPECT_FALSE(pd::is_valid_utf8("\x80"));              // lone continuation
-  EXPECT_EQ(pd::replace_invalid_utf8("a\xff\xc3\xbc\xc3"), "a\xef\xbf\xbd\xc3\xbc\xef\xbf\xbd");
+  EXPECT_TRUE(core::is_valid_utf8(""));
+  EXPECT_TRUE(core::is_valid_utf8("a\xc3\xbc\xe2\x9c\x93\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf"));
+  EXPECT_FALSE(core::is_valid_utf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_FALSE(core::is_valid_utf8("\xe0\x80\xaf"));      // overlong
+  EXPECT_FALSE(core::is_valid_utf8("\x80"));              // lone continuation
+  EXPECT_EQ(core::replace_invalid_utf8("a\xff\xc3\xbc\xc3"), "a\xef\xbf\xbd\xc3\xbc\xef\xbf\xbd");
 }
 
 TEST(PropagationCodec, PercentEncodingKeepsOnlyUnreservedCharacters) {
   namespace pd = propagation_detail;
-  EXPECT_EQ(pd::percent_encode("aZ09-._~ +%,;=\"\\\x7f\xc3\xbc"),
+  EXPECT_EQ(detail::percent_encode("aZ09-._~ +%,;=\"\\\x7f\xc3\xbc"),
             "aZ09-._~%20%2B%25%2C%3B%3D%22%5C%7F%C3%BC");
   EXPECT_EQ(pd::percent_decode("aZ09-._~%20%2B%25%2C%3B%3D%22%5C%7F%C3%BC"),
             "aZ09-._~ +%,;=\"\\\x7f\xc3\xbc");
