@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "core/parse.hpp"
 
@@ -25,6 +26,7 @@ constexpr std::array<std::string_view, 6> kSamplerNames = {"always_on",
                                                            "parentbased_always_off",
                                                            "parentbased_traceidratio"};
 constexpr std::array<std::string_view, 3> kTemporalityNames = {"cumulative", "delta", "lowmemory"};
+constexpr std::array<std::string_view, 2> kCompressionNames = {"gzip", "none"};
 
 // The name of `value`; names[fallback] for a value outside the enumeration.
 template <typename E, std::size_t N>
@@ -34,12 +36,16 @@ std::string_view name_of(const std::array<std::string_view, N>& names, E value,
   return names[index < N ? index : fallback];
 }
 
-// The enumerator called `word`, if any.
+// The enumerator called `word`, if any (for a string E: the name itself).
 template <typename E, std::size_t N>
 std::optional<E> named(const std::array<std::string_view, N>& names, std::string_view word) {
   const auto it = std::find(names.begin(), names.end(), word);
   if (it == names.end()) return std::nullopt;
-  return static_cast<E>(it - names.begin());
+  if constexpr (std::is_enum_v<E>) {
+    return static_cast<E>(it - names.begin());
+  } else {
+    return E(*it);
+  }
 }
 
 }  // namespace
@@ -109,20 +115,36 @@ class Parser {
             "; accepted: true, false (any case)");
   }
 
-  // A non-negative integer, at least `minimum`.
+  // A non-negative integer, at least `minimum`; the error calls it `what`.
   void integer(std::string_view name, Sourced<std::int64_t>& out, std::int64_t minimum,
-               std::string_view accepted) {
+               std::string_view accepted, std::string_view what = "value") {
     auto value = get(name);
     if (!value) {
       return;
     }
     auto parsed = detail::parse_int64(*value);
     if (!parsed || *parsed < minimum) {
-      problem("Invalid value for " + std::string(name) + ": " + quoted(*value) +
+      problem("Invalid " + std::string(what) + " for " + std::string(name) + ": " + quoted(*value) +
               "; accepted: " + std::string(accepted));
       return;
     }
     out = {*parsed, "env:" + std::string(name)};
+  }
+
+  // One of `names`, any case (see named<>); the error calls it `what`.
+  template <typename E, std::size_t N>
+  void word(std::string_view name, Sourced<E>& out, const std::array<std::string_view, N>& names,
+            std::string_view what, std::string_view accepted) {
+    auto value = get(name);
+    if (!value) {
+      return;
+    }
+    if (auto parsed = named<E>(names, detail::to_lower(*value))) {
+      out = {*parsed, "env:" + std::string(name)};
+      return;
+    }
+    problem("Invalid " + std::string(what) + " for " + std::string(name) + ": " + quoted(*value) +
+            "; accepted: " + std::string(accepted));
   }
 
   void optional_integer(std::string_view name, Sourced<std::optional<std::int64_t>>& out) {
@@ -267,12 +289,7 @@ void parse_signal(Parser& parser, Signal signal, OtlpSignalSettings& out) {
   };
 
   if (auto [value, name] = pick("PROTOCOL"); value) {
-    if (auto protocol = named<OtlpProtocol>(kProtocolNames, detail::to_lower(*value))) {
-      out.protocol = {*protocol, "env:" + name};
-    } else {
-      parser.problem("Invalid protocol for " + name + ": " + quoted(*value) +
-                     "; accepted: " + std::string(kAcceptedProtocols));
-    }
+    parser.word(name, out.protocol, kProtocolNames, "protocol", kAcceptedProtocols);
   }
   const bool http = out.protocol.value != OtlpProtocol::grpc;
   const std::string path = "v1/" + std::string(to_string(signal));
@@ -313,38 +330,21 @@ void parse_signal(Parser& parser, Signal signal, OtlpSignalSettings& out) {
     }
   }
   if (auto [value, name] = pick("TIMEOUT"); value) {
-    auto parsed = detail::parse_int64(*value);
-    if (parsed && *parsed >= 0) {
-      out.timeout_ms = {*parsed, "env:" + name};
-    } else {
-      parser.problem("Invalid timeout for " + name + ": " + quoted(*value) +
-                     "; accepted: " + std::string(kMilliseconds));
-    }
+    parser.integer(name, out.timeout_ms, 0, kMilliseconds, "timeout");
   }
   if (auto [value, name] = pick("COMPRESSION"); value) {
-    const std::string word = detail::to_lower(*value);
-    if (word == "gzip" || word == "none") {
-      out.compression = {word, "env:" + name};
-    } else {
-      parser.problem("Invalid compression for " + name + ": " + quoted(*value) +
-                     "; accepted: gzip, none");
+    parser.word(name, out.compression, kCompressionNames, "compression", "gzip, none");
+  }
+  // The TLS files, taken as given.
+  for (auto [key, file] : {std::pair{"CERTIFICATE", &out.certificate},
+                           {"CLIENT_KEY", &out.client_key},
+                           {"CLIENT_CERTIFICATE", &out.client_certificate}}) {
+    if (auto [value, name] = pick(key); value) {
+      *file = {*value, "env:" + name};
     }
-  }
-  if (auto [value, name] = pick("CERTIFICATE"); value) {
-    out.certificate = {*value, "env:" + name};
-  }
-  if (auto [value, name] = pick("CLIENT_KEY"); value) {
-    out.client_key = {*value, "env:" + name};
-  }
-  if (auto [value, name] = pick("CLIENT_CERTIFICATE"); value) {
-    out.client_certificate = {*value, "env:" + name};
   }
   if (auto [value, name] = pick("INSECURE"); value) {
-    Sourced<bool> parsed;
-    parser.boolean(name, parsed);
-    if (!parsed.source.empty()) {
-      out.insecure = parsed;
-    }
+    parser.boolean(name, out.insecure);
   }
 }
 
@@ -379,14 +379,7 @@ OtelSettings OtelSettings::from_env(const Env& env) {
     }
   }
 
-  if (auto value = parser.get("OTEL_TRACES_SAMPLER")) {
-    if (auto kind = named<SamplerKind>(kSamplerNames, detail::to_lower(*value))) {
-      s.traces_sampler = {*kind, "env:OTEL_TRACES_SAMPLER"};
-    } else {
-      parser.problem("Invalid sampler for OTEL_TRACES_SAMPLER: " + quoted(*value) +
-                     "; accepted: " + std::string(kAcceptedSamplers));
-    }
-  }
+  parser.word("OTEL_TRACES_SAMPLER", s.traces_sampler, kSamplerNames, "sampler", kAcceptedSamplers);
   const bool ratio_sampler = s.traces_sampler.value == SamplerKind::traceidratio ||
                              s.traces_sampler.value == SamplerKind::parentbased_traceidratio;
   if (auto value = parser.get("OTEL_TRACES_SAMPLER_ARG"); value && ratio_sampler) {
@@ -428,16 +421,8 @@ OtelSettings OtelSettings::from_env(const Env& env) {
   parse_signal(parser, Signal::metrics, s.metrics);
   parse_signal(parser, Signal::logs, s.logs);
 
-  if (auto value = parser.get("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")) {
-    if (auto preference =
-            named<TemporalityPreference>(kTemporalityNames, detail::to_lower(*value))) {
-      s.metrics_temporality = {*preference,
-                               "env:OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"};
-    } else {
-      parser.problem("Invalid temporality for OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: " +
-                     quoted(*value) + "; accepted: cumulative, delta, lowmemory");
-    }
-  }
+  parser.word("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", s.metrics_temporality,
+              kTemporalityNames, "temporality", "cumulative, delta, lowmemory");
 
   parse_batch(parser, "OTEL_BSP_", s.bsp);
   parse_batch(parser, "OTEL_BLRP_", s.blrp);

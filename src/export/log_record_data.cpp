@@ -22,9 +22,9 @@ void LogRecordData::SetAttribute(opentelemetry::nostd::string_view key,
   }
 }
 
-void LogRecordData::SetEventId(std::int64_t id, opentelemetry::nostd::string_view name) noexcept {
+// Only the name is kept: no exporter writes the id (OTLP has no field for it).
+void LogRecordData::SetEventId(std::int64_t, opentelemetry::nostd::string_view name) noexcept {
   try {
-    event_id_ = id;
     event_name_ = std::string(name);
   } catch (...) {
   }

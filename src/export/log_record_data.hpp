@@ -62,7 +62,6 @@ class LogRecordData final : public opentelemetry::sdk::logs::Recordable {
   // Null until a body was set.
   const Owned* body() const noexcept { return has_body_ ? &body_ : nullptr; }
   const std::map<std::string, Owned>& attributes() const noexcept { return attributes_; }
-  std::int64_t event_id() const noexcept { return event_id_; }
   const std::string& event_name() const noexcept { return event_name_; }
   const opentelemetry::trace::TraceId& trace_id() const noexcept { return trace_id_; }
   const opentelemetry::trace::SpanId& span_id() const noexcept { return span_id_; }
@@ -80,7 +79,6 @@ class LogRecordData final : public opentelemetry::sdk::logs::Recordable {
   Owned body_;
   bool has_body_ = false;
   std::map<std::string, Owned> attributes_;
-  std::int64_t event_id_ = 0;
   std::string event_name_;
   opentelemetry::trace::TraceId trace_id_;
   opentelemetry::trace::SpanId span_id_;

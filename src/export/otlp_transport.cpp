@@ -15,7 +15,6 @@
 #include <opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h>
 
 #include <algorithm>
-#include <cctype>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +26,7 @@
 #include <sstream>
 #include <utility>
 
+#include "core/parse.hpp"
 #include "core/tsan_handoff.hpp"
 #include "lens/otlp_json.hpp"
 #include "lens/version.hpp"
@@ -42,11 +42,6 @@ namespace trace_v1 = opentelemetry::proto::collector::trace::v1;
 using google::protobuf::Message;
 
 std::string user_agent() { return std::string("lens-cpp/") + kVersion; }
-
-std::string lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 // The calls on the wire, so that cancel() can end them; after it, none starts.
 template <class Call>
@@ -150,7 +145,7 @@ constexpr const char* kClientCertificateHint =
 // setting a client certificate (the client has none, and TLS was asked for).
 std::optional<Attempt> tls_failure(const std::string& protocol, const std::string& detail,
                                    bool handshake_failed, bool hint_client_certificate) {
-  const std::string lower = lowercase(detail);
+  const std::string lower = lens::detail::to_lower(detail);
   const auto has = [&lower](const char* word) { return lower.find(word) != std::string::npos; };
   const std::string shown = detail.empty() ? std::string() : " (" + detail.substr(0, 200) + ")";
   // A handshake the server never finishes is a timeout (retried), not a certificate problem.
@@ -197,7 +192,7 @@ struct EndpointHints {
 
   Attempt explain(Attempt attempt) const {
     if (attempt.ok()) return attempt;
-    const std::string lower = lowercase(attempt.message);
+    const std::string lower = lens::detail::to_lower(attempt.message);
     if (lower.find("http1.x") != std::string::npos) {
       attempt.message +=
           "; the endpoint answers HTTP/1.x, not gRPC: for an OTLP/HTTP receiver "
@@ -244,7 +239,7 @@ class GrpcTransport final : public OtlpTransport {
     // (mixed case, which grpc++ aborts on): only our parsed settings count.
     options_.metadata.clear();
     for (const auto& header : s.headers.value) {
-      options_.metadata.emplace(lowercase(header.key), header.value);
+      options_.metadata.emplace(lens::detail::to_lower(header.key), header.value);
     }
     options_.compression = s.compression.value == "gzip" ? "gzip" : "";
     options_.user_agent = user_agent();
@@ -417,13 +412,13 @@ class HttpOutcome final : public http_client::EventHandler {
     if (done_) return;
     status_ = response.GetStatusCode();
     body_.assign(response.GetBody().begin(), response.GetBody().end());
-    response.ForEachHeader(
-        [this](opentelemetry::nostd::string_view name, opentelemetry::nostd::string_view value) {
-          const std::string key = lowercase(std::string(name.data(), name.size()));
-          if (key == "retry-after") retry_after_.assign(value.data(), value.size());
-          if (key == "content-type") content_type_.assign(value.data(), value.size());
-          return true;
-        });
+    response.ForEachHeader([this](opentelemetry::nostd::string_view name,
+                                  opentelemetry::nostd::string_view value) {
+      const std::string key = lens::detail::to_lower(std::string_view(name.data(), name.size()));
+      if (key == "retry-after") retry_after_.assign(value.data(), value.size());
+      if (key == "content-type") content_type_.assign(value.data(), value.size());
+      return true;
+    });
     done_ = true;
     cv_.notify_all();
   }

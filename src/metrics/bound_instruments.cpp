@@ -15,6 +15,7 @@
 #include <opentelemetry/sdk/metrics/meter.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -221,7 +222,9 @@ struct Aggregate {
 
   explicit Aggregate(std::size_t bucket_count) : buckets(bucket_count, 0) {}
 
-  void merge(const Aggregate& other) {
+  // Adds what `other` (an Aggregate or a HistogramSlot) counted, its buckets in `other_buckets`.
+  template <class Other>
+  void merge(const Other& other, const std::uint64_t* other_buckets) {
     if (other.count == 0) return;
     if (count == 0) {
       min = other.min;
@@ -232,8 +235,9 @@ struct Aggregate {
     }
     count += other.count;
     sum += other.sum;
-    for (std::size_t i = 0; i < buckets.size(); ++i) buckets[i] += other.buckets[i];
+    for (std::size_t i = 0; i < buckets.size(); ++i) buckets[i] += other_buckets[i];
   }
+  void merge(const Aggregate& other) { merge(other, other.buckets.data()); }
 };
 
 constexpr std::align_val_t kLine{64};
@@ -273,19 +277,8 @@ void drain(void* raw, Aggregate<T>& into) {
     }
   }
   if (slot.count != 0) {
-    if (into.count == 0) {
-      into.min = slot.min;
-      into.max = slot.max;
-    } else {
-      into.min = std::min(into.min, slot.min);
-      into.max = std::max(into.max, slot.max);
-    }
-    into.count += slot.count;
-    into.sum += slot.sum;
-    for (std::size_t i = 0; i < into.buckets.size(); ++i) {
-      into.buckets[i] += slot.buckets[i];
-      slot.buckets[i] = 0;
-    }
+    into.merge(slot, slot.buckets);
+    std::fill_n(slot.buckets, into.buckets.size(), 0);
     slot.count = 0;
     slot.sum = {};
   }
@@ -557,6 +550,16 @@ bool noop(const nostd::shared_ptr<api::ObservableInstrument>& instrument) {
          dynamic_cast<const api::NoopObservableInstrument*>(instrument.get()) != nullptr;
 }
 
+// Counter<T>::bind and Histogram<T>::bind: the bound instrument's core and series stay null when
+// there is no core (no-op meter) or the series cannot be made.
+template <class Core, class Series>
+void bind_series(const std::shared_ptr<Core>& core, const Attributes& attributes,
+                 std::shared_ptr<Core>& bound_core, Series*& bound_series) {
+  if (core == nullptr) return;
+  bound_series = core->bind(attributes);
+  if (bound_series != nullptr) bound_core = core;
+}
+
 bool valid_boundaries(const std::vector<double>& bounds) {
   for (std::size_t i = 0; i < bounds.size(); ++i) {
     if (!std::isfinite(bounds[i])) return false;
@@ -570,11 +573,7 @@ bool valid_boundaries(const std::vector<double>& bounds) {
 template <class T>
 BoundCounter<T> Counter<T>::bind(const Attributes& attributes) const {
   BoundCounter<T> bound;
-  if (core_ == nullptr) return bound;
-  detail::SeriesBase* series = core_->bind(attributes);
-  if (series == nullptr) return bound;
-  bound.core_ = core_;
-  bound.series_ = series;
+  bind_series(core_, attributes, bound.core_, bound.series_);
   return bound;
 }
 
@@ -592,11 +591,7 @@ void Counter<T>::add(T value, AttributeList attributes) noexcept {
 template <class T>
 BoundHistogram<T> Histogram<T>::bind(const Attributes& attributes) const {
   BoundHistogram<T> bound;
-  if (core_ == nullptr) return bound;
-  detail::HistogramSeriesBase* series = core_->bind(attributes);
-  if (series == nullptr) return bound;
-  bound.core_ = core_;
-  bound.series_ = series;
+  bind_series(core_, attributes, bound.core_, bound.series_);
   return bound;
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "lens/metrics.hpp"
+#include "metrics/bound_attributes.hpp"
 
 namespace lens::metrics {
 
@@ -30,39 +31,6 @@ struct GaugeState {
   }
 };
 
-namespace {
-
-using KeyValues = std::vector<std::pair<nostd::string_view, opentelemetry::common::AttributeValue>>;
-
-// Views into `attributes` (which outlives the returned vector).
-KeyValues key_values(const Attributes& attributes) {
-  KeyValues out;
-  out.reserve(attributes.size());
-  for (const auto& [key, value] : attributes) {
-    std::visit(
-        [&out, &key = key](const auto& v) {  // a binding is not capturable in Clang < 16
-          using V = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<V, std::string>) {
-            out.emplace_back(key, nostd::string_view(v));
-          } else if constexpr (std::is_same_v<V, std::vector<std::int64_t>>) {
-            out.emplace_back(key, nostd::span<const std::int64_t>(v.data(), v.size()));
-          } else if constexpr (std::is_same_v<V, std::vector<double>>) {
-            out.emplace_back(key, nostd::span<const double>(v.data(), v.size()));
-          } else if constexpr (std::is_same_v<V, std::vector<bool>>) {
-            // std::vector<bool> has no contiguous storage to point at: left out.
-          } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
-            // Arrays of strings need string_view storage; left out like bool arrays.
-          } else {
-            out.emplace_back(key, v);
-          }
-        },
-        value);
-  }
-  return out;
-}
-
-}  // namespace
-
 template <class T>
 void GaugeState<T>::observe(api::ObserverResult result, void* self) noexcept {
   auto* state = static_cast<GaugeState*>(self);
@@ -72,8 +40,10 @@ void GaugeState<T>::observe(api::ObserverResult result, void* self) noexcept {
   try {
     std::lock_guard<std::mutex> lock(state->mutex);
     for (const auto& [attributes, value] : state->values) {
-      const KeyValues kv = key_values(attributes);
-      observer->Observe(value, opentelemetry::common::KeyValueIterableView<KeyValues>(kv));
+      const ApiAttributes api = api_attributes(attributes);
+      observer->Observe(
+          value,
+          opentelemetry::common::KeyValueIterableView<decltype(api.key_values)>(api.key_values));
     }
   } catch (...) {
     // Out of memory during a collection: this gauge reports nothing this time.

@@ -22,6 +22,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -83,6 +84,49 @@ using State = TelemetryHandle::State;
 
 // Span batches lens's OTLP exporter may have on the wire at once on the native path.
 constexpr std::size_t kConcurrentOtlpSpanExports = 3;
+
+// The time left before `deadline`, never negative.
+std::chrono::microseconds remaining_until(std::chrono::steady_clock::time_point deadline) {
+  using std::chrono::duration_cast;
+  using std::chrono::microseconds;
+  return std::max(microseconds(0),
+                  duration_cast<microseconds>(deadline - std::chrono::steady_clock::now()));
+}
+
+// Appends `item` to a comma-separated list ("traces, logs").
+void append_to_list(std::string& list, std::string_view item) {
+  list += list.empty() ? "" : ", ";
+  list += item;
+}
+
+// Whether the handle's providers serve this process: not shut down, and not inherited through
+// a fork (they belong to the parent).
+bool serves_this_process(const State& state) noexcept {
+  return !state.shut_down.load() && state.pid == ::getpid();
+}
+
+// What tracer(), meter() and logger() hand out: the live one while it serves this process,
+// else the no-op one.
+template <typename T>
+nostd::shared_ptr<T> live_or_noop(const State& state, const nostd::shared_ptr<T>& live,
+                                  nostd::shared_ptr<T> (*noop)()) {
+  return live != nullptr && serves_this_process(state) ? live : noop();
+}
+
+// The exporter of one signal, counted by a new report in `report`: the overrides' exporter when
+// there is one (it explains its own failures), else the one the configuration names.
+template <Signal S>
+Result<exporters::ExporterPtr<S>> make_counted_exporter(
+    const Config& config, exporters::ExporterPtr<S> from_overrides,
+    std::shared_ptr<exporters::ExportReport>& report) {
+  report = std::make_shared<exporters::ExportReport>(S);
+  if (from_overrides != nullptr) {
+    return exporters::make_reporting_exporter<S>(std::move(from_overrides), report,
+                                                 "the overrides' exporter",
+                                                 /*explain_failures=*/false);
+  }
+  return exporters::make_exporter<S>(config, report);
+}
 
 // Process-wide lifecycle state. Leaked on purpose: a forked child must never run the
 // destructors of the parent's providers (their threads do not exist in the child).
@@ -192,12 +236,6 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
   };
   auto done = std::make_shared<Done>();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto remaining = [deadline] {
-    using std::chrono::duration_cast;
-    using std::chrono::microseconds;
-    return std::max(microseconds(0),
-                    duration_cast<microseconds>(deadline - std::chrono::steady_clock::now()));
-  };
   // A job returns false when it knows it did not finish (the native pipeline's export thread
   // was still busy at the deadline); a job still running at the deadline did not finish either.
   struct Job {
@@ -210,25 +248,25 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
     // caller's own keep their events: only its thread may read them). Spans made through the
     // opentelemetry API reach it when they end.
     const native::ThreadSpans* caller = native::calling_thread_spans();
-    jobs.push_back({"traces", [state, remaining, caller] {
-                      state->tracer_provider->Shutdown(remaining());
+    jobs.push_back({"traces", [state, deadline, caller] {
+                      state->tracer_provider->Shutdown(remaining_until(deadline));
                       return state->span_pipeline == nullptr ||
-                             state->span_pipeline->shutdown(remaining(), caller);
+                             state->span_pipeline->shutdown(remaining_until(deadline), caller);
                     }});
   }
   if (state->meter_provider != nullptr) {
     // The readers' shutdown exports one last time (metrics::PeriodicMetricReader,
     // ManualMetricReader has nothing to push).
-    jobs.push_back({"metrics", [state, remaining] {
-                      state->meter_provider->Shutdown(remaining());
+    jobs.push_back({"metrics", [state, deadline] {
+                      state->meter_provider->Shutdown(remaining_until(deadline));
                       return true;
                     }});
   }
   if (state->logger_provider != nullptr) {
     // The provider's processor shuts the native log pipeline down (exports what is waiting).
-    jobs.push_back({"logs", [state, remaining] {
-                      state->logger_provider->Shutdown(remaining());
-                      return state->log_pipeline->shutdown(remaining());
+    jobs.push_back({"logs", [state, deadline] {
+                      state->logger_provider->Shutdown(remaining_until(deadline));
+                      return state->log_pipeline->shutdown(remaining_until(deadline));
                     }});
   }
   struct Outcome {
@@ -263,8 +301,7 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
       workers[i].detach();
     }
     if (!finished || !outcomes[i]->ok.load()) {
-      late += late.empty() ? "" : ", ";
-      late += jobs[i].signal;
+      append_to_list(late, jobs[i].signal);
     }
   }
   return late;
@@ -337,24 +374,15 @@ TelemetryHandle::TelemetryHandle(std::shared_ptr<State> state) : state_(std::mov
 TelemetryHandle::~TelemetryHandle() = default;
 
 nostd::shared_ptr<trace_api::Tracer> TelemetryHandle::tracer() const {
-  if (state_->tracer == nullptr || state_->shut_down.load() || state_->pid != ::getpid()) {
-    return noop_tracer();
-  }
-  return state_->tracer;
+  return live_or_noop(*state_, state_->tracer, noop_tracer);
 }
 
 nostd::shared_ptr<metrics_api::Meter> TelemetryHandle::meter() const {
-  if (state_->meter == nullptr || state_->shut_down.load() || state_->pid != ::getpid()) {
-    return noop_meter();
-  }
-  return state_->meter;
+  return live_or_noop(*state_, state_->meter, noop_meter);
 }
 
 nostd::shared_ptr<logs_api::Logger> TelemetryHandle::logger() const {
-  if (state_->logger == nullptr || state_->shut_down.load() || state_->pid != ::getpid()) {
-    return noop_logger();
-  }
-  return state_->logger;
+  return live_or_noop(*state_, state_->logger, noop_logger);
 }
 
 bool TelemetryHandle::is_exporting() const noexcept { return state_->exporting; }
@@ -365,30 +393,23 @@ TelemetryStats TelemetryHandle::stats() const noexcept { return stats_of(*state_
 
 Status TelemetryHandle::force_flush(std::chrono::milliseconds timeout) noexcept {
   const std::shared_ptr<State> state = state_;
-  if (!state->exporting || state->pid != ::getpid() || state->shut_down.load()) {
+  if (!state->exporting || !serves_this_process(*state)) {
     return {};
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto remaining = [deadline] {
-    return std::max(std::chrono::microseconds(0),
-                    std::chrono::duration_cast<std::chrono::microseconds>(
-                        deadline - std::chrono::steady_clock::now()));
-  };
   std::string late;
   auto note = [&late](bool ok, const char* signal) {
-    if (ok) return;
-    late += late.empty() ? "" : ", ";
-    late += signal;
+    if (!ok) append_to_list(late, signal);
   };
   // The provider's processor forwards to the span pipeline's flush.
   if (state->tracer_provider != nullptr) {
-    note(state->tracer_provider->ForceFlush(remaining()), "traces");
+    note(state->tracer_provider->ForceFlush(remaining_until(deadline)), "traces");
   }
   if (state->meter_provider != nullptr) {
-    note(state->meter_provider->ForceFlush(remaining()), "metrics");
+    note(state->meter_provider->ForceFlush(remaining_until(deadline)), "metrics");
   }
   if (state->logger_provider != nullptr) {
-    note(state->logger_provider->ForceFlush(remaining()), "logs");
+    note(state->logger_provider->ForceFlush(remaining_until(deadline)), "logs");
   }
   if (!late.empty()) {
     return Error("Telemetry flush did not finish within " + std::to_string(timeout.count()) +
@@ -437,8 +458,8 @@ Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
       if (!reports[i]) continue;
       const std::uint64_t lost = reports[i]->counts().items_failed - failed_before[i];
       if (lost == 0) continue;
-      undelivered += undelivered.empty() ? "" : ", ";
-      undelivered += std::to_string(lost) + " " + exporters::items_of(reports[i]->signal());
+      append_to_list(undelivered,
+                     std::to_string(lost) + " " + exporters::items_of(reports[i]->signal()));
     }
     if (!late.empty()) {
       result =
@@ -507,51 +528,33 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     // One report per signal counts every export, whichever exporter (an exporter from the
     // overrides explains its own failures): the stats and the self-metrics read it.
     if (config.traces_enabled) {
-      state->trace_report = std::make_shared<exporters::ExportReport>(Signal::traces);
-      if (overrides.span_exporter != nullptr) {
-        span_exporter = exporters::make_reporting_exporter<Signal::traces>(
-            std::move(overrides.span_exporter), state->trace_report, "the overrides' exporter",
-            /*explain_failures=*/false);
-      } else {
-        auto made = exporters::make_exporter<Signal::traces>(config, state->trace_report);
-        if (!made.ok()) {
-          return Error(made.message());
-        }
-        span_exporter = std::move(made).value();
-        if (config.exporter == ExporterKind::otlp) {
-          concurrent_span_exports = kConcurrentOtlpSpanExports;
-        }
+      if (overrides.span_exporter == nullptr && config.exporter == ExporterKind::otlp) {
+        concurrent_span_exports = kConcurrentOtlpSpanExports;
       }
+      auto made = make_counted_exporter<Signal::traces>(config, std::move(overrides.span_exporter),
+                                                        state->trace_report);
+      if (!made.ok()) {
+        return Error(made.message());
+      }
+      span_exporter = std::move(made).value();
     }
     std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> metric_exporter;
     if (config.metrics_enabled && overrides.metric_readers.empty()) {
-      state->metric_report = std::make_shared<exporters::ExportReport>(Signal::metrics);
-      if (overrides.metric_exporter != nullptr) {
-        metric_exporter = exporters::make_reporting_exporter<Signal::metrics>(
-            std::move(overrides.metric_exporter), state->metric_report, "the overrides' exporter",
-            /*explain_failures=*/false);
-      } else {
-        auto made = exporters::make_exporter<Signal::metrics>(config, state->metric_report);
-        if (!made.ok()) {
-          return Error(made.message());
-        }
-        metric_exporter = std::move(made).value();
+      auto made = make_counted_exporter<Signal::metrics>(
+          config, std::move(overrides.metric_exporter), state->metric_report);
+      if (!made.ok()) {
+        return Error(made.message());
       }
+      metric_exporter = std::move(made).value();
     }
     std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> log_exporter;
     if (config.logs_enabled) {
-      state->log_report = std::make_shared<exporters::ExportReport>(Signal::logs);
-      if (overrides.log_record_exporter != nullptr) {
-        log_exporter = exporters::make_reporting_exporter<Signal::logs>(
-            std::move(overrides.log_record_exporter), state->log_report, "the overrides' exporter",
-            /*explain_failures=*/false);
-      } else {
-        auto made = exporters::make_exporter<Signal::logs>(config, state->log_report);
-        if (!made.ok()) {
-          return Error(made.message());
-        }
-        log_exporter = std::move(made).value();
+      auto made = make_counted_exporter<Signal::logs>(
+          config, std::move(overrides.log_record_exporter), state->log_report);
+      if (!made.ok()) {
+        return Error(made.message());
       }
+      log_exporter = std::move(made).value();
     }
     // One tick conversion for native spans and logs: a line logged inside a span is stamped
     // within it. (Measuring its first rate busy-waits 2 ms: only when a native path needs it.)

@@ -191,6 +191,25 @@ TEST_F(MetricsPipeline, GaugeReportsTheLastValuePerAttributeSet) {
   EXPECT_EQ(find_metric(second, "test.gauge")->point_data_attr_.size(), 2U);
 }
 
+// Every kind of attribute value reaches the export, arrays of booleans and strings included.
+TEST_F(MetricsPipeline, GaugeExportsBoolAndArrayAttributes) {
+  PipelineRig& s = make(TemporalityPreference::cumulative);
+  auto gauge = metrics::create_double_gauge(*s.handle.meter(), "test.gauge.attributes");
+  gauge.record(4.0, {{"healthy", true},
+                     {"flags", std::vector<bool>{true, false}},
+                     {"devices", std::vector<std::string>{"gpu0", "gpu1"}}});
+  auto data = s.reader->collect();
+  const auto* metric = find_metric(data, "test.gauge.attributes");
+  ASSERT_NE(metric, nullptr);
+  ASSERT_EQ(metric->point_data_attr_.size(), 1U);
+  const auto& point = metric->point_data_attr_.at(0).attributes;
+  ASSERT_EQ(point.size(), 3U);
+  EXPECT_EQ(nostd::get<bool>(point.at("healthy")), true);
+  EXPECT_EQ(nostd::get<std::vector<bool>>(point.at("flags")), (std::vector<bool>{true, false}));
+  EXPECT_EQ(nostd::get<std::vector<std::string>>(point.at("devices")),
+            (std::vector<std::string>{"gpu0", "gpu1"}));
+}
+
 TEST_F(MetricsPipeline, OverflowSeriesAtTheCardinalityLimit) {
   PipelineRig& s = make(TemporalityPreference::cumulative);
   auto counter = s.handle.meter()->CreateUInt64Counter("test.cardinality");
@@ -332,9 +351,10 @@ TEST_F(MetricsPipeline, SelfMetricsCountWhatTheSpanLimitsCut) {
     by_item[nostd::get<std::string>(point.attributes.at("item"))] =
         nostd::get<std::int64_t>(nostd::get<sdkmetrics::SumPointData>(point.point_data).value_);
   }
-  EXPECT_EQ(by_item, (std::map<std::string, std::int64_t>{{"attribute", 1}, {"event", 0}, {"link", 0}}));
-  const auto& truncated = only_point<sdkmetrics::SumPointData>(
-      find_metric(data, "lens.limits.truncated_values"));
+  EXPECT_EQ(by_item,
+            (std::map<std::string, std::int64_t>{{"attribute", 1}, {"event", 0}, {"link", 0}}));
+  const auto& truncated =
+      only_point<sdkmetrics::SumPointData>(find_metric(data, "lens.limits.truncated_values"));
   EXPECT_EQ(nostd::get<std::int64_t>(truncated.value_), 1);
   EXPECT_TRUE(handle.shutdown(std::chrono::milliseconds(2000)).ok());
 }
