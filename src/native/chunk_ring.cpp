@@ -42,10 +42,6 @@ void ChunkPool::release(Chunk* chunk) noexcept {
   }
 }
 
-std::size_t ChunkPool::chunks_in_use() const noexcept {
-  return in_use_.load(std::memory_order_relaxed);
-}
-
 unsigned char* ChunkRing::reserve_in_new_chunk(std::size_t size) noexcept {
   if (size > Chunk::kCapacity) return nullptr;
   Chunk* chunk = pool_->acquire();

@@ -38,9 +38,6 @@ class ChunkPool {
   Chunk* acquire() noexcept;
   void release(Chunk* chunk) noexcept;
 
-  std::size_t max_chunks() const noexcept { return max_chunks_; }
-  std::size_t chunks_in_use() const noexcept;
-
  private:
   const std::size_t max_chunks_;
   // Lets acquire() fail without the lock while the pool is exhausted.

@@ -134,9 +134,7 @@ void LogRegistry::remove(const std::shared_ptr<ThreadLogs>& thread) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = std::find(threads_.begin(), threads_.end(), thread);
   if (it == threads_.end()) return;
-  const LogTotals t = thread->totals();
-  removed_.written += t.written;
-  removed_.dropped += t.dropped;
+  removed_ += thread->totals();
   threads_.erase(it);
 }
 
@@ -150,11 +148,7 @@ void LogRegistry::release_threads() noexcept {
   std::shared_ptr<ChunkPool> pool;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& thread : threads_) {
-      const LogTotals t = thread->totals();
-      removed_.written += t.written;
-      removed_.dropped += t.dropped;
-    }
+    for (const auto& thread : threads_) removed_ += thread->totals();
     released.swap(threads_);
     pool.swap(pool_);
   }
@@ -163,11 +157,7 @@ void LogRegistry::release_threads() noexcept {
 LogTotals LogRegistry::totals() const {
   std::lock_guard<std::mutex> lock(mutex_);
   LogTotals sum = removed_;
-  for (const auto& thread : threads_) {
-    const LogTotals t = thread->totals();
-    sum.written += t.written;
-    sum.dropped += t.dropped;
-  }
+  for (const auto& thread : threads_) sum += thread->totals();
   return sum;
 }
 

@@ -26,6 +26,11 @@ namespace lens::native {
 struct LogTotals {
   std::uint64_t written = 0;  // records written into a ring
   std::uint64_t dropped = 0;  // records lost: the thread's queue or the pool was full
+  LogTotals& operator+=(const LogTotals& other) noexcept {
+    written += other.written;
+    dropped += other.dropped;
+    return *this;
+  }
 };
 
 class ThreadLogs {

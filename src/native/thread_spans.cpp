@@ -86,15 +86,22 @@ struct ActiveRegistry {
 };
 std::atomic<ActiveRegistry*> g_registry{new ActiveRegistry()};
 
+// The registry new threads join, when it is the pipeline of `generation`; else null.
+std::shared_ptr<SpanRegistry> active_registry(std::uint64_t generation) {
+  ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
+  std::shared_ptr<SpanRegistry> registry;
+  {
+    std::lock_guard<std::mutex> lock(holder->mutex);
+    registry = holder->registry;
+  }
+  if (registry == nullptr || registry->generation() != generation) return nullptr;
+  return registry;
+}
+
 ThreadSpans* attach_thread(std::uint64_t generation) noexcept {
   try {
-    ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
-    std::shared_ptr<SpanRegistry> registry;
-    {
-      std::lock_guard<std::mutex> lock(holder->mutex);
-      registry = holder->registry;
-    }
-    if (registry == nullptr || registry->generation() != generation) return nullptr;
+    const std::shared_ptr<SpanRegistry> registry = active_registry(generation);
+    if (registry == nullptr) return nullptr;
     std::shared_ptr<ThreadSpans> spans = registry->add_thread();
     if (spans == nullptr) return nullptr;
     ThreadOwner& owner = t_owner;
@@ -578,6 +585,23 @@ bool ThreadSpans::write_record(Frame& frame, std::uint64_t end_ticks) noexcept {
   return true;
 }
 
+namespace {
+
+// Copies an open span's frame into `copy`: its data, without the frame's extras pointer; with
+// `with_extras` (the reader may follow the frame's pointers: the owner thread, or a detached
+// span's lock holder) also its extras and its trace state.
+void copy_open(ThreadSpans::OpenSpan& copy, const Frame& frame, bool with_extras) {
+  std::memcpy(static_cast<void*>(&copy.data), &frame.data, sizeof(FrameData));
+  copy.data.record.extras = nullptr;
+  if (!with_extras) return;
+  if (frame.data.record.extras != nullptr) copy.extras = *frame.data.record.extras;
+  if (frame.data.has(FrameData::kHasTraceState)) {
+    copy.extras.trace_state = frame.trace_state->ToHeader();
+  }
+}
+
+}  // namespace
+
 void ThreadSpans::snapshot_open(std::vector<OpenSpan>& out, bool with_extras) const {
   const std::uint32_t depth = depth_.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < depth; ++i) {
@@ -590,21 +614,17 @@ void ThreadSpans::snapshot_open(std::vector<OpenSpan>& out, bool with_extras) co
       OpenSpan copy;
       // A sequence-lock read: the copy may be torn, in which case `seq` changed and it is
       // thrown away. Under TSan the racy reads are declared (the owner's writes are plain).
+      // With extras the reader is the owner thread: nothing changes the frame meanwhile.
 #if defined(LENS_TSAN_ENABLED)
       AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
 #endif
-      std::memcpy(static_cast<void*>(&copy.data), &frame.data, sizeof(FrameData));
+      copy_open(copy, frame, with_extras && frame.data.recording());
 #if defined(LENS_TSAN_ENABLED)
       AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
 #endif
       seqlock_fence(std::memory_order_acquire);
       if (frame.seq.load(std::memory_order_relaxed) != before) continue;
-      if (copy.data.recording()) {
-        if (with_extras && copy.data.record.extras != nullptr)
-          copy.extras = *copy.data.record.extras;
-        copy.data.record.extras = nullptr;
-        out.push_back(std::move(copy));
-      }
+      if (copy.data.recording()) out.push_back(std::move(copy));
       break;
     }
   }
@@ -620,11 +640,6 @@ std::shared_ptr<ThreadSpans> SpanRegistry::add_thread() {
   return spans;
 }
 
-std::vector<std::shared_ptr<ThreadSpans>> SpanRegistry::threads() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return threads_;
-}
-
 void SpanRegistry::copy_threads(std::vector<std::shared_ptr<ThreadSpans>>& out) const {
   std::lock_guard<std::mutex> lock(mutex_);
   out = threads_;
@@ -634,28 +649,22 @@ void SpanRegistry::remove(const std::shared_ptr<ThreadSpans>& thread) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = std::find(threads_.begin(), threads_.end(), thread);
   if (it == threads_.end()) return;
-  const SpanTotals t = thread->totals();
-  removed_.started += t.started;
-  removed_.ended += t.ended;
-  removed_.dropped += t.dropped;
+  removed_ += thread->totals();
   threads_.erase(it);
 }
 
 void SpanRegistry::snapshot_open(std::vector<ThreadSpans::OpenSpan>& out,
                                  const ThreadSpans* caller) const {
-  for (const auto& thread : threads()) thread->snapshot_open(out, thread.get() == caller);
+  std::vector<std::shared_ptr<ThreadSpans>> threads;
+  copy_threads(threads);
+  for (const auto& thread : threads) thread->snapshot_open(out, thread.get() == caller);
   std::lock_guard<std::mutex> lock(mutex_);
   for (DetachedSpan* span : detached_) {
     std::lock_guard<std::mutex> span_lock(span->mutex);
     const FrameData& data = span->frame.data;
     if (span->written || !data.recording()) continue;
     ThreadSpans::OpenSpan copy;
-    std::memcpy(static_cast<void*>(&copy.data), &data, sizeof(FrameData));
-    copy.data.record.extras = nullptr;
-    if (data.record.extras != nullptr) copy.extras = *data.record.extras;
-    if (data.has(FrameData::kHasTraceState)) {
-      copy.extras.trace_state = span->frame.trace_state->ToHeader();
-    }
+    copy_open(copy, span->frame, true);
     out.push_back(std::move(copy));
   }
 }
@@ -706,12 +715,7 @@ void SpanRegistry::close() {
 SpanTotals SpanRegistry::totals() const {
   std::lock_guard<std::mutex> lock(mutex_);
   SpanTotals sum = removed_;
-  for (const auto& thread : threads_) {
-    const SpanTotals t = thread->totals();
-    sum.started += t.started;
-    sum.ended += t.ended;
-    sum.dropped += t.dropped;
-  }
+  for (const auto& thread : threads_) sum += thread->totals();
   return sum;
 }
 
@@ -753,6 +757,33 @@ void reset_after_fork() noexcept {
 
 // ---- Hot path -----------------------------------------------------------------------------
 
+namespace {
+
+// The trace id a new root takes: the given one, or null (a random one) when it is all zeros.
+const std::array<std::uint8_t, 16>* given_trace_id(const NewTrace& root) noexcept {
+  const bool given = std::any_of(root.trace_id.begin(), root.trace_id.end(),
+                                 [](std::uint8_t b) { return b != 0; });
+  return given ? &root.trace_id : nullptr;
+}
+
+// Writes the record of a recording span that ended (its trace state into the extras first) into
+// `spans`' ring, counted as ended, or as dropped when the ring is full; true when written.
+bool write_ended(ThreadSpans& spans, Frame& frame, std::uint64_t end_ticks) noexcept {
+  if (frame.data.has(FrameData::kHasTraceState)) {
+    change_extras(frame.data,
+                  [&](SpanExtras& extras) { extras.trace_state = frame.trace_state->ToHeader(); });
+  }
+  const bool written = spans.write_record(frame, end_ticks);
+  if (written) {
+    spans.ended.increment();
+  } else {
+    spans.dropped.increment();
+  }
+  return written;
+}
+
+}  // namespace
+
 void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
                 detail::NativeSpanRef& out) noexcept {
   ThreadSpans* spans = current_thread();
@@ -768,10 +799,7 @@ Started begin_root_span(std::string_view name, AttributeList attributes,
                         const NewTrace& root) noexcept {
   ThreadSpans* spans = current_thread();
   if (spans == nullptr) return {};
-  const bool given = std::any_of(root.trace_id.begin(), root.trace_id.end(),
-                                 [](std::uint8_t b) { return b != 0; });
-  return start(*spans, name, attributes, true, Parent{}, given ? &root.trace_id : nullptr,
-               &root.link);
+  return start(*spans, name, attributes, true, Parent{}, given_trace_id(root), &root.link);
 }
 
 DetachedSpan* begin_detached_span(std::string_view name, AttributeList attributes,
@@ -779,15 +807,11 @@ DetachedSpan* begin_detached_span(std::string_view name, AttributeList attribute
                                   const otel::trace::SpanContext* link) noexcept {
   ThreadSpans* spans = current_thread();
   if (spans == nullptr) return nullptr;
-  ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
   auto* span = new (std::nothrow) DetachedSpan();
   if (span == nullptr) return nullptr;
   try {
-    {
-      std::lock_guard<std::mutex> lock(holder->mutex);
-      span->registry = holder->registry;
-    }
-    if (span->registry == nullptr || span->registry->generation() != spans->generation()) {
+    span->registry = active_registry(spans->generation());
+    if (span->registry == nullptr) {
       delete span;
       return nullptr;
     }
@@ -799,9 +823,7 @@ DetachedSpan* begin_detached_span(std::string_view name, AttributeList attribute
   }
   std::lock_guard<std::mutex> lock(span->mutex);
   if (root != nullptr) {
-    const bool given = std::any_of(root->trace_id.begin(), root->trace_id.end(),
-                                   [](std::uint8_t b) { return b != 0; });
-    start(*spans, name, attributes, true, Parent{}, given ? &root->trace_id : nullptr, &root->link,
+    start(*spans, name, attributes, true, Parent{}, given_trace_id(*root), &root->link,
           &span->frame);
   } else {
     start(*spans, name, attributes, true, resolve_parent(*spans), nullptr, link, &span->frame);
@@ -833,19 +855,7 @@ void end_detached_span(DetachedSpan* span) noexcept {
                     : nullptr;
       }
       stopped = spans == nullptr || spans->closed.load(std::memory_order_relaxed);
-      if (!stopped) {
-        if (data.has(FrameData::kHasTraceState)) {
-          change_extras(data, [&](SpanExtras& extras) {
-            extras.trace_state = span->frame.trace_state->ToHeader();
-          });
-        }
-        span->written = spans->write_record(span->frame, end_ticks);
-        if (span->written) {
-          spans->ended.increment();
-        } else {
-          spans->dropped.increment();
-        }
-      }
+      if (!stopped) span->written = write_ended(*spans, span->frame, end_ticks);
     }
   }
   // Stopped: the shutdown snapshot exports it (truncated), or did; the registry frees it then.
@@ -880,15 +890,7 @@ namespace {
   // A forked child never writes into what it inherited (the pool's lock may be held).
   const bool inherited = spans->fork_generation() != core::fork_generation();
   if (data.recording() && !inherited && !spans->closed.load(std::memory_order_relaxed)) {
-    if (data.has(FrameData::kHasTraceState)) {
-      change_extras(
-          data, [&](SpanExtras& extras) { extras.trace_state = frame.trace_state->ToHeader(); });
-    }
-    if (spans->write_record(frame, end_ticks)) {
-      spans->ended.increment();
-    } else {
-      spans->dropped.increment();
-    }
+    write_ended(*spans, frame, end_ticks);
   } else if (data.record.extras != nullptr && !inherited) {
     delete data.record.extras;
   }

@@ -33,6 +33,12 @@ struct SpanTotals {
   std::uint64_t started = 0;  // recording spans started
   std::uint64_t ended = 0;    // recording spans ended and written to a ring
   std::uint64_t dropped = 0;  // recording spans lost: ring full, frame stack too deep
+  SpanTotals& operator+=(const SpanTotals& other) noexcept {
+    started += other.started;
+    ended += other.ended;
+    dropped += other.dropped;
+    return *this;
+  }
 };
 
 class ThreadSpans {
@@ -103,7 +109,8 @@ class ThreadSpans {
   }
 
   // Any thread: copies of the spans open right now (recording ones only), with their inline
-  // name and attributes; `with_extras` only from the owner thread (events, links, status text).
+  // name and attributes; `with_extras` only from the owner thread (events, links, status text,
+  // trace state).
   struct OpenSpan {
     FrameData data;
     SpanExtras extras;
@@ -155,8 +162,7 @@ class SpanRegistry {
 
   // A new ThreadSpans for the calling thread, registered; nullptr once closed.
   std::shared_ptr<ThreadSpans> add_thread();
-  std::vector<std::shared_ptr<ThreadSpans>> threads() const;
-  // The same into `out` (its storage reused: an idle export pass allocates nothing).
+  // The threads, into `out` (its storage reused: an idle export pass allocates nothing).
   void copy_threads(std::vector<std::shared_ptr<ThreadSpans>>& out) const;
   // Forgets an exited thread, keeping its counts.
   void remove(const std::shared_ptr<ThreadSpans>& thread);

@@ -675,6 +675,22 @@ TEST_F(NativeSpans, ShutdownExportsSpansStillOpenHereAndOnOtherThreadsOnceAsTrun
   handle_.reset();
 }
 
+TEST_F(NativeSpans, ASpanOpenAtShutdownKeepsItsTraceState) {
+  start();
+  Carrier carrier{{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                  {"tracestate", "vendor=value"}};
+  std::vector<SpanDataPtr> spans;
+  {
+    ContextScope remote(extract_context(carrier, otel::context::Context{}));
+    LENS_SPAN(lens::SpanSite("open-with-state", "step"));
+    spans = after_shutdown();
+  }
+  ASSERT_EQ(spans.size(), 1U);
+  EXPECT_TRUE(attr<bool>(*spans[0], "nemo.span.truncated"));
+  EXPECT_EQ(spans[0]->GetSpanContext().trace_state()->ToHeader(), "vendor=value");
+  handle_.reset();
+}
+
 TEST_F(NativeSpans, NewTraceRootsTakeTheGivenTraceIdAndLink) {
   start();
   NewTrace root;
