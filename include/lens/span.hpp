@@ -131,7 +131,7 @@ class ManagedSpan {
       : state_(group.enabled(), name, attributes, root) {}
   // For LENS_SPAN: the gate was already read.
   explicit ManagedSpan(const detail::SpanStart& start) noexcept
-      : state_(start.enabled, start.name, start.attributes, true) {}
+      : state_(start.enabled, start.name, start.attributes, true, start.static_name) {}
   ManagedSpan(const ManagedSpan&) = delete;
   ManagedSpan& operator=(const ManagedSpan&) = delete;
 
@@ -365,7 +365,8 @@ auto wrap_with_context(F&& f) {
 // pass (a function-local static holds it with its group's handle); each pass then costs one
 // relaxed load and a branch when the group is off, and the attribute expressions are evaluated
 // only when it is on. An ad-hoc site: LENS_SPAN(lens::SpanSite("name", "group"), ...); a name
-// that changes from pass to pass wants lens::ManagedSpan instead.
+// that changes from pass to pass wants lens::ManagedSpan instead. The site's name must have
+// static storage (a literal, __func__, a constexpr catalogue): its spans carry its address.
 #define LENS_SPAN(site, ...) \
   LENS_SPAN_NAMED(LENS_DETAIL_CONCAT(lens_span_, __COUNTER__), site __VA_OPT__(, ) __VA_ARGS__)
 
@@ -373,11 +374,11 @@ auto wrap_with_context(F&& f) {
 #define LENS_SPAN_NAMED(var, site, ...) \
   LENS_DETAIL_SPAN(var, LENS_DETAIL_CONCAT(var, _lens_site), site __VA_OPT__(, ) __VA_ARGS__)
 
-#define LENS_DETAIL_SPAN(var, gate, site_expr, ...)                                            \
-  static const ::lens::detail::SiteGate gate{site_expr};                                       \
-  ::lens::ManagedSpan var(gate.handle.enabled()                                                \
-                              ? ::lens::detail::SpanStart{true, gate.site.name, {__VA_ARGS__}} \
-                              : ::lens::detail::SpanStart{})
+#define LENS_DETAIL_SPAN(var, gate, site_expr, ...)                                                \
+  static const ::lens::detail::SiteGate gate{site_expr};                                           \
+  ::lens::ManagedSpan var(                                                                         \
+      gate.handle.enabled() ? ::lens::detail::SpanStart{true, gate.site.name, {__VA_ARGS__}, true} \
+                            : ::lens::detail::SpanStart{})
 
 // LENS_SPAN_CM(name, {"key", value}, ...): an ungated ScopedSpan for the rest of the scope.
 #define LENS_SPAN_CM(name, ...)                                      \

@@ -332,13 +332,10 @@ class SpanSignal::State {
     }
     const char* payload = reinterpret_cast<const char*>(bytes + sizeof(header));
     end_ticks = header.end_ticks;
-    return convert({&header.id,
-                    header.has_name_override && extras != nullptr
-                        ? std::string_view(extras->name)
-                        : std::string_view(payload, header.name_size),
-                    payload + header.name_size,
-                    static_cast<std::size_t>(header.payload_size - header.name_size), header.status,
-                    header.start_ticks, header.end_ticks, extras.get(), false});
+    const std::size_t name = name_bytes(header);
+    return convert({&header.id, record_name(header, payload, extras.get()), payload + name,
+                    header.payload_size - name, header.status, header.start_ticks, header.end_ticks,
+                    extras.get(), false});
   }
 
   // Open spans first, then the registry closes: a span that ends in between is written to its
@@ -364,13 +361,10 @@ class SpanSignal::State {
     for (const ThreadSpans::OpenSpan& span : open_at_shutdown_) {
       if (ended.count(span.data.record.id.span_id) != 0) continue;
       const FrameData& d = span.data;
+      const std::size_t name = name_bytes(d.record);
       RecordablePtr converted =
-          convert({&d.record.id,
-                   d.record.has_name_override ? std::string_view(span.extras.name)
-                                              : std::string_view(d.payload, d.record.name_size),
-                   d.payload + d.record.name_size,
-                   static_cast<std::size_t>(d.record.payload_size - d.record.name_size),
-                   d.record.status, d.record.start_ticks,
+          convert({&d.record.id, record_name(d.record, d.payload, &span.extras), d.payload + name,
+                   d.record.payload_size - name, d.record.status, d.record.start_ticks,
                    std::max(shutdown_ticks_, d.record.start_ticks), &span.extras, true});
       if (converted == nullptr) continue;
       try {

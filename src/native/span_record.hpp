@@ -1,9 +1,10 @@
 // The data of one native span: the open-span Frame the recording thread fills in place, the
 // fixed-layout record it copies into its ring when the span ends, and the rare parts kept on the
 // heap (SpanExtras: events, links, status text, attributes that did not fit). Names and
-// attributes are stored inline as bytes (see attribute_codec.hpp), so a typical span allocates
-// nothing. Thread-safety: a Frame is written only by its owner thread; other threads read it only
-// through Frame::seq (a sequence lock, for the snapshot of still-open spans at shutdown).
+// attributes are stored inline as bytes (see attribute_codec.hpp), a site's name (static storage)
+// as its address, so a typical span allocates nothing. Thread-safety: a Frame is written only by
+// its owner thread; other threads read it only through Frame::seq (a sequence lock, for the
+// snapshot of still-open spans at shutdown).
 #pragma once
 
 #include <opentelemetry/nostd/shared_ptr.h>
@@ -15,7 +16,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opentelemetry::trace {
@@ -36,7 +39,7 @@ struct SpanExtras {
   struct Event {
     std::string name;
     std::uint64_t ticks = 0;
-    std::string attributes;    // attribute_codec encoding
+    std::string attributes;  // attribute_codec encoding
   };
   std::string attributes;  // attributes that did not fit in the frame's payload
   std::vector<Event> events;
@@ -72,6 +75,9 @@ struct RecordHeader {
   std::uint16_t attribute_count = 0;
   StatusCode status = StatusCode::kUnset;
   bool has_name_override = false;
+  // The payload starts with the address of the name's characters (static storage), not with
+  // the characters; name_size is still their count.
+  bool static_name = false;
   bool truncated = false;  // ended by shutdown (nemo.span.truncated)
   Identity id;
   std::uint64_t start_ticks = 0;
@@ -114,6 +120,24 @@ struct Frame {
 
 inline constexpr std::size_t record_size(std::size_t payload) noexcept {
   return (sizeof(RecordHeader) + payload + 7) & ~std::size_t{7};
+}
+
+// The payload bytes the name takes (the attributes follow): its characters or its address.
+inline std::size_t name_bytes(const RecordHeader& header) noexcept {
+  return header.static_name ? sizeof(const char*) : header.name_size;
+}
+
+// The name of a record or frame whose payload starts at `payload`: the override in `extras`
+// when there is one, else the payload's name.
+inline std::string_view record_name(const RecordHeader& header, const char* payload,
+                                    const SpanExtras* extras) noexcept {
+  if (header.has_name_override && extras != nullptr) return extras->name;
+  if (header.static_name) {
+    const char* address = nullptr;
+    std::memcpy(&address, payload, sizeof(address));
+    return {address, header.name_size};
+  }
+  return {payload, header.name_size};
 }
 
 }  // namespace lens::native

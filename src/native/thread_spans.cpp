@@ -352,7 +352,7 @@ Parent parent_from_context(
 // not pushed).
 [[gnu::always_inline]] inline Started start(ThreadSpans& spans, std::string_view name,
                                             AttributeList attributes, bool record_exception_events,
-                                            const Parent& parent,
+                                            bool static_name, const Parent& parent,
                                             const std::array<std::uint8_t, 16>* root_trace_id,
                                             const otel::trace::SpanContext* link,
                                             Frame* detached = nullptr) noexcept {
@@ -392,17 +392,25 @@ Parent parent_from_context(
     data.context_depth = t_fast.context_depth;
     record.status = StatusCode::kUnset;
     record.has_name_override = false;
+    record.static_name = false;
     record.extras = nullptr;  // (record.truncated is never set in a frame)
     std::size_t used = 0;
     std::uint16_t count = 0;
     if (recording) [[likely]] {
-      if (name.size() <= kPayloadBytes) [[likely]] {
+      const bool by_address = static_name && name.size() <= UINT16_MAX;
+      if (by_address) {
+        // A site's name: its address, not its characters (see RecordHeader::static_name).
+        const char* address = name.data();
+        std::memcpy(data.payload, &address, sizeof(address));
+        used = sizeof(address);
+        record.static_name = true;
+      } else if (name.size() <= kPayloadBytes) [[likely]] {
         codec::copy_short(data.payload, name.data(), name.size());
         used = name.size();
       } else {
         set_name_override(data, name);
       }
-      record.name_size = static_cast<std::uint16_t>(used);
+      record.name_size = static_cast<std::uint16_t>(by_address ? name.size() : used);
       for (const auto& [key, value] : attributes) put_attribute(data, used, count, key, value);
       if (link != nullptr) add_link_to(data, *link);
     } else {
@@ -784,22 +792,39 @@ bool write_ended(ThreadSpans& spans, Frame& frame, std::uint64_t end_ticks) noex
 
 }  // namespace
 
-void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
-                detail::NativeSpanRef& out) noexcept {
+namespace {
+
+// begin_span and begin_site_span: a child of the calling thread's current context.
+[[gnu::always_inline]] inline void begin_child(std::string_view name, AttributeList attributes,
+                                               bool record_exception_events, bool static_name,
+                                               detail::NativeSpanRef& out) noexcept {
   ThreadSpans* spans = current_thread();
   if (spans == nullptr) {
     out = {};
     return;
   }
   const Parent parent = resolve_parent(*spans);
-  out = start(*spans, name, attributes, record_exception_events, parent, nullptr, nullptr);
+  out = start(*spans, name, attributes, record_exception_events, static_name, parent, nullptr,
+              nullptr);
+}
+
+}  // namespace
+
+void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
+                detail::NativeSpanRef& out) noexcept {
+  begin_child(name, attributes, record_exception_events, false, out);
+}
+
+void begin_site_span(std::string_view name, AttributeList attributes,
+                     detail::NativeSpanRef& out) noexcept {
+  begin_child(name, attributes, true, true, out);
 }
 
 Started begin_root_span(std::string_view name, AttributeList attributes,
                         const NewTrace& root) noexcept {
   ThreadSpans* spans = current_thread();
   if (spans == nullptr) return {};
-  return start(*spans, name, attributes, true, Parent{}, given_trace_id(root), &root.link);
+  return start(*spans, name, attributes, true, false, Parent{}, given_trace_id(root), &root.link);
 }
 
 DetachedSpan* begin_detached_span(std::string_view name, AttributeList attributes,
@@ -823,10 +848,11 @@ DetachedSpan* begin_detached_span(std::string_view name, AttributeList attribute
   }
   std::lock_guard<std::mutex> lock(span->mutex);
   if (root != nullptr) {
-    start(*spans, name, attributes, true, Parent{}, given_trace_id(*root), &root->link,
+    start(*spans, name, attributes, true, false, Parent{}, given_trace_id(*root), &root->link,
           &span->frame);
   } else {
-    start(*spans, name, attributes, true, resolve_parent(*spans), nullptr, link, &span->frame);
+    start(*spans, name, attributes, true, false, resolve_parent(*spans), nullptr, link,
+          &span->frame);
   }
   return span;
 }

@@ -34,6 +34,7 @@ struct SpanStart {
   bool enabled = false;
   std::string_view name;
   AttributeList attributes;
+  bool static_name = false;  // `name` has static storage (a site's): spans carry its address
 };
 
 // A LENS_SPAN site: its descriptor and its group's handle, resolved once per site.
@@ -59,6 +60,10 @@ extern std::atomic<std::uint64_t> g_active_generation;
 // A span on the calling thread as a child of its current context, into `out`.
 void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
                 detail::NativeSpanRef& out) noexcept;
+// The same for a LENS_SPAN site (exception events recorded): the name's characters have static
+// storage, and the span's record keeps their address instead of a copy.
+void begin_site_span(std::string_view name, AttributeList attributes,
+                     detail::NativeSpanRef& out) noexcept;
 void end_span(ThreadSpans* thread, Frame* frame) noexcept;
 }  // namespace native
 
@@ -80,11 +85,15 @@ class SpanState {
   // `enabled` false: nothing is started (ManagedSpan's group was off); started() is false and
   // nothing else may be called.
   SpanState(bool enabled, std::string_view name, AttributeList attributes,
-            bool record_exception_events) noexcept {
+            bool record_exception_events, bool static_name = false) noexcept {
     if (!enabled) return;
     if (native::g_active_generation.load(std::memory_order_acquire) != 0) [[likely]] {
       mode_ = Mode::kNative;
-      native::begin_span(name, attributes, record_exception_events, native_span_);
+      if (static_name) {
+        native::begin_site_span(name, attributes, native_span_);
+      } else {
+        native::begin_span(name, attributes, record_exception_events, native_span_);
+      }
       return;
     }
     mode_ = Mode::kUnrecorded;
