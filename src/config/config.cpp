@@ -2,6 +2,7 @@
 // compatibility aliases with their conflict rule, and the CLI overlay.
 #include "lens/config.hpp"
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -172,7 +173,7 @@ std::string_view to_string(ExporterKind kind) noexcept {
 }
 
 std::optional<ExporterKind> exporter_kind(std::string_view name) noexcept {
-  for (int i = 0; i < 4; ++i) {
+  for (std::size_t i = 0; i < std::size(kExporterNames); ++i) {
     if (name == kExporterNames[i]) return static_cast<ExporterKind>(i);
   }
   return std::nullopt;
