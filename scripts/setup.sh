@@ -67,6 +67,8 @@ PACKAGES=(
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
   libopenmpi-dev openmpi-bin
   libtorch-dev libgloo-dev python3-torch
+  pybind11-dev python3-pytest
+  prometheus-cpp-dev prometheus libsimdjson-dev
   openssl chromium fonts-dejavu-core
 )
 BACKPORTS_PACKAGES=(opentelemetry-cpp-dev libopentelemetry-proto-dev)
