@@ -164,6 +164,10 @@ std::string requests_text(const SinkStats& sink, const ReceiverStats& receiver) 
   if (sink.dropped_requests != 0) {
     text += ", " + std::to_string(sink.dropped_items) + " items dropped";
   }
+  if (sink.retry_requests != 0) {
+    // Answered 503 / UNAVAILABLE: lost unless the client sent them again.
+    text += ", " + std::to_string(sink.retry_items) + " items refused for a retry (write failed)";
+  }
   return text;
 }
 

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <thread>
 
+#include "http_connection_threads.hpp"
 #include "lens/otlp_json.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
@@ -35,6 +36,10 @@ using google::protobuf::Message;
 
 // Largest request body accepted, after decompression (gRPC and HTTP alike).
 constexpr std::size_t kMaxRequestBytes = 64u << 20;
+// HTTP connections served at once, each on its own thread; more wait for a free thread.
+constexpr std::size_t kMaxHttpConnections = 1024;
+// Connections the kernel queues for the accept loop (capped by net.core.somaxconn).
+constexpr int kHttpListenBacklog = 1024;
 // How long requests in flight may take to finish once a stop is asked for.
 constexpr auto kShutdownGrace = std::chrono::seconds(5);
 
@@ -42,6 +47,7 @@ constexpr auto kShutdownGrace = std::chrono::seconds(5);
 constexpr int kCodeInvalidArgument = 3;
 constexpr int kCodeNotFound = 5;
 constexpr int kCodeResourceExhausted = 8;
+constexpr int kCodeUnavailable = 14;
 constexpr int kCodeUnauthenticated = 16;
 
 enum class BodyFormat { kProtobuf, kJson };
@@ -221,6 +227,14 @@ std::string media_type(const std::string& header) {
   return type;
 }
 
+// The Content-Encoding values cpp-httplib decodes (it treats any other value as no encoding,
+// which would hand compressed bytes to the decoder as if they were the body).
+bool known_content_encoding(const std::string& encoding) {
+  return encoding.empty() || encoding == "identity" || encoding == "gzip" || encoding == "deflate";
+}
+
+const char* const kAcceptedEncodings = "gzip, deflate, identity, or none";
+
 std::string tls_unusable() {
   return "cannot use the TLS certificate and key (--tls-cert, --tls-key): OpenSSL could not load "
          "them, or the key is not the certificate's";
@@ -315,8 +329,14 @@ struct OtlpReceiver::Impl {
       ++malformed;
       return {grpc::StatusCode::INVALID_ARGUMENT, problem};
     }
-    const std::string bytes =
-        new_response(signal, sink.append(signal, *request))->SerializeAsString();
+    const OtlpSink::Outcome outcome = sink.append(signal, *request);
+    if (outcome.retryable) {
+      // OTLP/gRPC clients retry UNAVAILABLE; the pushback says after how long.
+      context.AddTrailingMetadata("grpc-retry-pushback-ms",
+                                  std::to_string(OtlpSink::kRetryAfterSeconds * 1000));
+      return {grpc::StatusCode::UNAVAILABLE, outcome.error_message};
+    }
+    const std::string bytes = new_response(signal, outcome)->SerializeAsString();
     grpc::Slice slice(bytes);
     out = grpc::ByteBuffer(&slice, 1);
     return grpc::Status::OK;
@@ -367,6 +387,14 @@ struct OtlpReceiver::Impl {
                       "Content-Encoding)");
       return;
     }
+    if (const std::string encoding = req.get_header_value("Content-Encoding");
+        !known_content_encoding(encoding)) {
+      ++malformed;
+      set_status_body(res, 415, format, kCodeInvalidArgument,
+                      "unsupported Content-Encoding '" + encoding + "'; accepted: " +
+                          kAcceptedEncodings);
+      return;
+    }
     if (type != "application/x-protobuf" && type != "application/json") {
       ++malformed;
       set_status_body(res, 415, BodyFormat::kJson, kCodeInvalidArgument,
@@ -381,7 +409,14 @@ struct OtlpReceiver::Impl {
       set_status_body(res, 400, format, kCodeInvalidArgument, problem);
       return;
     }
-    const auto response = new_response(signal, sink.append(signal, *request));
+    const OtlpSink::Outcome outcome = sink.append(signal, *request);
+    if (outcome.retryable) {
+      // OTLP/HTTP clients retry 503 after Retry-After; nothing of the request was kept.
+      res.set_header("Retry-After", std::to_string(OtlpSink::kRetryAfterSeconds));
+      set_status_body(res, 503, format, kCodeUnavailable, outcome.error_message);
+      return;
+    }
+    const auto response = new_response(signal, outcome);
     res.status = 200;
     if (format == BodyFormat::kProtobuf) {
       res.set_content(response->SerializeAsString(), "application/x-protobuf");
@@ -473,11 +508,16 @@ Status start_http(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
   httplib::Server& server = *impl.http_server;
   // Only SO_REUSEADDR: cpp-httplib's default adds SO_REUSEPORT, which would let a second
   // collector bind the same port and take half of the requests.
-  server.set_socket_options([](socket_t sock) {
+  auto listening = std::make_shared<socket_t>(INVALID_SOCKET);
+  server.set_socket_options([listening](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    *listening = sock;
   });
   server.set_payload_max_length(kMaxRequestBytes);
+  // A thread per connection instead of cpp-httplib's 8 workers: slow, idle or keep-alive
+  // clients then hold only their own thread (see http_connection_threads.hpp).
+  server.new_task_queue = [] { return new HttpConnectionThreads(kMaxHttpConnections); };
   // cpp-httplib waits out a connection's keep-alive timeout before a stop completes (the wait
   // does not look at the stop): an exporter that stays connected between exports would hold
   // every stop for the default 5 s. Idle connections close after 1 s instead; exporters simply
@@ -509,7 +549,7 @@ Status start_http(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
           message = "request body over " + std::to_string(kMaxRequestBytes) + " bytes";
         } else if (res.status == 415) {
           message = "unsupported Content-Encoding '" + req.get_header_value("Content-Encoding") +
-                    "'; accepted: gzip, or none";
+                    "'; accepted: " + kAcceptedEncodings;
         } else {
           message = "bad HTTP request (status " + std::to_string(res.status) + ")";
         }
@@ -526,6 +566,10 @@ Status start_http(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
     return Error("cannot listen for OTLP/HTTP on " + endpoint.to_string() +
                  " (--http): the address is in use or not on this machine");
   }
+  // cpp-httplib listens with a backlog of 5: a burst of connections (200 clients at once, or
+  // many ranks starting together) overflowed it, and the kernel dropped the SYNs past it, each a
+  // retry one, three, seven seconds later, healthy clients included. listen() again raises it.
+  if (*listening != INVALID_SOCKET) ::listen(*listening, kHttpListenBacklog);
   impl.http_bound = Endpoint{endpoint.host, port};
   impl.http_thread = std::thread([&server] { server.listen_after_bind(); });
   // stop() only takes effect once the accept loop runs; wait for it so that an early stop

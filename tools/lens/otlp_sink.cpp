@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "lens/otlp_json.hpp"
+#include "torn_tail.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
@@ -119,17 +120,39 @@ Result<std::unique_ptr<OtlpSink>> OtlpSink::open(const std::string& dir, std::ui
   }
   std::unique_ptr<OtlpSink> sink(new OtlpSink(dir, max_bytes));
   for (Signal signal : {Signal::kTraces, Signal::kMetrics, Signal::kLogs}) {
-    const std::string path = dir + "/" + signal_name(signal) + ".jsonl";
-    File& file = sink->files_[static_cast<std::size_t>(signal)];
-    file.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    struct stat st {};
-    if (file.fd < 0 || ::fstat(file.fd, &st) != 0) {
-      return Error("cannot open '" + path + "' for appending: " + system_error(errno));
+    const std::string path = sink->path_of(signal);
+    auto torn = repair_torn_tail(path);
+    if (!torn) return Error(torn.error().message());
+    if (torn->bytes != 0) {
+      std::cerr << "lens collect: " << path << " ended in a torn line (" << torn->bytes
+                << " bytes, cut short by a crash); moved it to " << torn->quarantine << "\n";
     }
-    file.size = static_cast<std::uint64_t>(st.st_size);
-    sink->stats_.bytes += file.size;
+    if (int error = sink->open_file(signal); error != 0) {
+      return Error("cannot open '" + path + "' for appending: " + system_error(error));
+    }
+    sink->stats_.bytes += sink->files_[static_cast<std::size_t>(signal)].size;
   }
   return sink;
+}
+
+std::string OtlpSink::path_of(Signal signal) const {
+  return dir_ + "/" + signal_name(signal) + ".jsonl";
+}
+
+int OtlpSink::open_file(Signal signal) {
+  File& file = files_[static_cast<std::size_t>(signal)];
+  if (file.fd >= 0) ::close(file.fd);
+  file = File{};
+  file.fd = ::open(path_of(signal).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  struct stat st {};
+  if (file.fd < 0 || ::fstat(file.fd, &st) != 0) {
+    const int error = errno;
+    if (file.fd >= 0) ::close(file.fd);
+    file.fd = -1;
+    return error;
+  }
+  file.size = static_cast<std::uint64_t>(st.st_size);
+  return 0;
 }
 
 OtlpSink::~OtlpSink() {
@@ -177,6 +200,19 @@ OtlpSink::Outcome OtlpSink::append(Signal signal, const google::protobuf::Messag
   }
 
   File& file = files_[static_cast<std::size_t>(signal)];
+  if (file.fd < 0) {
+    // The last write failed: open the path again, which may be on a disk with space now, after
+    // cutting off what a failed write may have left.
+    if (auto torn = repair_torn_tail(path_of(signal)); torn && torn->bytes != 0) {
+      std::cerr << "lens collect: moved a partly written line of " << path_of(signal) << " to "
+                << torn->quarantine << "\n";
+    }
+    if (const int error = open_file(signal); error != 0) {
+      return retry_later(signal, items, error);
+    }
+    stats_.bytes = 0;
+    for (const File& f : files_) stats_.bytes += f.size;
+  }
   std::size_t done = 0;
   int error = 0;
   while (done < line.size()) {
@@ -189,18 +225,15 @@ OtlpSink::Outcome OtlpSink::append(Signal signal, const google::protobuf::Messag
     done += static_cast<std::size_t>(n);
   }
   if (done != line.size()) {
-    // Cut a partial line off so that every line of the file stays a whole request.
+    // Cut a partial line off so that every line of the file stays a whole request; what cannot
+    // be cut is counted as written so that the cap stays exact.
     if (done != 0 && ::ftruncate(file.fd, static_cast<off_t>(file.size)) != 0) {
       file.size += done;
       stats_.bytes += done;
     }
-    const std::string message = std::string("cannot write ") + signal_name(signal) + ".jsonl in '" +
-                                dir_ + "': " + system_error(error);
-    if (!write_error_reported_) {
-      write_error_reported_ = true;
-      std::cerr << "\nlens collect: " << message << "; dropping what cannot be written\n";
-    }
-    return drop("lens collect: " + message);
+    ::close(file.fd);
+    file.fd = -1;
+    return retry_later(signal, items, error);
   }
   file.size += line.size();
   stats_.bytes += line.size();
@@ -209,6 +242,19 @@ OtlpSink::Outcome OtlpSink::append(Signal signal, const google::protobuf::Messag
     (signal == Signal::kTraces ? rc.spans : signal == Signal::kMetrics ? rc.points : rc.logs) += n;
   }
   return {};
+}
+
+OtlpSink::Outcome OtlpSink::retry_later(Signal signal, std::uint64_t items, int error) {
+  ++stats_.retry_requests;
+  stats_.retry_items += items;
+  const std::string message = std::string("cannot write ") + signal_name(signal) + ".jsonl in '" +
+                              dir_ + "': " + system_error(error);
+  if (!write_error_reported_) {
+    write_error_reported_ = true;
+    std::cerr << "\nlens collect: " << message << "; asking clients to resend later\n";
+  }
+  return Outcome{static_cast<std::int64_t>(items), "lens collect: " + message + "; retry later",
+                 true};
 }
 
 SinkStats OtlpSink::stats() const {

@@ -36,6 +36,8 @@ struct SinkStats {
   std::uint64_t requests = 0;               // requests answered (with or without partial_success)
   std::uint64_t dropped_requests = 0;       // requests whose items were not written
   std::uint64_t dropped_items = 0;          // their spans, points and log records
+  std::uint64_t retry_requests = 0;         // refused for a retry: the file could not be written
+  std::uint64_t retry_items = 0;            // their items (lost unless the client resends them)
   std::uint64_t bytes = 0;                  // size of the three files together
   std::map<std::string, RankCounts> ranks;  // items written, by rank
 };
@@ -43,7 +45,9 @@ struct SinkStats {
 class OtlpSink {
  public:
   // Creates `dir` if needed and opens the three files for appending. `max_bytes` caps the
-  // three files' total size (what they held before included); 0 means no cap.
+  // three files' total size (what they held before included); 0 means no cap. A file whose last
+  // line was torn (a crash in the middle of a write) is repaired first: the fragment after its
+  // last newline moves to <file>.torn (appended), and stderr says so.
   static Result<std::unique_ptr<OtlpSink>> open(const std::string& dir, std::uint64_t max_bytes);
 
   OtlpSink(const OtlpSink&) = delete;
@@ -54,10 +58,19 @@ class OtlpSink {
   struct Outcome {
     std::int64_t rejected = 0;
     std::string error_message;
+    // The file could not be written (disk full, I/O error): nothing was kept, and the client is
+    // to send the request again later (HTTP 503 / gRPC UNAVAILABLE), not to drop it.
+    bool retryable = false;
   };
 
-  // Writes the request as one line with one write(2), so concurrent requests never interleave
-  // and nothing waits in a user-space buffer. A request is written whole or dropped whole.
+  // Seconds a client is asked to wait before resending after a retryable outcome.
+  static constexpr int kRetryAfterSeconds = 1;
+
+  // Writes the request as one line with one write(2) on an O_APPEND descriptor, so concurrent
+  // requests never interleave and nothing waits in a user-space buffer; the call returns (and the
+  // client is answered) only once the whole line is in the file. A request is written whole or
+  // not at all. After a failed write the file is opened again for the next request, so that a
+  // path pointed elsewhere (space freed on another disk) is picked up.
   Outcome append(Signal signal, const google::protobuf::Message& request);
 
   SinkStats stats() const;
@@ -69,6 +82,12 @@ class OtlpSink {
     std::uint64_t size = 0;
   };
 
+  std::string path_of(Signal signal) const;
+  // (Re)opens the file of `signal` for appending and reads its size; returns errno or 0.
+  int open_file(Signal signal);
+  // Counts a request refused for a retry and says why (once on stderr).
+  Outcome retry_later(Signal signal, std::uint64_t items, int error);
+
   OtlpSink(std::string dir, std::uint64_t max_bytes)
       : dir_(std::move(dir)), max_bytes_(max_bytes) {}
 
@@ -77,7 +96,7 @@ class OtlpSink {
   mutable std::mutex mutex_;  // guards everything below; held across a write to keep the cap exact
   std::array<File, 3> files_;
   SinkStats stats_;
-  bool write_error_reported_ = false;
+  bool write_error_reported_ = false;  // stderr says it once
 };
 
 }  // namespace lens::cli
