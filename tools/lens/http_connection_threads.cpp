@@ -1,6 +1,7 @@
 // One thread per HTTP connection, up to a cap (see http_connection_threads.hpp).
 #include "http_connection_threads.hpp"
 
+#include <system_error>
 #include <utility>
 
 namespace lens::cli {
@@ -12,18 +13,29 @@ HttpConnectionThreads::HttpConnectionThreads(std::size_t max_threads,
 HttpConnectionThreads::~HttpConnectionThreads() { shutdown(); }
 
 void HttpConnectionThreads::enqueue(std::function<void()> task) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   join_finished_locked();
   tasks_.push_back(std::move(task));
   const std::size_t idle = threads_.size() - busy_;
   if (tasks_.size() > idle && threads_.size() < max_threads_ && !shutting_down_) {
-    std::thread thread([this] { work(); });
-    const std::thread::id id = thread.get_id();
-    threads_.emplace(id, std::move(thread));
-    peak_ = std::max(peak_, threads_.size());
-  } else {
-    wake_.notify_one();
+    try {
+      std::thread thread([this] { work(); });
+      const std::thread::id id = thread.get_id();
+      threads_.emplace(id, std::move(thread));
+      return;
+    } catch (const std::system_error&) {
+      // No thread to be had (a process or memory limit): the connection waits for a thread
+      // that frees up, or, with none at all, is served here, on the accept loop.
+      if (threads_.empty()) {
+        std::function<void()> inline_task = std::move(tasks_.back());
+        tasks_.pop_back();
+        lock.unlock();
+        inline_task();
+        return;
+      }
+    }
   }
+  wake_.notify_one();
 }
 
 void HttpConnectionThreads::work() {
@@ -66,16 +78,6 @@ void HttpConnectionThreads::shutdown() {
   }
   wake_.notify_all();
   for (auto& [id, thread] : threads) thread.join();
-}
-
-std::size_t HttpConnectionThreads::threads() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return threads_.size() - finished_.size();
-}
-
-std::size_t HttpConnectionThreads::peak_threads() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return peak_;
 }
 
 }  // namespace lens::cli

@@ -33,23 +33,18 @@ class HttpConnectionThreads final : public httplib::TaskQueue {
   // Runs what is queued, then joins every thread. Idempotent.
   void shutdown() override;
 
-  // For tests and the docs' figures: threads alive now, and the most there ever were.
-  std::size_t threads() const;
-  std::size_t peak_threads() const;
-
  private:
   void work();
   void join_finished_locked();
 
   const std::size_t max_threads_;
   const std::chrono::milliseconds idle_linger_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> tasks_;
   std::map<std::thread::id, std::thread> threads_;
   std::vector<std::thread::id> finished_;  // exited threads, to be joined
   std::size_t busy_ = 0;
-  std::size_t peak_ = 0;
   bool shutting_down_ = false;
 };
 
