@@ -35,6 +35,8 @@ constexpr const char* kCollectUsage =
     "usage: lens collect [--grpc HOST:PORT|off] [--http HOST:PORT|off] [--out DIR]\n"
     "                    [--max-bytes N] [--token T | --token-file PATH]\n"
     "                    [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
+    "                    [--max-request-items N] [--max-request-memory N]\n"
+    "                    [--grpc-max-streams N]\n"
     "\n"
     "Receives OTLP over gRPC and HTTP (protobuf or JSON, gzip or not) and appends each\n"
     "request as one OTLP JSON line to traces.jsonl, metrics.jsonl or logs.jsonl under DIR.\n"
@@ -54,6 +56,13 @@ constexpr const char* kCollectUsage =
     "  --tls-cert FILE   serve both protocols over TLS with this PEM certificate (chain)\n"
     "  --tls-key FILE    the PEM private key of --tls-cert\n"
     "  --tls-client-ca FILE  require client certificates signed by this PEM CA (mTLS)\n"
+    "  --max-request-items N   items (resources, scopes, spans, logs, metrics, points,\n"
+    "                    attributes, ...) one request may hold; more: RESOURCE_EXHAUSTED /\n"
+    "                    HTTP 413 (default 1000000)\n"
+    "  --max-request-memory N  estimated memory one decoded request may take (suffix K, M\n"
+    "                    or G; default 128M); more: RESOURCE_EXHAUSTED / HTTP 413\n"
+    "  --grpc-max-streams N    gRPC streams one connection may have open at once; a\n"
+    "                    client queues the others (default 100)\n"
     "  --help            show this help\n"
     "\n"
     "Without --token or --token-file, the token is taken from the environment variable\n"
@@ -131,6 +140,48 @@ std::optional<std::string> read_pem(const std::string& flag, const std::string& 
   return pem;
 }
 
+// A positive count up to `max` ("" when `text` is not one).
+std::optional<std::uint64_t> parse_count(const std::string& text, std::uint64_t max) {
+  if (text.empty() || text.size() > 19 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  const std::uint64_t value = std::stoull(text);
+  if (value == 0 || value > max) return std::nullopt;
+  return value;
+}
+
+// --max-request-items, --max-request-memory and --grpc-max-streams; returns
+// the error for the first bad one ("" when all are valid).
+std::string parse_limits(const ParsedOptions& options, ReceiverOptions& receiver) {
+  constexpr std::uint64_t kMaxStreams = 1u << 30;
+  if (auto value = options.get("--max-request-items")) {
+    auto count = parse_count(*value, std::numeric_limits<std::uint64_t>::max());
+    if (!count) {
+      return "invalid value for --max-request-items: '" + *value +
+             "'; accepted: a whole number >= 1 (default 1000000)";
+    }
+    receiver.limits.max_items = *count;
+  }
+  if (auto value = options.get("--grpc-max-streams")) {
+    auto count = parse_count(*value, kMaxStreams);
+    if (!count) {
+      return "invalid value for --grpc-max-streams: '" + *value + "'; accepted: 1 to " +
+             std::to_string(kMaxStreams) + " (default 100)";
+    }
+    receiver.grpc_streams.per_connection = static_cast<int>(*count);
+  }
+  if (auto value = options.get("--max-request-memory")) {
+    auto bytes = parse_bytes(*value);
+    if (!bytes || *bytes < (1u << 20)) {
+      return "invalid value for --max-request-memory: '" + *value +
+             "'; accepted: a byte count >= 1M, optionally with suffix K, M or G (default 128M)";
+    }
+    receiver.limits.max_memory = *bytes;
+  }
+  return {};
+}
+
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
@@ -197,7 +248,8 @@ std::size_t terminal_width() {
 
 int collect_command(const std::vector<std::string>& args) {
   const OptionSpec spec{{"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file",
-                         "--tls-cert", "--tls-key", "--tls-client-ca"},
+                         "--tls-cert", "--tls-key", "--tls-client-ca", "--max-request-items",
+                         "--max-request-memory", "--grpc-max-streams"},
                         {"--help"}};
   auto parsed = parse_command_options(args, spec, "collect", kCollectUsage);
   if (const int* exit_status = std::get_if<int>(&parsed)) return *exit_status;
@@ -234,6 +286,9 @@ int collect_command(const std::vector<std::string>& args) {
                   "'; accepted: a byte count >= 0, optionally with suffix K, M or G (0 = no cap)");
     }
     max_bytes = *bytes;
+  }
+  if (std::string error = parse_limits(options, receiver_options); !error.empty()) {
+    return fail(error);
   }
   if (options.get("--token") && options.get("--token-file")) {
     return fail("--token and --token-file are both given; accepted: one of them");

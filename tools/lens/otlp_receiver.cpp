@@ -4,6 +4,7 @@
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <grpc/byte_buffer.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
@@ -20,11 +21,31 @@
 #include <string_view>
 #include <thread>
 
+#include "bounded_inflate.hpp"
 #include "http_connection_threads.hpp"
 #include "lens/otlp_json.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
+
+// gRPC's hook for reading a ByteBuffer's C buffer (a friend of ByteBuffer that gRPC declares for
+// its tests and no library defines): with per-message decompression off, the C buffer says which
+// algorithm a received message is still compressed with (per message: the frame's flag).
+namespace grpc::internal {
+class GrpcByteBufferPeer {
+ public:
+  explicit GrpcByteBufferPeer(const ByteBuffer& buffer)
+      : buffer_(const_cast<ByteBuffer&>(buffer)) {}
+  grpc_compression_algorithm compression() {
+    const grpc_byte_buffer* c_buffer = buffer_.c_buffer();
+    return c_buffer != nullptr && c_buffer->type == GRPC_BB_RAW ? c_buffer->data.raw.compression
+                                                                : GRPC_COMPRESS_NONE;
+  }
+
+ private:
+  ByteBuffer& buffer_;
+};
+}  // namespace grpc::internal
 
 namespace lens::cli {
 namespace {
@@ -149,18 +170,34 @@ std::string check_ids(Signal signal, const Message& request) {
   return {};
 }
 
-// Decodes and checks a request body; on failure returns the message for the client.
-std::string decode_request(Signal signal, BodyFormat format, std::string_view body,
-                           Message& request) {
+// Why a body was not decoded: malformed (INVALID_ARGUMENT / 400) or over a --max-request-*
+// limit (RESOURCE_EXHAUSTED / 413); no problem when `message` is empty.
+struct DecodeProblem {
+  std::string message;
+  bool over_limit = false;
+};
+
+// Checks a request body against the limits on its encoded bytes (nothing is allocated for a
+// body over them), then decodes and checks it. `release` learns how large the request was.
+DecodeProblem decode_request(Signal signal, BodyFormat format, std::string_view body,
+                             const RequestLimits& limits, ReleaseMemoryAfterLargeRequest& release,
+                             Message& request) {
+  RequestSize size;
+  std::string over = format == BodyFormat::kProtobuf
+                         ? protobuf_over_limits(*request.GetDescriptor(), body, limits, size)
+                         : json_over_limits(body, limits, size);
+  release.note(size.memory);
+  if (!over.empty()) return {std::move(over), true};
   if (format == BodyFormat::kProtobuf) {
     if (!request.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-      return "cannot decode the body as a protobuf " + std::string(request.GetDescriptor()->name());
+      return {"cannot decode the body as a protobuf " +
+              std::string(request.GetDescriptor()->name())};
     }
   } else if (Status status = otlp_json::decode(body, request); !status.ok()) {
-    return "cannot decode the body as an OTLP JSON " +
-           std::string(request.GetDescriptor()->name()) + ": " + status.message();
+    return {"cannot decode the body as an OTLP JSON " +
+            std::string(request.GetDescriptor()->name()) + ": " + status.message()};
   }
-  return check_ids(signal, request);
+  return {check_ids(signal, request)};
 }
 
 // Compares without an early exit so that timing does not reveal how much of a token matched.
@@ -274,6 +311,7 @@ std::optional<Endpoint> parse_endpoint(const std::string& text) {
 struct OtlpReceiver::Impl {
   OtlpSink& sink;
   std::string token;
+  RequestLimits limits;
   std::atomic<std::uint64_t> malformed{0};
   std::atomic<std::uint64_t> unauthenticated{0};
 
@@ -292,7 +330,8 @@ struct OtlpReceiver::Impl {
   std::atomic<int> grpc_in_flight{0};
   std::atomic<bool> grpc_stopping{false};
 
-  Impl(OtlpSink& s, std::string t) : sink(s), token(std::move(t)) {}
+  Impl(OtlpSink& s, std::string t, const RequestLimits& l)
+      : sink(s), token(std::move(t)), limits(l) {}
 
   grpc::Status grpc_export(Signal signal, grpc::CallbackServerContext& context,
                            const grpc::ByteBuffer& in, grpc::ByteBuffer& out) {
@@ -315,19 +354,21 @@ struct OtlpReceiver::Impl {
                 "missing or wrong token; send the metadata 'authorization: Bearer <token>'"};
       }
     }
-    std::vector<grpc::Slice> slices;
+    ReleaseMemoryAfterLargeRequest release;  // first: runs once the buffers below are freed
     std::string body;
-    if (in.Dump(&slices).ok()) {
-      for (const grpc::Slice& slice : slices) {
-        body.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-      }
+    if (grpc::Status read = read_grpc_message(in, body, release); !read.ok()) {
+      ++malformed;
+      return read;
     }
     google::protobuf::Arena arena(request_arena_options());
     Message* request = new_request(signal, arena);
-    if (std::string problem = decode_request(signal, BodyFormat::kProtobuf, body, *request);
-        !problem.empty()) {
+    if (DecodeProblem problem =
+            decode_request(signal, BodyFormat::kProtobuf, body, limits, release, *request);
+        !problem.message.empty()) {
       ++malformed;
-      return {grpc::StatusCode::INVALID_ARGUMENT, problem};
+      return {problem.over_limit ? grpc::StatusCode::RESOURCE_EXHAUSTED
+                                 : grpc::StatusCode::INVALID_ARGUMENT,
+              problem.message};
     }
     const OtlpSink::Outcome outcome = sink.append(signal, *request);
     if (outcome.retryable) {
@@ -342,8 +383,55 @@ struct OtlpReceiver::Impl {
     return grpc::Status::OK;
   }
 
+  // The request message as sent: gRPC hands it over still compressed (per-message decompression
+  // is off, see start_grpc), so that it is inflated here with a cap instead of whole.
+  grpc::Status read_grpc_message(const grpc::ByteBuffer& in, std::string& body,
+                                 ReleaseMemoryAfterLargeRequest& release) {
+    std::vector<grpc::Slice> slices;
+    // No buffer: the stream ended before a whole message arrived (a length prefix longer than
+    // the data that followed).
+    if (!in.Valid() || !in.Dump(&slices).ok()) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "no complete request message: the stream ended before the message did"};
+    }
+    std::vector<std::string_view> chunks;
+    std::size_t compressed_size = 0;
+    for (const grpc::Slice& slice : slices) {
+      chunks.emplace_back(reinterpret_cast<const char*>(slice.begin()), slice.size());
+      compressed_size += slice.size();
+    }
+    release.note(compressed_size);
+    const grpc_compression_algorithm algorithm =
+        grpc::internal::GrpcByteBufferPeer(in).compression();
+    if (algorithm == GRPC_COMPRESS_NONE) {
+      body.reserve(compressed_size);
+      for (std::string_view chunk : chunks) body.append(chunk);
+      return grpc::Status::OK;
+    }
+    if (algorithm != GRPC_COMPRESS_GZIP && algorithm != GRPC_COMPRESS_DEFLATE) {
+      return {grpc::StatusCode::UNIMPLEMENTED,
+              "unsupported grpc-encoding; accepted: gzip, deflate, identity"};
+    }
+    const InflateOutcome outcome = inflate_bounded(
+        chunks, algorithm == GRPC_COMPRESS_GZIP ? Compression::kGzip : Compression::kDeflate,
+        kMaxRequestBytes, body);
+    release.note(body.size());
+    if (outcome == InflateOutcome::kTooLarge) {
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "request message over " + std::to_string(kMaxRequestBytes) +
+                  " bytes after decompression (the largest accepted); not inflated further"};
+    }
+    if (outcome == InflateOutcome::kCorrupt) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              std::string("cannot decompress the request message as ") +
+                  (algorithm == GRPC_COMPRESS_GZIP ? "gzip" : "deflate")};
+    }
+    return grpc::Status::OK;
+  }
+
   void http_export(Signal signal, const httplib::Request& req, httplib::Response& res,
                    const httplib::ContentReader& content_reader) {
+    ReleaseMemoryAfterLargeRequest release;  // first: runs once the buffers below are freed
     // The body is read whole first so that a keep-alive connection stays in step.
     std::string body;
     bool too_large = false;
@@ -404,9 +492,14 @@ struct OtlpReceiver::Impl {
     }
     google::protobuf::Arena arena(request_arena_options());
     Message* request = new_request(signal, arena);
-    if (std::string problem = decode_request(signal, format, body, *request); !problem.empty()) {
+    if (DecodeProblem problem = decode_request(signal, format, body, limits, release, *request);
+        !problem.message.empty()) {
       ++malformed;
-      set_status_body(res, 400, format, kCodeInvalidArgument, problem);
+      if (problem.over_limit) {
+        set_status_body(res, 413, format, kCodeResourceExhausted, problem.message);
+      } else {
+        set_status_body(res, 400, format, kCodeInvalidArgument, problem.message);
+      }
       return;
     }
     const OtlpSink::Outcome outcome = sink.append(signal, *request);
@@ -452,7 +545,7 @@ class GrpcExportService final
 };
 
 Status start_grpc(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
-                  const std::optional<TlsServerFiles>& tls) {
+                  const std::optional<TlsServerFiles>& tls, const GrpcStreamLimits& streams) {
   if (std::getenv("GRPC_VERBOSITY") == nullptr) {
     gpr_set_log_function(quiet_grpc_log);
   }
@@ -476,7 +569,16 @@ Status start_grpc(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
   builder.AddListeningPort(endpoint.to_string(), credentials, &port);
   // A second collector on the same port must fail, not silently share the traffic.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // gRPC inflates a whole message before it compares it with the size limit (a 4 GiB bomb
+  // costs 4 GiB): messages are handed over still compressed and inflated with a cap here. The
+  // limit below then bounds a message as sent.
+  builder.AddChannelArgument(GRPC_ARG_ENABLE_PER_MESSAGE_DECOMPRESSION, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(kMaxRequestBytes));
+  // Streams opened and left silent hold about 12 KiB each in gRPC, out of the service's sight
+  // (their message never comes): at most `per_connection` at once per connection (HTTP/2
+  // SETTINGS_MAX_CONCURRENT_STREAMS; clients queue the others). gRPC 1.51 has no limit on
+  // connections, and its resource quota does not count streams, so there is no total cap.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, streams.per_connection);
   for (auto& service : impl.grpc_services) {
     builder.RegisterService(service.get());
   }
@@ -590,13 +692,15 @@ OtlpReceiver::~OtlpReceiver() { stop(); }
 Result<std::unique_ptr<OtlpReceiver>> OtlpReceiver::start(const ReceiverOptions& options,
                                                           OtlpSink& sink) {
   std::unique_ptr<OtlpReceiver> receiver(
-      new OtlpReceiver(std::make_unique<Impl>(sink, options.token)));
+      new OtlpReceiver(std::make_unique<Impl>(sink, options.token, options.limits)));
   // gRPC would only find out at the first handshake: check the pair with OpenSSL first.
   if (options.tls && !make_https_server(*options.tls)) {
     return Error(tls_unusable());
   }
   if (options.grpc) {
-    if (Status status = start_grpc(*receiver->impl_, *options.grpc, options.tls); !status.ok()) {
+    if (Status status =
+            start_grpc(*receiver->impl_, *options.grpc, options.tls, options.grpc_streams);
+        !status.ok()) {
       return Error(status.message());
     }
   }

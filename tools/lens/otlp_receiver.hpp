@@ -12,6 +12,7 @@
 
 #include "lens/result.hpp"
 #include "otlp_sink.hpp"
+#include "request_limits.hpp"
 
 namespace lens::cli {
 
@@ -39,11 +40,19 @@ struct TlsServerFiles {
   std::string client_ca_pem;
 };
 
+// Streams (calls) a gRPC client may hold open, sending nothing: each costs the server memory.
+struct GrpcStreamLimits {
+  static constexpr int kDefaultPerConnection = 100;
+  int per_connection = kDefaultPerConnection;  // --grpc-max-streams (HTTP/2 SETTINGS)
+};
+
 struct ReceiverOptions {
   std::optional<Endpoint> grpc;       // nullopt: no gRPC server
   std::optional<Endpoint> http;       // nullopt: no HTTP server
   std::string token;                  // non-empty: "Authorization: Bearer <token>" required
   std::optional<TlsServerFiles> tls;  // nullopt: plain text
+  RequestLimits limits;               // per request, both protocols
+  GrpcStreamLimits grpc_streams;
 };
 
 struct ReceiverStats {

@@ -1,0 +1,561 @@
+// `lens collect` against hostile OTLP/gRPC peers: decompression bombs, bodies of millions of
+// empty objects (over gRPC and HTTP), many silent streams, a message cut short. The collector
+// runs as a child process; its peak RSS (VmHWM) is read from /proc while a healthy client is
+// served alongside. Loopback only, every wait bounded.
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <grpc/byte_buffer.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
+#include "support/spawn_args.hpp"
+
+// gRPC's friend hook into ByteBuffer (declared by gRPC for tests, defined by no library): lets
+// the test send a message that is already gzip-compressed, as a hostile client can.
+namespace grpc::internal {
+class GrpcByteBufferPeer {
+ public:
+  explicit GrpcByteBufferPeer(ByteBuffer* buffer) : buffer_(buffer) {}
+  void adopt(grpc_byte_buffer* c_buffer) {
+    buffer_->Clear();
+    *buffer_->c_buffer_ptr() = c_buffer;
+  }
+
+ private:
+  ByteBuffer* buffer_;
+};
+}  // namespace grpc::internal
+
+// A namespace of its own: the unity build compiles this file with collect_test.cpp.
+namespace lens::collect_hostile_grpc_test {
+namespace {
+
+namespace trace_v1 = opentelemetry::proto::collector::trace::v1;
+
+constexpr auto kTimeout = std::chrono::seconds(20);
+constexpr const char* kTraceExport = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+// A `lens collect` child with ports 0; the listening line parsed.
+class Collector {
+ public:
+  explicit Collector(const std::vector<std::string>& extra_args = {}) {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("lens-hostile-" + std::to_string(::getpid()) + "-" + std::to_string(next_id_++));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    std::vector<std::string> args{LENS_CLI_PATH, "collect",     "--grpc", "127.0.0.1:0",
+                                  "--http",      "127.0.0.1:0", "--out",  (dir_ / "out").string()};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    int out_pipe[2];
+    if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, (dir_ / "stderr.txt").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<std::string> env = lens::testing::passed_on_environment(false);
+    const std::vector<char*> argv = lens::testing::null_terminated(args);
+    const std::vector<char*> envp = lens::testing::null_terminated(env);
+    const int error =
+        posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out_pipe[1]);
+    if (error != 0) throw std::runtime_error("cannot start " + args[0]);
+    stdout_fd_ = out_pipe[0];
+    const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+    while (listening_.find('\n') == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+      pollfd p{stdout_fd_, POLLIN, 0};
+      if (poll(&p, 1, 200) <= 0) continue;
+      char buffer[512];
+      const ssize_t n = ::read(stdout_fd_, buffer, sizeof(buffer));
+      if (n <= 0) break;
+      listening_.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+  ~Collector() {
+    if (pid_ > 0) stop();
+    ::close(stdout_fd_);
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+
+  std::string address(const std::string& key) const {
+    std::smatch match;
+    return std::regex_search(listening_, match, std::regex(" " + key + "=(\\S+)")) ? match[1].str()
+                                                                                   : "";
+  }
+
+  // A field of /proc/PID/status in kB (VmHWM: peak RSS, VmRSS: now).
+  long status_kb(const std::string& field) const {
+    std::istringstream in(read_text("/proc/" + std::to_string(pid_) + "/status"));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
+    }
+    return -1;
+  }
+
+  // SIGTERM and the exit status (killed past the timeout).
+  int stop() {
+    ::kill(pid_, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+    int status = 0;
+    while (waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+        pid_ = -1;
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  std::string err() const { return read_text(dir_ / "stderr.txt"); }
+  std::string traces() const { return read_text(dir_ / "out" / "traces.jsonl"); }
+
+ private:
+  static inline int next_id_ = 0;
+  std::filesystem::path dir_;
+  pid_t pid_ = -1;
+  int stdout_fd_ = -1;
+  std::string listening_;
+};
+
+// A gzip stream of `repeats` copies of `unit` built without compressing them all: `unit` is
+// deflated once with a full flush (a block that refers to nothing before it) and the block
+// repeated, so that a 512 MiB bomb takes milliseconds to build.
+std::string gzip_of_repeats(const std::string& unit, std::size_t repeats) {
+  auto deflate_raw = [](const std::string& data, int flush) {
+    z_stream s{};
+    deflateInit2(&s, 9, Z_DEFLATED, -MAX_WBITS, 9, Z_DEFAULT_STRATEGY);
+    std::string out(deflateBound(&s, data.size()) + 64, '\0');
+    s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    s.avail_in = static_cast<uInt>(data.size());
+    s.next_out = reinterpret_cast<Bytef*>(out.data());
+    s.avail_out = static_cast<uInt>(out.size());
+    deflate(&s, flush);
+    out.resize(out.size() - s.avail_out);
+    deflateEnd(&s);
+    return out;
+  };
+  const std::string block = deflate_raw(unit, Z_FULL_FLUSH);
+  std::string out("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff", 10);
+  uLong crc = 0;
+  const uLong unit_crc =
+      crc32(0, reinterpret_cast<const Bytef*>(unit.data()), static_cast<uInt>(unit.size()));
+  for (std::size_t i = 0; i < repeats; ++i) {
+    out += block;
+    crc = crc32_combine(crc, unit_crc, static_cast<z_off_t>(unit.size()));
+  }
+  out += deflate_raw("", Z_FINISH);  // the final (empty) block
+  const auto total = static_cast<std::uint32_t>(unit.size() * repeats);
+  for (const std::uint32_t word : {static_cast<std::uint32_t>(crc), total}) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((word >> (8 * i)) & 0xff));
+  }
+  return out;
+}
+
+// The gzip of 512 MiB of zeros (about 520 KB).
+std::string gzip_bomb() { return gzip_of_repeats(std::string(1 << 20, '\0'), 512); }
+
+// `mib` MiB of empty ResourceSpans (field 1, length 0: bytes 0a 00), as ~1 KB of gzip per MiB.
+std::string gzip_empty_resource_spans(std::size_t mib) {
+  std::string unit;
+  for (int i = 0; i < (1 << 19); ++i) unit += std::string("\x0a\x00", 2);
+  return gzip_of_repeats(unit, mib);
+}
+
+grpc::Status raw_call(const std::string& address, const std::string& body, bool gzip_compressed) {
+  grpc::GenericStub stub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(15));
+  grpc::ByteBuffer request;
+  grpc_slice slice = grpc_slice_from_copied_buffer(body.data(), body.size());
+  if (gzip_compressed) {
+    // Sent as it is with the compressed flag set; the call's grpc-encoding says gzip.
+    context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+    grpc::internal::GrpcByteBufferPeer(&request).adopt(
+        grpc_raw_compressed_byte_buffer_create(&slice, 1, GRPC_COMPRESS_GZIP));
+  } else {
+    grpc::internal::GrpcByteBufferPeer(&request).adopt(grpc_raw_byte_buffer_create(&slice, 1));
+  }
+  grpc_slice_unref(slice);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, kTraceExport, {}, &request, &response,
+                 [&done](grpc::Status status) { done.set_value(status); });
+  return done.get_future().get();
+}
+
+trace_v1::ExportTraceServiceRequest spans_request(const std::string& name, int spans) {
+  trace_v1::ExportTraceServiceRequest request;
+  auto* scope_spans = request.add_resource_spans()->add_scope_spans();
+  for (int i = 0; i < spans; ++i) {
+    auto* span = scope_spans->add_spans();
+    span->set_name(name);
+    span->set_trace_id(std::string(16, '\x01'));
+    span->set_span_id(std::string(7, '\x02') + static_cast<char>(i + 1));
+  }
+  return request;
+}
+
+grpc::Status healthy_export(const std::string& address, const std::string& name) {
+  return raw_call(address, spans_request(name, 1).SerializeAsString(), false);
+}
+
+struct HttpAnswer {
+  long status = 0;
+  std::string body;
+};
+
+std::size_t append_to_string(char* data, std::size_t size, std::size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+HttpAnswer http_post(const std::string& url, const std::string& body,
+                     const std::vector<std::string>& headers) {
+  HttpAnswer answer;
+  CURL* curl = curl_easy_init();
+  curl_slist* list = nullptr;
+  for (const auto& header : headers) list = curl_slist_append(list, header.c_str());
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 15L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_to_string);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
+  EXPECT_EQ(curl_easy_perform(curl), CURLE_OK);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
+  curl_slist_free_all(list);
+  curl_easy_cleanup(curl);
+  return answer;
+}
+
+constexpr long kPeakRssBoundKb = 256 * 1024;
+
+TEST(CollectHostileGrpc, GzipBombIsRefusedAtTheLimitWithoutInflatingIt) {
+  Collector collector;
+  const std::string grpc = collector.address("grpc");
+  ASSERT_FALSE(grpc.empty()) << collector.err();
+  const std::string bomb = gzip_bomb();
+  ASSERT_LT(bomb.size(), 1u << 20);
+  // Two bombs at once, and a healthy client served meanwhile.
+  auto first = std::async(std::launch::async, [&] { return raw_call(grpc, bomb, true); });
+  auto second = std::async(std::launch::async, [&] { return raw_call(grpc, bomb, true); });
+  const auto start = std::chrono::steady_clock::now();
+  const grpc::Status healthy = healthy_export(grpc, "healthy");
+  EXPECT_TRUE(healthy.ok()) << healthy.error_message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  for (auto* call : {&first, &second}) {
+    const grpc::Status status = call->get();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_EQ(status.error_message(),
+              "request message over 67108864 bytes after decompression (the largest accepted); "
+              "not inflated further");
+  }
+  const long peak_kb = collector.status_kb("VmHWM");
+  EXPECT_GT(peak_kb, 0);
+  EXPECT_LT(peak_kb, kPeakRssBoundKb) << "peak RSS of lens collect in kB";
+  // A compressed message under the limit still arrives whole.
+  const grpc::Status gzipped =
+      raw_call(grpc, gzip_of_repeats(spans_request("gzipped", 1).SerializeAsString(), 1), true);
+  EXPECT_TRUE(gzipped.ok()) << gzipped.error_message();
+  EXPECT_EQ(collector.stop(), 0);
+  EXPECT_THAT(collector.traces(), ::testing::HasSubstr("\"name\":\"healthy\""));
+  EXPECT_THAT(collector.traces(), ::testing::HasSubstr("\"name\":\"gzipped\""));
+}
+
+TEST(CollectHostileGrpc, MillionsOfEmptyObjectsAreRefusedOverGrpcAndHttp) {
+  Collector collector;
+  const std::string grpc = collector.address("grpc");
+  ASSERT_FALSE(grpc.empty()) << collector.err();
+  // The body: 58 KB of gzip, 30 million items; its estimate passes the memory limit
+  // first (60 MB of body plus the objects it would become).
+  const std::string body = gzip_empty_resource_spans(58);
+  ASSERT_LT(body.size(), 64u << 10);
+  const grpc::Status status = raw_call(grpc, body, true);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "request would take more than 134217728 bytes of memory once decoded; the limit is "
+            "--max-request-memory");
+  // 2 million items in 4 MB: the item count passes its limit first.
+  const std::string limit_message =
+      "request holds more than 1000000 items (resources, scopes, spans, log records, metrics, "
+      "data points, attributes, ...); the limit is --max-request-items";
+  const grpc::Status items = raw_call(grpc, gzip_empty_resource_spans(4), true);
+  EXPECT_EQ(items.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(items.error_message(), limit_message);
+
+  std::string json = "{\"resourceSpans\":[";
+  for (int i = 0; i < 1'000'000; ++i) json += "{},";
+  json += "{}]}";
+  const HttpAnswer http = http_post("http://" + collector.address("http") + "/v1/traces", json,
+                                    {"Content-Type: application/json"});
+  // A million JSON objects: an estimated 256 MB once parsed.
+  EXPECT_EQ(http.status, 413);
+  EXPECT_THAT(http.body, ::testing::HasSubstr("once decoded; the limit is --max-request-memory"));
+  const HttpAnswer http_protobuf =
+      http_post("http://" + collector.address("http") + "/v1/traces", gzip_empty_resource_spans(4),
+                {"Content-Type: application/x-protobuf", "Content-Encoding: gzip"});
+  EXPECT_EQ(http_protobuf.status, 413);
+  EXPECT_THAT(http_protobuf.body, ::testing::HasSubstr(limit_message));
+
+  const grpc::Status healthy = healthy_export(grpc, "after-amplification");
+  EXPECT_TRUE(healthy.ok()) << healthy.error_message();
+  EXPECT_LT(collector.status_kb("VmHWM"), kPeakRssBoundKb);
+  EXPECT_EQ(collector.stop(), 0);
+  // Nothing of the refused bodies written, the healthy request is.
+  const std::string written = collector.traces();
+  EXPECT_EQ(std::count(written.begin(), written.end(), '\n'), 1) << written.substr(0, 300);
+  EXPECT_THAT(written, ::testing::HasSubstr("\"name\":\"after-amplification\""));
+  EXPECT_THAT(collector.err(), ::testing::HasSubstr("(4 malformed, 0 unauthenticated"));
+}
+
+TEST(CollectHostileGrpc, ItemAndMemoryLimitsFollowTheirFlags) {
+  Collector collector({"--max-request-items", "4", "--max-request-memory", "1M"});
+  const std::string grpc = collector.address("grpc");
+  ASSERT_FALSE(grpc.empty()) << collector.err();
+  // ResourceSpans, ScopeSpans and two spans: four items, at the limit.
+  EXPECT_TRUE(raw_call(grpc, spans_request("four-items", 2).SerializeAsString(), false).ok());
+  const grpc::Status five = raw_call(grpc, spans_request("five", 3).SerializeAsString(), false);
+  EXPECT_EQ(five.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(five.error_message(), ::testing::HasSubstr("more than 4 items"));
+
+  auto big = spans_request("big", 1);
+  big.mutable_resource_spans(0)->mutable_scope_spans(0)->mutable_spans(0)->set_name(
+      std::string(1 << 20, 'x'));
+  const grpc::Status heavy = raw_call(grpc, big.SerializeAsString(), false);
+  EXPECT_EQ(heavy.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(heavy.error_message(),
+            "request would take more than 1048576 bytes of memory once decoded; the limit is "
+            "--max-request-memory");
+  const HttpAnswer http =
+      http_post("http://" + collector.address("http") + "/v1/traces",
+                "{\"resourceSpans\":[{},{},{},{},{}]}", {"Content-Type: application/json"});
+  EXPECT_EQ(http.status, 413);
+  EXPECT_THAT(http.body, ::testing::HasSubstr("more than 4 items"));
+  EXPECT_EQ(collector.stop(), 0);
+}
+
+TEST(CollectHostileGrpc, LimitFlagsRejectBadValues) {
+  for (const auto& [flag, value] :
+       std::vector<std::pair<std::string, std::string>>{{"--max-request-items", "0"},
+                                                        {"--max-request-memory", "10K"},
+                                                        {"--grpc-max-streams", "-1"},
+                                                        {"--grpc-max-streams", "1073741825"}}) {
+    Collector collector({flag, value});
+    EXPECT_EQ(collector.stop(), 2) << flag;
+    EXPECT_THAT(collector.err(), ::testing::HasSubstr("invalid value for " + flag + ": '" + value +
+                                                      "'; accepted: "));
+  }
+}
+
+// Opens `streams_each` TraceService/Export calls on each of `connections` connections and
+// sends nothing on them; they stay open until the object goes.
+class SilentStreams {
+ public:
+  SilentStreams(const std::string& address, int connections, int streams_each) {
+    // The queue's poller is what moves the calls' bytes.
+    poller_ = std::thread([this] {
+      void* tag = nullptr;
+      bool ok = false;
+      while (cq_.Next(&tag, &ok)) {
+      }
+    });
+    for (int c = 0; c < connections; ++c) {
+      grpc::ChannelArguments args;
+      args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
+      stubs_.push_back(std::make_unique<grpc::GenericStub>(
+          grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args)));
+      for (int s = 0; s < streams_each; ++s) {
+        contexts_.push_back(std::make_unique<grpc::ClientContext>());
+        calls_.push_back(stubs_.back()->PrepareCall(contexts_.back().get(), kTraceExport, &cq_));
+        calls_.back()->StartCall(nullptr);
+      }
+    }
+  }
+  ~SilentStreams() {
+    for (auto& context : contexts_) context->TryCancel();
+    cq_.Shutdown();
+    poller_.join();
+  }
+  SilentStreams(const SilentStreams&) = delete;
+  SilentStreams& operator=(const SilentStreams&) = delete;
+
+ private:
+  grpc::CompletionQueue cq_;
+  std::thread poller_;
+  std::vector<std::unique_ptr<grpc::GenericStub>> stubs_;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts_;
+  std::vector<std::unique_ptr<grpc::GenericClientAsyncReaderWriter>> calls_;
+};
+
+// Waits (bounded) until the collector's RSS stops growing for half a second; returns it in kB.
+long settled_rss_kb(const Collector& collector) {
+  long last = collector.status_kb("VmRSS");
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    const long now = collector.status_kb("VmRSS");
+    if (now - last < 512) break;
+    last = now;
+  }
+  return collector.status_kb("VmRSS");
+}
+
+TEST(CollectHostileGrpc, SilentStreamsAreCappedPerConnection) {
+  Collector collector;
+  const std::string grpc = collector.address("grpc");
+  ASSERT_FALSE(grpc.empty()) << collector.err();
+  ASSERT_TRUE(healthy_export(grpc, "warm-up").ok());
+  const long before_kb = settled_rss_kb(collector);
+  {
+    // 20 connections of 300 streams: 6,000 asked for, at most 20 x 100 held by the collector
+    // (the others wait in the client for a free stream).
+    SilentStreams silent(grpc, 20, 300);
+    const long held_kb = settled_rss_kb(collector) - before_kb;
+    const auto start = std::chrono::steady_clock::now();
+    const grpc::Status healthy = healthy_export(grpc, "beside-silent-streams");
+    EXPECT_TRUE(healthy.ok()) << healthy.error_message();
+    // A new connection beside 10,000 calls in this process, on a loaded CI machine.
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+    // About 12 KiB per held stream: 2,000 streams stay under 48 MB, 6,000 would not (70 MB).
+    EXPECT_LT(held_kb, 48 * 1024) << "RSS growth of lens collect in kB";
+  }
+  EXPECT_EQ(collector.stop(), 0);
+  EXPECT_THAT(collector.traces(), ::testing::HasSubstr("\"name\":\"beside-silent-streams\""));
+}
+
+// A raw HTTP/2 exchange: HPACK literals only, frames written and read by hand.
+class RawHttp2 {
+ public:
+  explicit RawHttp2(const std::string& address) {
+    const auto colon = address.rfind(':');
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+    inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr);
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      throw std::runtime_error("cannot connect to " + address);
+    }
+    send("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+    send_frame(4, 0, 0, "");  // SETTINGS
+  }
+  ~RawHttp2() { ::close(fd_); }
+
+  void send_frame(int type, int flags, std::uint32_t stream, const std::string& payload) {
+    std::string frame;
+    for (int shift : {16, 8, 0})
+      frame.push_back(static_cast<char>((payload.size() >> shift) & 0xff));
+    frame.push_back(static_cast<char>(type));
+    frame.push_back(static_cast<char>(flags));
+    for (int shift : {24, 16, 8, 0}) frame.push_back(static_cast<char>((stream >> shift) & 0xff));
+    send(frame + payload);
+  }
+
+  // The request headers of a TraceService/Export call on `stream`.
+  void send_export_headers(std::uint32_t stream) {
+    std::string block;
+    for (const auto& [name, value] :
+         std::vector<std::pair<std::string, std::string>>{{":method", "POST"},
+                                                          {":scheme", "http"},
+                                                          {":path", kTraceExport},
+                                                          {":authority", "localhost"},
+                                                          {"content-type", "application/grpc"},
+                                                          {"te", "trailers"}}) {
+      block.push_back('\0');  // literal without indexing, new name
+      block.push_back(static_cast<char>(name.size()));
+      block += name;
+      block.push_back(static_cast<char>(value.size()));
+      block += value;
+    }
+    send_frame(1, 0x4, stream, block);  // HEADERS, END_HEADERS
+  }
+
+  // What the server sent within `wait` (after the first bytes, until it is quiet for 300 ms).
+  std::string receive(std::chrono::milliseconds wait) {
+    std::string in;
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (poll(&p, 1, in.empty() ? 100 : 300) <= 0) {
+        if (!in.empty()) break;
+        continue;
+      }
+      char buffer[4096];
+      const ssize_t n = ::recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) break;
+      in.append(buffer, static_cast<std::size_t>(n));
+    }
+    return in;
+  }
+
+ private:
+  void send(const std::string& bytes) {
+    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  int fd_ = -1;
+};
+
+TEST(CollectHostileGrpc, AMessageCutShortIsAnError) {
+  Collector collector;
+  ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
+  RawHttp2 h2(collector.address("grpc"));
+  h2.send_export_headers(1);
+  // The prefix announces 100 bytes; 4 follow, then the stream ends.
+  h2.send_frame(0, 0x1, 1, std::string("\0\0\0\0\x64", 5) + "abcd");
+  const std::string answer = h2.receive(std::chrono::seconds(5));
+  // gRPC's HPACK encoder writes grpc-status as a literal: name, then the value's length and text.
+  EXPECT_THAT(answer, ::testing::HasSubstr(std::string("grpc-status\x01"
+                                                       "3",
+                                                       13)));
+  EXPECT_THAT(answer, ::testing::Not(::testing::HasSubstr(std::string("grpc-status\x01"
+                                                                      "0",
+                                                                      13))));
+  EXPECT_EQ(collector.stop(), 0);
+  EXPECT_THAT(collector.err(), ::testing::HasSubstr("(1 malformed, 0 unauthenticated"));
+}
+
+}  // namespace
+}  // namespace lens::collect_hostile_grpc_test
