@@ -54,9 +54,20 @@ class ExitHooks : public TestDirectory {
     const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
     std::string program = LENS_SIGTERM_CHILD_PATH;
     std::vector<char*> argv = {program.data(), const_cast<char*>(mode.c_str()), nullptr};
+    // SIGINT as an interactive shell leaves it: a test run in the background of a
+    // non-interactive shell inherits it ignored, and the hooks keep an ignored SIGINT ignored.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
     Child child;
-    EXPECT_EQ(posix_spawn(&child.pid, program.c_str(), &actions, nullptr, argv.data(), envp.data()),
-              0);
+    EXPECT_EQ(
+        posix_spawn(&child.pid, program.c_str(), &actions, &attributes, argv.data(), envp.data()),
+        0);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     close(pipe_fds[1]);
     child.out = pipe_fds[0];
