@@ -3,14 +3,16 @@
 // resident memory. One configuration per process, so that peak RSS is its own.
 //
 //   lens_span_burst [--spans N] [--buffer-mb N] [--queue-size N] [--batch-size N]
-//                   [--export-ns-per-span N]
+//                   [--export-ns-per-span N] [--otlp-endpoint URL [--otlp-protocol P]]
 //
 // --buffer-mb bounds the span buffer (NEMO_LENS_SPAN_BUFFER_MB), --queue-size the spans handed
 // to the exporter per pass (OTEL_BSP_MAX_QUEUE_SIZE). OTEL_BSP_* variables from the
 // environment apply as usual; the flags override them. Without
 // --export-ns-per-span the exporter is exporter=none (free); with it, an exporter that spends
 // that long per span (busy, like serialising and sending), to see what a real backend's
-// export cost does to a burst.
+// export cost does to a burst. With --otlp-endpoint the spans are sent for real, over OTLP
+// (--otlp-protocol grpc, the default, http/protobuf or http/json), so that load tests can aim
+// bursts at a collector; the line printed says how many were exported and how many failed.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -59,6 +61,10 @@ class CostlyExporter final : public opentelemetry::sdk::trace::SpanExporter {
   long ns_per_span_;
 };
 
+bool is_otlp_protocol(std::string_view p) {
+  return p == "grpc" || p == "http/protobuf" || p == "http/json";
+}
+
 bool parse_count(std::string_view flag, const char* text, long& out) {
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
@@ -79,8 +85,18 @@ int main(int argc, char** argv) {
   long batch_size = 0;
   long export_ns = 0;
   long buffer_mb = 0;
+  std::string otlp_endpoint;
+  std::string otlp_protocol = "grpc";
+  constexpr const char* kUsage =
+      "usage: lens_span_burst [--spans N] [--buffer-mb N] [--queue-size N] [--batch-size N] "
+      "[--export-ns-per-span N] [--otlp-endpoint URL [--otlp-protocol "
+      "grpc|http/protobuf|http/json]]\n";
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
+    if ((flag == "--otlp-endpoint" || flag == "--otlp-protocol") && i + 1 < argc) {
+      (flag == "--otlp-endpoint" ? otlp_endpoint : otlp_protocol) = argv[++i];
+      continue;
+    }
     long* target = flag == "--spans"                ? &spans
                    : flag == "--queue-size"         ? &queue_size
                    : flag == "--batch-size"         ? &batch_size
@@ -88,16 +104,40 @@ int main(int argc, char** argv) {
                    : flag == "--buffer-mb"          ? &buffer_mb
                                                     : nullptr;
     if (target == nullptr || i + 1 >= argc) {
-      std::fprintf(stderr,
-                   "usage: lens_span_burst [--spans N] [--buffer-mb N] [--queue-size N] "
-                   "[--batch-size N] [--export-ns-per-span N]\n");
+      std::fprintf(stderr, "%s", kUsage);
       return 2;
     }
     if (!parse_count(flag, argv[++i], *target)) return 2;
   }
 
+  if (!is_otlp_protocol(otlp_protocol)) {
+    std::fprintf(stderr,
+                 "lens_span_burst: --otlp-protocol: '%s' is not accepted; accepted: grpc, "
+                 "http/protobuf, http/json\n",
+                 otlp_protocol.c_str());
+    return 2;
+  }
+  if (!otlp_endpoint.empty() && export_ns > 0) {
+    std::fprintf(stderr,
+                 "lens_span_burst: --otlp-endpoint and --export-ns-per-span exclude each other\n");
+    return 2;
+  }
+
   lens::Config config = lens::bench::exporting_none_config("burst");
-  config.otel = lens::OtelSettings::from_env(lens::Env::process());
+  lens::Env env = lens::Env::process();
+  if (!otlp_endpoint.empty()) {
+    // The flags win over OTEL_EXPORTER_OTLP_* from the environment; traces only.
+    lens::Env::Map variables = env.snapshot();
+    variables["OTEL_EXPORTER_OTLP_ENDPOINT"] = otlp_endpoint;
+    variables["OTEL_EXPORTER_OTLP_PROTOCOL"] = otlp_protocol;
+    variables.erase("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    variables.erase("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL");
+    env = lens::Env::from(std::move(variables));
+    config.exporter = lens::ExporterKind::otlp;
+    config.metrics_enabled = false;
+    config.logs_enabled = false;
+  }
+  config.otel = lens::OtelSettings::from_env(env);
   if (buffer_mb > 0) config.span_buffer_mb = buffer_mb;
   if (queue_size > 0) config.otel.bsp.max_queue_size.value = queue_size;
   if (batch_size > 0) config.otel.bsp.max_export_batch_size.value = batch_size;
@@ -106,6 +146,7 @@ int main(int argc, char** argv) {
   }
   const long rss_before = peak_rss_kib();
   lens::SetupOverrides overrides;
+  overrides.env = env;
   if (export_ns > 0) overrides.span_exporter = std::make_unique<CostlyExporter>(export_ns);
   auto handle =
       lens::setup_telemetry(config, *lens::RankInfo::make(0, 1), {}, std::move(overrides));
@@ -127,18 +168,21 @@ int main(int argc, char** argv) {
 
   using std::chrono::duration;
   std::printf(
-      "spans=%ld buffer_mb=%lld queue_size=%lld batch_size=%lld export_ns_per_span=%ld "
-      "produced_in_ms=%.1f "
-      "drained_in_ms=%.1f "
-      "ended=%llu exported=%llu lost=%llu peak_rss_kib=%ld rss_growth_kib=%ld shutdown=%s\n",
-      spans, static_cast<long long>(config.span_buffer_mb),
+      "spans=%ld exporter=%s buffer_mb=%lld queue_size=%lld batch_size=%lld "
+      "export_ns_per_span=%ld produced_in_ms=%.1f drained_in_ms=%.1f "
+      "ended=%llu exported=%llu lost=%llu failed=%llu peak_rss_kib=%ld rss_growth_kib=%ld "
+      "shutdown=%s\n",
+      spans,
+      otlp_endpoint.empty() ? "none" : ("otlp:" + otlp_protocol + ":" + otlp_endpoint).c_str(),
+      static_cast<long long>(config.span_buffer_mb),
       static_cast<long long>(config.otel.bsp.max_queue_size.value),
       static_cast<long long>(config.otel.bsp.max_export_batch_size.value), export_ns,
       duration<double, std::milli>(produced - start).count(),
       duration<double, std::milli>(done - produced).count(),
       static_cast<unsigned long long>(stats.spans_ended),
       static_cast<unsigned long long>(stats.spans_exported),
-      static_cast<unsigned long long>(stats.spans_dropped), peak_rss_kib(),
+      static_cast<unsigned long long>(stats.spans_dropped),
+      static_cast<unsigned long long>(stats.spans_failed), peak_rss_kib(),
       peak_rss_kib() - rss_before, shut.ok() ? "ok" : shut.message().c_str());
   return shut.ok() ? 0 : 1;
 }

@@ -1,18 +1,23 @@
 // set_telemetry, end_job_telemetry and the exit hooks (lens/megatron/telemetry.hpp).
 //
-// SIGTERM: shutting down takes locks and allocates, which a signal handler must not do. The
-// handler only posts a semaphore (async-signal-safe); a watcher thread started with the hooks
-// wakes, ends the job spans, shuts down, restores the previous disposition and sends SIGTERM again
-// so that it acts as it would have without us (default: terminate; ignored: nothing; a handler:
-// runs it). A forked child (a data-loader worker) has no watcher: the handler sees another pid and
-// hands the signal straight to the previous disposition.
+// SIGTERM and SIGINT: shutting down takes locks and allocates, which a signal handler must not
+// do. The handler only sets a flag and posts a semaphore (async-signal-safe); a watcher thread
+// started with the hooks wakes, ends the job spans marked interrupted (error status "interrupted
+// by SIGINT", nemo.span.truncated), shuts down (the other open spans go out truncated), restores
+// the previous disposition and sends the signal again so that it acts as it would have without
+// us (default: terminate; ignored: nothing; a handler: runs it). SIGINT that was ignored when the
+// hooks were installed (a background job of a shell) stays ignored: we take it only when it
+// would have done something. A forked child (a data-loader worker) has no watcher: the handler
+// sees another pid and hands the signal straight to the previous disposition.
 #include "lens/megatron/telemetry.hpp"
 
 #include <semaphore.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -22,6 +27,10 @@
 
 namespace lens::megatron {
 namespace {
+
+// As the spans still open at shutdown are marked (src/native/span_pipeline.cpp).
+constexpr std::string_view kTruncatedAttribute = "nemo.span.truncated";
+constexpr std::string_view kTruncatedReasonAttribute = "nemo.span.truncated.reason";
 
 struct State {
   std::mutex mutex;
@@ -39,31 +48,56 @@ State& state() {
 
 // ---- exit hooks ------------------------------------------------------------------------------
 
+// The signals that end the job's telemetry; index into `previous` and `received`.
+constexpr int kSignals[] = {SIGTERM, SIGINT};
+constexpr std::size_t kSignalCount = sizeof(kSignals) / sizeof(kSignals[0]);
+
 std::once_flag hooks_installed;
 pid_t hooks_pid = 0;
-struct sigaction previous_sigterm {};
-sem_t sigterm_posted;
+struct sigaction previous[kSignalCount] = {};
+bool handled[kSignalCount] = {};  // written before the handlers are installed, then only read
+// Set by the handler, taken by the watcher: lock-free atomics are async-signal-safe.
+std::atomic<bool> received[kSignalCount] = {};
+static_assert(std::atomic<bool>::is_always_lock_free);
+sem_t signal_posted;
 
-void restore_and_resend() {
-  sigaction(SIGTERM, &previous_sigterm, nullptr);
-  kill(getpid(), SIGTERM);
+std::size_t index_of(int signal) {
+  for (std::size_t i = 0; i < kSignalCount; ++i) {
+    if (kSignals[i] == signal) return i;
+  }
+  return 0;
 }
 
-void on_sigterm(int) {
+const char* name_of(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+void restore_and_resend(int signal) {
+  sigaction(signal, &previous[index_of(signal)], nullptr);
+  kill(getpid(), signal);
+}
+
+void on_signal(int signal) {
   const int saved_errno = errno;
   if (getpid() == hooks_pid) {
-    sem_post(&sigterm_posted);
+    received[index_of(signal)].store(true);
+    sem_post(&signal_posted);
   } else {
-    restore_and_resend();  // a forked child: telemetry is off there
+    restore_and_resend(signal);  // a forked child: telemetry is off there
   }
   errno = saved_errno;
 }
 
-void watch_sigterm() {
-  while (sem_wait(&sigterm_posted) != 0 && errno == EINTR) {
+// The first signal ends the telemetry; each one is then handed to its previous disposition (a
+// later signal whose previous disposition was to ignore it keeps being taken here and ignored).
+void watch_signals() {
+  for (;;) {
+    while (sem_wait(&signal_posted) != 0 && errno == EINTR) {
+    }
+    for (std::size_t i = 0; i < kSignalCount; ++i) {
+      if (!received[i].exchange(false)) continue;
+      (void)end_job_telemetry_interrupted(kSignals[i]);
+      restore_and_resend(kSignals[i]);
+    }
   }
-  (void)end_job_telemetry();
-  restore_and_resend();
 }
 
 void end_at_exit() {
@@ -73,18 +107,27 @@ void end_at_exit() {
 void install_hooks() {
   std::call_once(hooks_installed, [] {
     hooks_pid = getpid();
-    if (sem_init(&sigterm_posted, 0, 0) != 0) return;
+    if (sem_init(&signal_posted, 0, 0) != 0) return;
     std::atexit(end_at_exit);
     try {
-      std::thread(watch_sigterm).detach();
+      std::thread(watch_signals).detach();
     } catch (...) {
-      return;  // no thread: keep the previous SIGTERM disposition rather than swallow signals
+      return;  // no thread: keep the previous dispositions rather than swallow signals
     }
-    struct sigaction action {};
-    action.sa_handler = on_sigterm;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
-    sigaction(SIGTERM, &action, &previous_sigterm);
+    for (std::size_t i = 0; i < kSignalCount; ++i) {
+      sigaction(kSignals[i], nullptr, &previous[i]);
+      // An ignored SIGINT is a shell's background job: it must stay ignored.
+      handled[i] = !(kSignals[i] == SIGINT && previous[i].sa_handler == SIG_IGN &&
+                     (previous[i].sa_flags & SA_SIGINFO) == 0);
+    }
+    for (std::size_t i = 0; i < kSignalCount; ++i) {
+      if (!handled[i]) continue;
+      struct sigaction action {};
+      action.sa_handler = on_signal;
+      sigemptyset(&action.sa_mask);
+      action.sa_flags = SA_RESTART;
+      sigaction(kSignals[i], &action, &previous[i]);
+    }
   });
 }
 
@@ -129,7 +172,10 @@ void set_job_span(JobSpan which, Span span) noexcept {
   (which == JobSpan::startup ? s.startup : s.interval) = std::move(span);
 }
 
-Status end_job_telemetry(std::chrono::milliseconds timeout) noexcept {
+namespace {
+
+// Ends the job spans (marked interrupted when `signal` is not 0) and shuts telemetry down.
+Status end_job(int signal, std::chrono::milliseconds timeout) noexcept {
   std::shared_ptr<TelemetryHandle> handle;
   Span startup;
   Span interval;
@@ -142,10 +188,29 @@ Status end_job_telemetry(std::chrono::milliseconds timeout) noexcept {
     startup = std::move(s.startup);
     interval = std::move(s.interval);
   }
+  if (signal != 0) {
+    // The run did not finish: the job spans say so, as the spans still open at shutdown do
+    // (nemo.span.truncated), with the signal in their error status.
+    char reason[64];
+    std::snprintf(reason, sizeof(reason), "interrupted by %s", name_of(signal));
+    for (Span* span : {&interval, &startup}) {
+      span->set_error(reason);
+      span->set_attribute(kTruncatedAttribute, true);
+      span->add_event(kTruncatedAttribute, {{kTruncatedReasonAttribute, std::string_view(reason)}});
+    }
+  }
   // The interval span is a child of the startup span's trace: end the inner one first.
   interval.end();
   startup.end();
   return handle->shutdown(timeout);
+}
+
+}  // namespace
+
+Status end_job_telemetry(std::chrono::milliseconds timeout) noexcept { return end_job(0, timeout); }
+
+Status end_job_telemetry_interrupted(int signal, std::chrono::milliseconds timeout) noexcept {
+  return end_job(signal, timeout);
 }
 
 void reset_telemetry() noexcept {

@@ -102,7 +102,7 @@ void ExportReport::report(std::string_view cause, std::string_view line) noexcep
     }
     std::string text = "lens: ";
     text += line;
-    text += " (further occurrences are counted, not shown)";
+    text += " (further occurrences are counted, not shown; totals at shutdown)";
     sink_(text);
   } catch (...) {
     // Out of memory while reporting: the failure stays counted, the line is lost.

@@ -51,7 +51,7 @@ class ExportReport {
   void add_rejected(std::uint64_t items) noexcept;
   void add_retry() noexcept;
 
-  // Writes "lens: <line> (further occurrences are counted, not shown)" the first time `cause`
+  // Writes "lens: <line> (further occurrences are counted, not shown; totals at shutdown)" the first time `cause`
   // is reported; later reports of the same cause are only counted.
   void report(std::string_view cause, std::string_view line) noexcept;
 

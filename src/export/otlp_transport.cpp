@@ -1,21 +1,20 @@
 // OTLP/gRPC and OTLP/HTTP transports (see otlp_transport.hpp).
 #include "export/otlp_transport.hpp"
 
+#include <curl/curl.h>
 #include <google/protobuf/io/gzip_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <opentelemetry/exporters/otlp/otlp_grpc_client.h>
 #include <opentelemetry/exporters/otlp/otlp_grpc_exporter_options.h>
-#include <opentelemetry/ext/http/client/http_client.h>
-#include <opentelemetry/ext/http/client/http_client_factory.h>
 #include <opentelemetry/ext/http/common/url_parser.h>
 #include <opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h>
 #include <opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h>
 #include <opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h>
 
 #include <algorithm>
-#include <condition_variable>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -25,9 +24,9 @@
 #include <set>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include "core/parse.hpp"
-#include "core/tsan_handoff.hpp"
 #include "lens/otlp_json.hpp"
 #include "lens/version.hpp"
 
@@ -35,13 +34,19 @@ namespace lens::exporters {
 namespace {
 
 namespace otlp = opentelemetry::exporter::otlp;
-namespace http_client = opentelemetry::ext::http::client;
 namespace logs_v1 = opentelemetry::proto::collector::logs::v1;
 namespace metrics_v1 = opentelemetry::proto::collector::metrics::v1;
 namespace trace_v1 = opentelemetry::proto::collector::trace::v1;
 using google::protobuf::Message;
 
 std::string user_agent() { return std::string("lens-cpp/") + kVersion; }
+
+// The most an exporter reads of one answer: an Export*ServiceResponse is a few hundred bytes
+// (partial_success and its message), so a receiver that answers more (an endless body or
+// endless headers, a huge gRPC message) is cut off there instead of growing the training
+// process. gRPC applies it to the message (its metadata is bounded by gRPC's own default, 8 KiB);
+// curl to the body and, separately, to the headers.
+constexpr std::size_t kMaxResponseBytes = 64 * 1024;
 
 // The calls on the wire, so that cancel() can end them; after it, none starts.
 template <class Call>
@@ -277,6 +282,15 @@ class GrpcTransport final : public OtlpTransport {
           return hints_.explain(std::move(*tls));
         }
       }
+      if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+          status.error_message().find("larger than max") != std::string::npos) {
+        // Not retried: the receiver may well have taken the data, and will answer so again.
+        return failure(Attempt::Kind::kPermanent, "grpc-answer-too-large",
+                       "the receiver's answer exceeded " +
+                           std::to_string(kMaxResponseBytes / 1024) +
+                           " KiB; lens stopped reading it and counts the export as failed (" +
+                           status.error_message().substr(0, 200) + ")");
+      }
       Attempt attempt =
           classify_grpc_status(status.error_code(), status.error_message(), status.error_details());
       if (attempt.ok()) read_partial_success(signal_, *response, attempt);
@@ -331,6 +345,7 @@ class GrpcTransport final : public OtlpTransport {
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+    args.SetMaxReceiveMessageSize(static_cast<int>(kMaxResponseBytes));
     std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
     if (o.use_ssl_credentials) {
       grpc::SslCredentialsOptions ssl;
@@ -404,158 +419,6 @@ class GrpcTransport final : public OtlpTransport {
   InFlight<grpc::ClientContext> in_flight_;
 };
 
-// Receives the outcome of one HTTP request on the curl client's thread.
-class HttpOutcome final : public http_client::EventHandler {
- public:
-  void OnResponse(http_client::Response& response) noexcept override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (done_) return;
-    status_ = response.GetStatusCode();
-    body_.assign(response.GetBody().begin(), response.GetBody().end());
-    response.ForEachHeader([this](opentelemetry::nostd::string_view name,
-                                  opentelemetry::nostd::string_view value) {
-      const std::string key = lens::detail::to_lower(std::string_view(name.data(), name.size()));
-      if (key == "retry-after") retry_after_.assign(value.data(), value.size());
-      if (key == "content-type") content_type_.assign(value.data(), value.size());
-      return true;
-    });
-    done_ = true;
-    cv_.notify_all();
-  }
-
-  void OnEvent(http_client::SessionState state,
-               opentelemetry::nostd::string_view reason) noexcept override {
-    using State = http_client::SessionState;
-    switch (state) {
-      case State::CreateFailed:
-      case State::ConnectFailed:
-      case State::SendFailed:
-      case State::SSLHandshakeFailed:
-      case State::TimedOut:
-      case State::NetworkError:
-      case State::Cancelled:
-        break;
-      default:
-        return;
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (done_) return;
-    state_ = state;
-    reason_.assign(reason.data(), reason.size());
-    done_ = true;
-    cv_.notify_all();
-  }
-
-  // Waits for the outcome; false past `timeout`.
-  bool wait(Millis timeout) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    return cv_.wait_for(lock, timeout, [this] { return done_; });
-  }
-
-  // `tls`: the request went over TLS; `client_certificate`: with one (for the hint of a TLS
-  // failure).
-  Attempt result(Signal signal, bool json_request, bool tls, bool client_certificate) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    using State = http_client::SessionState;
-    if (status_ == 0) {
-      if (state_ != State::Cancelled && state_ != State::TimedOut) {
-        // curl reports a certificate it cannot verify as a handshake failure or, with TLS 1.3,
-        // a client certificate the server refused as an error reading the answer.
-        if (std::optional<Attempt> refused = tls_failure(
-                "http", reason_, state_ == State::SSLHandshakeFailed, !client_certificate)) {
-          return *refused;
-        }
-      }
-      switch (state_) {
-        case State::SSLHandshakeFailed:
-          return failure(Attempt::Kind::kPermanent, "http-tls",
-                         "TLS handshake failed" + suffix(reason_));
-        case State::CreateFailed:
-          return failure(Attempt::Kind::kPermanent, "http-create",
-                         "cannot create the HTTP request" + suffix(reason_));
-        case State::Cancelled:
-          return failure(Attempt::Kind::kPermanent, "shutdown", "the exporter was shut down");
-        case State::TimedOut:
-          return failure(Attempt::Kind::kRetryable, "http-timeout", "no answer before the timeout");
-        default:
-          // curl reports its own timeout as a network error.
-          if (reason_.find("timed out") != std::string::npos) {
-            return failure(Attempt::Kind::kRetryable, "http-timeout",
-                           "no answer before the timeout" + suffix(reason_));
-          }
-          // With TLS 1.3 a server that refuses a missing client certificate may just close
-          // the connection: that cannot be told from a network error, but it can be hinted at.
-          return failure(
-              Attempt::Kind::kRetryable, "http-connect",
-              "cannot connect or the connection broke" + suffix(reason_) +
-                  (tls && !client_certificate ? std::string("; ") + kClientCertificateHint
-                                              : std::string()));
-      }
-    }
-    const bool json =
-        content_type_.find("json") != std::string::npos || (content_type_.empty() && json_request);
-    Attempt attempt = classify_http_status(status_, retry_after_, status_message(json));
-    if (attempt.ok() && !body_.empty()) {
-      auto response = new_response(signal);
-      const bool parsed =
-          json ? otlp_json::decode(body_, *response).ok() : response->ParseFromString(body_);
-      if (parsed) read_partial_success(signal, *response, attempt);
-    }
-    return attempt;
-  }
-
- private:
-  static std::string suffix(const std::string& reason) {
-    return reason.empty() ? std::string() : " (" + reason.substr(0, 200) + ")";
-  }
-
-  // The message of a google.rpc.Status error body, when there is one.
-  std::string status_message(bool json) const {
-    if (status_ >= 200 && status_ < 300) return {};
-    if (json) {
-      const auto parsed = nlohmann::json::parse(body_, nullptr, false);
-      if (parsed.is_object() && parsed.contains("message") && parsed["message"].is_string()) {
-        return parsed["message"].get<std::string>();
-      }
-      return {};
-    }
-    return rpc_status_message(body_);
-  }
-
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  int status_ = 0;
-  http_client::SessionState state_ = http_client::SessionState::Created;
-  std::string reason_;
-  std::string body_;
-  std::string retry_after_;
-  std::string content_type_;
-};
-
-// What the curl client holds: it calls and finally destroys this on its own thread, inside
-// opentelemetry-cpp's curl client, which Debian builds without -fsanitize=thread. The hand-over
-// is marked for ThreadSanitizer (core/tsan_handoff.hpp; nothing outside TSan builds), and the
-// sender never touches this object after handing it over, so that TSan sees every access.
-class CurlHandler final : public http_client::EventHandler {
- public:
-  explicit CurlHandler(std::shared_ptr<HttpOutcome> outcome) : outcome_(std::move(outcome)) {}
-  ~CurlHandler() override { core::tsan_receive(this); }
-
-  void OnResponse(http_client::Response& response) noexcept override {
-    core::tsan_receive(this);
-    outcome_->OnResponse(response);
-  }
-  void OnEvent(http_client::SessionState state,
-               opentelemetry::nostd::string_view reason) noexcept override {
-    core::tsan_receive(this);
-    outcome_->OnEvent(state, reason);
-  }
-
- private:
-  const std::shared_ptr<HttpOutcome> outcome_;
-};
-
 std::string gzip(const std::string& data) {
   std::string out;
   {
@@ -578,6 +441,96 @@ std::string gzip(const std::string& data) {
   return out;
 }
 
+// What one HTTP exchange gave back, within the response caps.
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+  std::string retry_after;
+  std::string content_type;
+  bool body_too_large = false;
+  bool headers_too_large = false;
+};
+
+// The body of a google.rpc.Status (or its JSON form) that an error answer carries.
+std::string http_status_message(const HttpAnswer& answer, bool json) {
+  if (answer.status >= 200 && answer.status < 300) return {};
+  if (json) {
+    const auto parsed = nlohmann::json::parse(answer.body, nullptr, false);
+    if (parsed.is_object() && parsed.contains("message") && parsed["message"].is_string()) {
+      return parsed["message"].get<std::string>();
+    }
+    return {};
+  }
+  return rpc_status_message(answer.body);
+}
+
+std::string reason_suffix(const std::string& reason) {
+  return reason.empty() ? std::string() : " (" + reason.substr(0, 200) + ")";
+}
+
+// curl callbacks: they stop the transfer (by taking fewer bytes than given) past the caps, so
+// that a receiver answering an endless body or endless headers costs at most the caps.
+std::size_t take_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& answer = *static_cast<HttpAnswer*>(user);
+  const std::size_t n = size * count;
+  if (answer.body.size() + n > kMaxResponseBytes) {
+    answer.body_too_large = true;
+    return 0;
+  }
+  answer.body.append(data, n);
+  return n;
+}
+
+// One header line at a time, the status line and the blank line included.
+struct HeaderReader {
+  HttpAnswer* answer;
+  std::size_t bytes = 0;
+};
+std::size_t take_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& reader = *static_cast<HeaderReader*>(user);
+  const std::size_t n = size * count;
+  reader.bytes += n;
+  if (reader.bytes > kMaxResponseBytes) {
+    reader.answer->headers_too_large = true;
+    return 0;
+  }
+  std::string_view line(data, n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    // A new response (after "100 Continue", or a redirect that is not followed): its headers
+    // replace the previous ones'.
+    reader.answer->retry_after.clear();
+    reader.answer->content_type.clear();
+    return n;
+  }
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos) return n;
+  const std::string key = lens::detail::to_lower(line.substr(0, colon));
+  std::string_view value = line.substr(colon + 1);
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) {
+    value.remove_suffix(1);
+  }
+  if (key == "retry-after") reader.answer->retry_after.assign(value);
+  if (key == "content-type") reader.answer->content_type.assign(value);
+  return n;
+}
+
+// A curl easy handle in its own multi handle: the multi handle lets cancel() wake a transfer
+// at once (curl_multi_wakeup) and keeps the connection for the next export.
+struct CurlChannel {
+  CurlChannel() : easy(curl_easy_init()), multi(curl_multi_init()) {}
+  ~CurlChannel() {
+    if (multi != nullptr) curl_multi_cleanup(multi);
+    if (easy != nullptr) curl_easy_cleanup(easy);
+  }
+  CurlChannel(const CurlChannel&) = delete;
+  CurlChannel& operator=(const CurlChannel&) = delete;
+  CURL* easy;
+  CURLM* multi;
+};
+
+// OTLP/HTTP over libcurl directly: what it reads of an answer is bounded (kMaxResponseBytes of
+// body, the same of headers), which opentelemetry-cpp's curl client does not allow.
 class HttpTransport final : public OtlpTransport {
  public:
   HttpTransport(const OtlpSignalSettings& s, Signal signal)
@@ -585,17 +538,24 @@ class HttpTransport final : public OtlpTransport {
         url_(s.endpoint.value),
         json_(s.protocol.value == OtlpProtocol::http_json),
         tls_(url_.rfind("https://", 0) == 0),
-        client_certificate_(!s.client_certificate.value.empty()),
+        // As opentelemetry-cpp's curl client did: OTEL_EXPORTER_OTLP_INSECURE skips the
+        // verification of an https:// endpoint's certificate.
+        skip_verify_(s.insecure.value),
+        ca_path_(s.certificate.value),
+        client_key_path_(s.client_key.value),
+        client_certificate_path_(s.client_certificate.value),
         gzip_(s.compression.value == "gzip"),
-        hints_(s),
-        ssl_(url_, s.insecure.value, s.certificate.value, "", s.client_key.value, "",
-             s.client_certificate.value, "", "", "", "", ""),
-        client_(http_client::HttpClientFactory::Create()) {
-    for (const auto& header : s.headers.value) headers_.emplace_back(header.key, header.value);
-    // The curl session prefixes "scheme://host:port/"; the request carries the rest.
-    const auto scheme_end = url_.find("://");
-    const auto path_start = url_.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
-    uri_ = path_start == std::string::npos ? "" : url_.substr(path_start + 1);
+        hints_(s) {
+    static std::once_flag curl_ready;
+    std::call_once(curl_ready, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    for (const auto& header : s.headers.value) {
+      headers_.push_back(header.key + ": " + header.value);
+    }
+    headers_.push_back(std::string("Content-Type: ") +
+                       (json_ ? "application/json" : "application/x-protobuf"));
+    headers_.push_back("User-Agent: " + user_agent());
+    if (gzip_) headers_.push_back("Content-Encoding: gzip");
+    headers_.push_back("Expect:");  // no wait for "100 Continue" before a large body
     target_ = url_ + (json_ ? " (http/json)" : " (http/protobuf)");
   }
 
@@ -605,35 +565,60 @@ class HttpTransport final : public OtlpTransport {
     try {
       std::string body = json_ ? otlp_json::encode(request) : request.SerializeAsString();
       if (gzip_) body = gzip(body);
-      http_client::Body bytes(body.begin(), body.end());
-      auto session = client_->CreateSession(url_);
-      auto http_request = session->CreateRequest();
-      http_request->SetMethod(http_client::Method::Post);
-      http_request->SetUri(uri_);
-      http_request->SetSslOptions(ssl_);
-      http_request->SetTimeoutMs(timeout);
-      for (const auto& [key, value] : headers_) http_request->AddHeader(key, value);
-      http_request->ReplaceHeader("Content-Type",
-                                  json_ ? "application/json" : "application/x-protobuf");
-      http_request->ReplaceHeader("User-Agent", user_agent());
-      if (gzip_) http_request->ReplaceHeader("Content-Encoding", "gzip");
-      http_request->SetBody(bytes);
-      auto outcome = std::make_shared<HttpOutcome>();
-      if (!in_flight_.add(session.get())) {
-        return failure(Attempt::Kind::kPermanent, "shutdown", "shut down");
+      std::unique_ptr<CurlChannel> channel = take_channel();
+      if (channel->easy == nullptr || channel->multi == nullptr) {
+        return failure(Attempt::Kind::kPermanent, "http-create",
+                       "cannot create the HTTP request (curl)");
       }
-      auto handler = std::make_shared<CurlHandler>(outcome);
-      core::tsan_publish(handler.get());
-      session->SendRequest(std::move(handler));
-      // curl enforces `timeout`; the margin only guards against a lost callback.
-      const bool answered = outcome->wait(timeout + Millis(1000));
-      in_flight_.remove(session.get());
-      if (!answered) {
-        session->CancelSession();
-        return failure(Attempt::Kind::kRetryable, "http-timeout", "no answer before the timeout");
+      HttpAnswer answer;
+      HeaderReader header_reader{&answer};
+      char error[CURL_ERROR_SIZE] = {};
+      curl_slist* header_list = nullptr;
+      for (const std::string& header : headers_) {
+        curl_slist* grown = curl_slist_append(header_list, header.c_str());
+        if (grown == nullptr) break;
+        header_list = grown;
       }
-      session->FinishSession();
-      return hints_.explain(outcome->result(signal_, json_, tls_, client_certificate_));
+      CURL* easy = channel->easy;
+      curl_easy_reset(easy);
+      curl_easy_setopt(easy, CURLOPT_URL, url_.c_str());
+      curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+      curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+      curl_easy_setopt(easy, CURLOPT_POST, 1L);
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body.data());
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+      curl_easy_setopt(easy, CURLOPT_HTTPHEADER, header_list);
+      curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+      curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error);
+      curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, take_body);
+      curl_easy_setopt(easy, CURLOPT_WRITEDATA, &answer);
+      curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, take_header);
+      curl_easy_setopt(easy, CURLOPT_HEADERDATA, &header_reader);
+      // An announced Content-Length over the cap ends the transfer before any body is read.
+      curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
+                       static_cast<curl_off_t>(kMaxResponseBytes));
+      if (tls_) {
+        if (!ca_path_.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, ca_path_.c_str());
+        if (!client_key_path_.empty()) {
+          curl_easy_setopt(easy, CURLOPT_SSLKEY, client_key_path_.c_str());
+        }
+        if (!client_certificate_path_.empty()) {
+          curl_easy_setopt(easy, CURLOPT_SSLCERT, client_certificate_path_.c_str());
+        }
+        curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, skip_verify_ ? 0L : 1L);
+        curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, skip_verify_ ? 0L : 2L);
+      }
+      const CURLcode code = perform(*channel);
+      curl_slist_free_all(header_list);
+      if (code == CURLE_OK) {
+        long status = 0;
+        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+        answer.status = static_cast<int>(status);
+      }
+      // A connection whose answer was cut short cannot carry the next request.
+      if (code == CURLE_OK) give_back(std::move(channel));
+      std::string reason = error[0] != '\0' ? error : curl_easy_strerror(code);
+      return hints_.explain(result(code, answer, reason));
     } catch (const std::exception& e) {
       return failure(Attempt::Kind::kPermanent, "encode",
                      std::string("cannot encode the request: ") + e.what());
@@ -643,22 +628,135 @@ class HttpTransport final : public OtlpTransport {
   }
 
   void cancel() noexcept override {
-    in_flight_.cancel([](http_client::Session* session) { session->CancelSession(); });
+    cancelled_.store(true, std::memory_order_release);
+    in_flight_.cancel([](CURLM* multi) { curl_multi_wakeup(multi); });
   }
 
  private:
+  // Runs the transfer on this thread; CURLE_ABORTED_BY_CALLBACK when cancel() ended it.
+  CURLcode perform(CurlChannel& channel) {
+    if (curl_multi_add_handle(channel.multi, channel.easy) != CURLM_OK) return CURLE_FAILED_INIT;
+    CURLcode code = CURLE_ABORTED_BY_CALLBACK;
+    if (in_flight_.add(channel.multi)) {
+      for (;;) {
+        int running = 0;
+        if (curl_multi_perform(channel.multi, &running) != CURLM_OK) {
+          code = CURLE_FAILED_INIT;
+          break;
+        }
+        int left = 0;
+        bool done = false;
+        while (CURLMsg* message = curl_multi_info_read(channel.multi, &left)) {
+          if (message->msg == CURLMSG_DONE) {
+            code = message->data.result;
+            done = true;
+          }
+        }
+        if (done || running == 0) break;
+        if (cancelled_.load(std::memory_order_acquire)) {
+          code = CURLE_ABORTED_BY_CALLBACK;
+          break;
+        }
+        curl_multi_poll(channel.multi, nullptr, 0, 1000, nullptr);
+      }
+      in_flight_.remove(channel.multi);
+    }
+    curl_multi_remove_handle(channel.multi, channel.easy);
+    return code;
+  }
+
+  Attempt result(CURLcode code, const HttpAnswer& answer, const std::string& reason) const {
+    if (answer.body_too_large || answer.headers_too_large || code == CURLE_FILESIZE_EXCEEDED) {
+      // Not retried: the receiver may well have taken the data, and a receiver that answers
+      // this way will again.
+      return failure(Attempt::Kind::kPermanent, "http-answer-too-large",
+                     std::string("the receiver's answer exceeded ") +
+                         std::to_string(kMaxResponseBytes / 1024) + " KiB of " +
+                         (answer.headers_too_large ? "headers" : "body") +
+                         "; lens stopped reading it and counts the export as failed");
+    }
+    if (code == CURLE_ABORTED_BY_CALLBACK) {
+      return failure(Attempt::Kind::kPermanent, "shutdown", "the exporter was shut down");
+    }
+    if (code == CURLE_OPERATION_TIMEDOUT) {
+      return failure(Attempt::Kind::kRetryable, "http-timeout",
+                     "no answer before the timeout" + reason_suffix(reason));
+    }
+    if (code != CURLE_OK) {
+      const bool handshake = code == CURLE_SSL_CONNECT_ERROR ||
+                             code == CURLE_PEER_FAILED_VERIFICATION ||
+                             code == CURLE_SSL_CERTPROBLEM || code == CURLE_SSL_CACERT_BADFILE;
+      // curl reports a certificate it cannot verify as a handshake failure or, with TLS 1.3,
+      // a client certificate the server refused as an error reading the answer.
+      if (tls_) {
+        if (std::optional<Attempt> refused =
+                tls_failure("http", reason, handshake, client_certificate_path_.empty())) {
+          return *refused;
+        }
+        if (handshake) {
+          return failure(Attempt::Kind::kPermanent, "http-tls",
+                         "TLS handshake failed" + reason_suffix(reason));
+        }
+      }
+      // (An answer in HTTP/0.9, a gRPC port, is CURLE_UNSUPPORTED_PROTOCOL: a connection
+      // error below, with the protocol hint.)
+      if (code == CURLE_URL_MALFORMAT || code == CURLE_FAILED_INIT ||
+          code == CURLE_OUT_OF_MEMORY) {
+        return failure(Attempt::Kind::kPermanent, "http-create",
+                       "cannot create the HTTP request" + reason_suffix(reason));
+      }
+      // With TLS 1.3 a server that refuses a missing client certificate may just close the
+      // connection: that cannot be told from a network error, but it can be hinted at.
+      return failure(Attempt::Kind::kRetryable, "http-connect",
+                     "cannot connect or the connection broke" + reason_suffix(reason) +
+                         (tls_ && client_certificate_path_.empty()
+                              ? std::string("; ") + kClientCertificateHint
+                              : std::string()));
+    }
+    const bool json = answer.content_type.find("json") != std::string::npos ||
+                      (answer.content_type.empty() && json_);
+    Attempt attempt =
+        classify_http_status(answer.status, answer.retry_after, http_status_message(answer, json));
+    if (attempt.ok() && !answer.body.empty()) {
+      auto response = new_response(signal_);
+      const bool parsed = json ? otlp_json::decode(answer.body, *response).ok()
+                               : response->ParseFromString(answer.body);
+      if (parsed) read_partial_success(signal_, *response, attempt);
+    }
+    return attempt;
+  }
+
+  std::unique_ptr<CurlChannel> take_channel() {
+    {
+      std::lock_guard<std::mutex> lock(channels_mutex_);
+      if (!idle_channels_.empty()) {
+        std::unique_ptr<CurlChannel> channel = std::move(idle_channels_.back());
+        idle_channels_.pop_back();
+        return channel;
+      }
+    }
+    return std::make_unique<CurlChannel>();
+  }
+  void give_back(std::unique_ptr<CurlChannel> channel) {
+    std::lock_guard<std::mutex> lock(channels_mutex_);
+    idle_channels_.push_back(std::move(channel));
+  }
+
   const Signal signal_;
   const std::string url_;
   const bool json_;
   const bool tls_;
-  const bool client_certificate_;
+  const bool skip_verify_;
+  const std::string ca_path_;
+  const std::string client_key_path_;
+  const std::string client_certificate_path_;
   const bool gzip_;
   const EndpointHints hints_;
-  const http_client::HttpSslOptions ssl_;
-  std::vector<std::pair<std::string, std::string>> headers_;
-  std::string uri_;
-  std::shared_ptr<http_client::HttpClient> client_;
-  InFlight<http_client::Session> in_flight_;
+  std::vector<std::string> headers_;
+  std::mutex channels_mutex_;
+  std::vector<std::unique_ptr<CurlChannel>> idle_channels_;  // at most one per concurrent send
+  std::atomic<bool> cancelled_{false};
+  InFlight<CURLM> in_flight_;
 };
 
 }  // namespace

@@ -1,10 +1,13 @@
 // One attempt to deliver one Export*ServiceRequest over OTLP/gRPC or OTLP/HTTP, with the answer
 // classified for retrying (otlp_retry.hpp) and its partial_success read.
 //
-// Built from opentelemetry-cpp's own parts — its gRPC client context (OtlpGrpcClient::
-// MakeClientContext: metadata, deadline), generated stubs and its curl HTTP client (TLS, client
-// certificates, timeout); the gRPC channel is made as OtlpGrpcClient::MakeChannel makes it plus
-// a bounded reconnect backoff — because its exporters hide what lens needs:
+// gRPC is built from opentelemetry-cpp's own parts — its gRPC client context (OtlpGrpcClient::
+// MakeClientContext: metadata, deadline) and generated stubs; the channel is made as
+// OtlpGrpcClient::MakeChannel makes it plus a bounded reconnect backoff. HTTP uses libcurl
+// directly (TLS, client certificates, timeout), because opentelemetry-cpp's curl client reads
+// whole answers, however large. Every answer is read up to 64 KiB (HTTP body, HTTP headers, gRPC
+// message): past that the export fails, not retried. opentelemetry-cpp's exporters are not
+// used because they hide what lens needs:
 // they return only success or failure (no status code, no Retry-After or RetryInfo, no
 // partial_success), and as Debian builds 1.19 they neither retry nor gzip HTTP bodies, and their
 // http/json encoding writes 64-bit integers as JSON numbers. Bodies are encoded here: binary

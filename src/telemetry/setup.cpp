@@ -54,6 +54,8 @@ namespace propagation = opentelemetry::context::propagation;
 struct TelemetryHandle::State {
   bool exporting = false;
   pid_t pid = ::getpid();
+  int rank = 0;  // for the completeness line at shutdown
+  bool print_totals = false;  // that line: not for exporter=none, which sends nowhere
   std::string run_id;
   Attributes resource;
   // Declared before the provider: the provider's handoff processor feeds it.
@@ -367,6 +369,30 @@ TelemetryStats stats_of(const State& state) noexcept {
   return stats;
 }
 
+// The rank's one completeness line at shutdown (issue 21 point 6): what each signal that this
+// setup exports delivered, dropped (never delivered, whatever the reason) and failed (in exports
+// that failed after their retries; part of dropped). Metric points are lost only by failed
+// exports, so their dropped equals their failed. Signals that are off are left out.
+std::string completeness_line(const State& state, const TelemetryStats& s) {
+  std::string line = "lens: rank " + std::to_string(state.rank) + " telemetry: ";
+  std::string parts;
+  auto add = [&parts](const char* what, std::uint64_t exported, std::uint64_t dropped,
+                      std::uint64_t failed) {
+    parts += parts.empty() ? "" : "; ";
+    parts += std::string(what) + " " + std::to_string(exported) + " exported, " +
+             std::to_string(dropped) + " dropped, " + std::to_string(failed) + " failed";
+  };
+  if (state.trace_report) add("spans", s.spans_exported, s.spans_dropped, s.spans_failed);
+  if (state.metric_report) {
+    add("metric points", s.metric_points_exported, s.metric_points_failed,
+        s.metric_points_failed);
+  }
+  if (state.log_report && state.log_pipeline) {
+    add("log records", s.log_records_exported, s.log_records_dropped, s.log_records_failed);
+  }
+  return parts.empty() ? std::string() : line + parts;
+}
+
 }  // namespace
 
 TelemetryHandle::TelemetryHandle() : state_(std::make_shared<State>()) {}
@@ -469,6 +495,14 @@ Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
       result = Error("Telemetry shutdown could not deliver " + undelivered +
                      " (the export failures are on stderr)");
     }
+    // One line per rank with the totals, so that a log says how complete the telemetry is.
+    try {
+      const std::string totals =
+          state->print_totals ? completeness_line(*state, stats_of(*state)) : std::string();
+      if (!totals.empty()) std::fprintf(stderr, "%s\n", totals.c_str());
+    } catch (...) {
+      // Out of memory: the counters stay readable through stats().
+    }
   });
   return result;
 }
@@ -514,6 +548,8 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
 
   auto state = std::make_shared<State>();
   state->run_id = config.run_id;
+  state->rank = rank.rank;
+  state->print_totals = config.exporter != ExporterKind::none;
   state->exporting = *exporting;
 
   if (*exporting) {

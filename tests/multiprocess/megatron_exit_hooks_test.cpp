@@ -54,9 +54,20 @@ class ExitHooks : public TestDirectory {
     const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
     std::string program = LENS_SIGTERM_CHILD_PATH;
     std::vector<char*> argv = {program.data(), const_cast<char*>(mode.c_str()), nullptr};
+    // SIGINT as an interactive shell leaves it: a test run in the background of a
+    // non-interactive shell inherits it ignored, and the hooks keep an ignored SIGINT ignored.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
     Child child;
-    EXPECT_EQ(posix_spawn(&child.pid, program.c_str(), &actions, nullptr, argv.data(), envp.data()),
-              0);
+    EXPECT_EQ(
+        posix_spawn(&child.pid, program.c_str(), &actions, &attributes, argv.data(), envp.data()),
+        0);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     close(pipe_fds[1]);
     child.out = pipe_fds[0];
@@ -74,9 +85,9 @@ class ExitHooks : public TestDirectory {
     return true;
   }
 
-  // Starts the child in `mode`, sends it SIGTERM once it is ready and waits for it: its wait status
-  // (-1, neither exited nor signalled, when it never got ready) and what it printed.
-  std::pair<int, std::string> terminated(const std::string& mode) {
+  // Starts the child in `mode`, sends it `signal` once it is ready and waits for it: its wait
+  // status (-1, neither exited nor signalled, when it never got ready) and what it printed.
+  std::pair<int, std::string> terminated(const std::string& mode, int signal = SIGTERM) {
     Child child = start(mode);
     std::string seen;
     if (!wait_for(child, "ready\n", seen)) {
@@ -84,7 +95,7 @@ class ExitHooks : public TestDirectory {
       wait_status(child, seen);
       return {-1, seen};
     }
-    kill(child.pid, SIGTERM);
+    kill(child.pid, signal);
     const int status = wait_status(child, seen);
     return {status, seen};
   }
@@ -130,6 +141,57 @@ TEST_F(ExitHooks, SigtermExportsTheJobSpansThenTerminates) {
   ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status << ", output: " << seen;
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   expect_startup_span_exported();
+}
+
+// The startup span ended by a signal: error status naming it, and the truncation mark.
+void expect_interrupted_startup_span(const std::string& traces, const std::string& signal) {
+  const auto at = traces.find("\"name\":\"megatron.startup\"");
+  ASSERT_NE(at, std::string::npos) << traces;
+  const std::string line = traces.substr(0, traces.find('\n', at)).substr(traces.rfind('\n', at) + 1);
+  EXPECT_NE(line.find("\"status\":{\"message\":\"interrupted by " + signal + "\",\"code\":2}"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find("{\"key\":\"nemo.span.truncated\",\"value\":{\"boolValue\":true}}"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find("{\"key\":\"nemo.span.truncated.reason\",\"value\":{\"stringValue\":"
+                      "\"interrupted by " +
+                      signal + "\"}}"),
+            std::string::npos)
+      << line;
+}
+
+TEST_F(ExitHooks, SigtermMarksTheJobSpansInterrupted) {
+  const auto [status, seen] = terminated("default");
+  ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status << ", output: " << seen;
+  expect_interrupted_startup_span(traces(), "SIGTERM");
+}
+
+// SIGINT (Ctrl-C, and what many launchers send first) flushes as SIGTERM does, then the process
+// ends by SIGINT as it would without lens.
+TEST_F(ExitHooks, SigintExportsTheJobSpansMarkedInterruptedThenTerminates) {
+  const auto [status, seen] = terminated("default", SIGINT);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status << ", output: " << seen;
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  expect_interrupted_startup_span(traces(), "SIGINT");
+}
+
+// A SIGINT that was ignored before set_telemetry (a shell's background job) stays ignored: the
+// process goes on, telemetry too; SIGTERM still ends both.
+TEST_F(ExitHooks, IgnoredSigintStaysIgnored) {
+  Child child = start("sigint-ignored");
+  std::string seen;
+  ASSERT_TRUE(wait_for(child, "ready\n", seen)) << seen;
+  kill(child.pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int status = 0;
+  EXPECT_EQ(waitpid(child.pid, &status, WNOHANG), 0) << "the child ended on an ignored SIGINT";
+  EXPECT_EQ(traces().find("megatron.startup"), std::string::npos) << traces();
+  kill(child.pid, SIGTERM);
+  status = wait_status(child, seen);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status << ", output: " << seen;
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  expect_interrupted_startup_span(traces(), "SIGTERM");
 }
 
 TEST_F(ExitHooks, SigtermStillRunsThePreviousHandler) {

@@ -4,6 +4,7 @@
 //   default           nothing installed: the process must end by SIGTERM after the export
 //   previous-handler  a handler that prints and exits 3: it must still run
 //   ignored           SIG_IGN: the process must keep running (it exits 0 once the span is out)
+//   sigint-ignored    SIGINT is SIG_IGN: a SIGINT must change nothing (the test then sends SIGTERM)
 //   fork              the process forks a child that pauses, sends it SIGTERM (the child must die
 //                     by it: telemetry is not the child's) and then returns from main, so that the
 //                     atexit hook ends the job spans
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "default";
   if (mode == "previous-handler") signal(SIGTERM, previous_handler);
   if (mode == "ignored") signal(SIGTERM, SIG_IGN);
+  if (mode == "sigint-ignored") signal(SIGINT, SIG_IGN);
 
   auto rank = lens::RankInfo::make(0, 1);
   auto args = lens::megatron::parse_training_args({});

@@ -155,8 +155,18 @@ class TrainLoop : public TestDirectory {
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    // SIGINT as an interactive shell leaves it (a test run in the background of a
+    // non-interactive shell inherits it ignored, which the trainer keeps).
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
     pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
+    EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), envp.data()), 0);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     return pid;
   }
@@ -728,5 +738,63 @@ TEST_F(TrainLoop, TorchrunLaunchesRanks) {
   expect_one_run_id_and_two_rank_instances();
 }
 #endif
+
+// Ctrl-C mid-run (issue 24 point 10, issue 21 point 4): the trainer flushes as on SIGTERM — the
+// job spans end with an error status naming SIGINT and the truncation mark, the step in progress
+// is exported truncated, the metrics reach the file — then dies by SIGINT as it would without
+// lens, after printing its completeness line.
+TEST_F(TrainLoop, SigintMidRunFlushesTheJobSpansMarkedInterruptedAndTheMetrics) {
+  const fs::path log = dir_ / "sigint.log";
+  auto env = telemetry_env("default");
+  env["OTEL_METRIC_EXPORT_INTERVAL"] = "600000";  // only the final collection at shutdown
+  const pid_t pid = spawn_logged({LENS_TRAIN_LOOP_PATH, "--train-iters", "100000",
+                                  "--log-interval", "1", "--eval-iters", "0"},
+                                 env, log);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (read_file(log).find(" iteration        3/") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGINT);
+  int status = 0;
+  const auto exit_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > exit_deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      FAIL() << "the trainer did not end within 20 s of SIGINT: " << read_file(log);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const std::string output = read_file(log);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status << ": " << output;
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  EXPECT_NE(output.find("lens: rank 0 telemetry: spans "), std::string::npos) << output;
+
+  std::map<std::string, json> job;
+  std::size_t truncated_steps = 0;
+  for (const Span& s : spans()) {
+    const std::string name = s.span.at("name");
+    bool truncated = false;
+    for (const json& attribute : s.span.value("attributes", json::array())) {
+      if (attribute.at("key") == "nemo.span.truncated") truncated = true;
+    }
+    if (name == "megatron.pretrain" || name == "megatron.train") {
+      job[name] = s.span;
+      EXPECT_TRUE(truncated) << name;
+    } else if (name == "megatron.train_step" && truncated) {
+      ++truncated_steps;
+    }
+  }
+  ASSERT_EQ(job.size(), 2U) << output;
+  for (const auto& [name, span] : job) {
+    EXPECT_EQ(span.at("status"), json({{"code", 2}, {"message", "interrupted by SIGINT"}}))
+        << name;
+  }
+  EXPECT_LE(truncated_steps, 1U);
+  const auto metrics = last_metrics();
+  ASSERT_EQ(metrics.size(), 1U) << output;
+  EXPECT_EQ(metrics.begin()->second.count("megatron.training.loss"), 1U);
+}
 
 }  // namespace

@@ -38,6 +38,11 @@ class ScriptedGrpcTraceReceiver final
     std::lock_guard<std::mutex> lock(mutex_);
     script_.push_back(code);
   }
+  // Every OK answer carries a partial_success with this error message (none when empty).
+  void set_partial_success_message(std::string message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    partial_success_message_ = std::move(message);
+  }
   // Requests answered with each code, in order of arrival.
   std::vector<grpc::StatusCode> answers() const {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -49,7 +54,7 @@ class ScriptedGrpcTraceReceiver final
     return accepted_;
   }
 
-  grpc::Status Export(grpc::ServerContext*, const Request* request, Response*) override {
+  grpc::Status Export(grpc::ServerContext*, const Request* request, Response* response) override {
     std::lock_guard<std::mutex> lock(mutex_);
     grpc::StatusCode code = grpc::StatusCode::OK;
     if (!script_.empty()) {
@@ -59,6 +64,9 @@ class ScriptedGrpcTraceReceiver final
     answers_.push_back(code);
     if (code == grpc::StatusCode::OK) {
       accepted_.push_back(*request);
+      if (!partial_success_message_.empty()) {
+        response->mutable_partial_success()->set_error_message(partial_success_message_);
+      }
       return grpc::Status::OK;
     }
     return grpc::Status(code, "scripted answer");
@@ -71,6 +79,7 @@ class ScriptedGrpcTraceReceiver final
   std::deque<grpc::StatusCode> script_;
   std::vector<grpc::StatusCode> answers_;
   std::vector<Request> accepted_;
+  std::string partial_success_message_;
 };
 
 }  // namespace lens::test_servers

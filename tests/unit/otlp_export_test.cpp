@@ -396,7 +396,7 @@ TEST(OtlpHttpExport, BadRequestIsDroppedAndReportedOnce) {
   ASSERT_EQ(captured.lines.size(), 1u);
   EXPECT_EQ(captured.lines[0], "lens: traces export to " + receiver.url("/v1/traces") +
                                    " (http/protobuf) failed: HTTP 400 (bad span); 4 spans "
-                                   "dropped (further occurrences are counted, not shown)");
+                                   "dropped (further occurrences are counted, not shown; totals at shutdown)");
   EXPECT_EQ(captured.lines[0].find("topsecret"), std::string::npos);
 }
 
@@ -422,7 +422,7 @@ TEST(OtlpHttpExport, PartialSuccessIsCountedAndReportedOnce) {
   EXPECT_EQ(captured.lines[0], "lens: traces export to " + receiver.url("/v1/traces") +
                                    " (http/protobuf): the receiver rejected 3 of 4 spans "
                                    "(partial_success: 'spans too old') (further occurrences "
-                                   "are counted, not shown)");
+                                   "are counted, not shown; totals at shutdown)");
 }
 
 TEST(OtlpHttpExport, AReceiverThatNeverAnswersEndsEachExportAtItsTimeout) {
@@ -757,7 +757,7 @@ TEST(SpanExporterSelection, EveryExporterCountsIntoTheGivenReport) {
   ASSERT_EQ(captured.lines.size(), 1u);
   EXPECT_EQ(captured.lines[0],
             "lens: traces export to none failed; its spans are dropped (further occurrences "
-            "are counted, not shown)");
+            "are counted, not shown; totals at shutdown)");
 }
 
 }  // namespace

@@ -296,9 +296,9 @@ TEST(ExportReport, EachCauseIsWrittenOnceAndEverythingIsCounted) {
   EXPECT_EQ(report.reports(), 3u);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0],
-            "lens: traces export failed: HTTP 503 (further occurrences are counted, not shown)");
+            "lens: traces export failed: HTTP 503 (further occurrences are counted, not shown; totals at shutdown)");
   EXPECT_EQ(lines[1],
-            "lens: traces export failed: HTTP 400 (further occurrences are counted, not shown)");
+            "lens: traces export failed: HTTP 400 (further occurrences are counted, not shown; totals at shutdown)");
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ TEST(ReportingExporter, CountsExportedAndFailedSpans) {
   EXPECT_EQ(report->counts().items_failed, 1U);
   EXPECT_EQ(lines,
             std::vector<std::string>{"lens: traces export to memory failed; its spans are "
-                                     "dropped (further occurrences are counted, not shown)"});
+                                     "dropped (further occurrences are counted, not shown; totals at shutdown)"});
 
   auto failing = make_reporting_exporter<lens::Signal::traces>(std::make_unique<ScriptedExporter>(false), report,
                                               "scripted", /*explain_failures=*/false);

@@ -1,7 +1,8 @@
 // The trainer's telemetry lifecycle, the counterpart of Megatron's _set_telemetry() and its
 // "end job spans" routine (SPEC Part 2 §E.8): configuration from MEGATRON_OTEL_* with NEMO_LENS_*
 // as fallback and the --otel-* flags on top, the training resource attributes, and a shutdown
-// that runs exactly once — on normal completion, on an early exit, from atexit, or on SIGTERM.
+// that runs exactly once — on normal completion, on an early exit, from atexit, or on SIGTERM or
+// SIGINT.
 // Thread-safety: set_telemetry/reset_telemetry from one thread (the trainer's main thread);
 // get_telemetry, set_job_span and end_job_telemetry from any thread.
 #pragma once
@@ -24,7 +25,8 @@ struct SetTelemetryOptions {
   Collective* collective = nullptr;
   // The environment to read (default: the process environment).
   std::optional<Env> env;
-  // Install the atexit and SIGTERM hooks when this rank exports (default). Tests turn it off.
+  // Install the atexit, SIGTERM and SIGINT hooks when this rank exports (default). Tests turn it
+  // off.
   bool install_exit_hooks = true;
   // Passed to setup_telemetry (tests: span exporter, allow_reinit).
   SetupOverrides overrides;
@@ -32,8 +34,9 @@ struct SetTelemetryOptions {
 
 // Sets telemetry up on this rank: reads the Megatron configuration, applies args.otel, builds the
 // training resource attributes (only when enabled: no probing of a disabled run) and calls
-// setup_telemetry. On an exporting rank it installs, once per process, an atexit hook and a
-// SIGTERM handler that end the job spans and shut telemetry down. Call resolve_parallelism first.
+// setup_telemetry. On an exporting rank it installs, once per process, an atexit hook and
+// SIGTERM and SIGINT handlers that end the job spans and shut telemetry down (SIGINT only when it
+// was not ignored). Call resolve_parallelism first.
 // Errors are setup's one-line errors; nothing is installed then.
 Status set_telemetry(const TrainingArgs& args, const RankInfo& rank,
                      SetTelemetryOptions options = {});
@@ -51,6 +54,14 @@ void set_job_span(JobSpan which, Span span) noexcept;
 // Returns the shutdown's status.
 Status end_job_telemetry(
     std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) noexcept;
+
+// As end_job_telemetry, after `signal` (SIGTERM or SIGINT) interrupted the run: the job spans end
+// with an error status "interrupted by SIGINT" (or SIGTERM) and nemo.span.truncated = true plus
+// a nemo.span.truncated event giving the same reason. The exit hooks call it from their watcher
+// thread; a trainer with its own signal handling may call it from a thread (never from a
+// signal handler).
+Status end_job_telemetry_interrupted(
+    int signal, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) noexcept;
 
 // Forgets the handle and job spans (after end_job_telemetry) so that a test may set telemetry up
 // again. The exit hooks stay installed and act on whatever is set then.
