@@ -79,15 +79,14 @@ struct TempDir {
 class Collector {
  public:
   Collector(const std::filesystem::path& out, const std::filesystem::path& err) {
-    std::vector<std::string> args{lens_cli(), "collect",   "--grpc",     "127.0.0.1:0",
-                                  "--http",   "127.0.0.1:0", "--out",    out.string()};
+    std::vector<std::string> args{lens_cli(), "collect",     "--grpc", "127.0.0.1:0",
+                                  "--http",   "127.0.0.1:0", "--out",  out.string()};
     int out_pipe[2];
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     std::vector<char*> argv = testing::null_terminated(args);
     std::vector<std::string> environment;
     for (const char* name : {"TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS"}) {
@@ -96,8 +95,8 @@ class Collector {
       }
     }
     std::vector<char*> envp = testing::null_terminated(environment);
-    const int error = ::posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, argv.data(),
-                                    envp.data());
+    const int error =
+        ::posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     ::close(out_pipe[1]);
     if (error != 0) throw std::runtime_error("cannot start lens collect");
@@ -416,8 +415,8 @@ TEST(CollectHostileHttp, KillNineDuringHeavyWritingLosesNoAcknowledgedLine) {
         for (int i = 0; !stop.load(); ++i) {
           const std::string name =
               "r" + std::to_string(round) + "c" + std::to_string(c) + "i" + std::to_string(i);
-          if (post(collector.url("/v1/traces"), trace_body(name, 5000), {kProtobuf}, 5000)
-                  .status == 200) {
+          if (post(collector.url("/v1/traces"), trace_body(name, 5000), {kProtobuf}, 5000).status ==
+              200) {
             std::lock_guard<std::mutex> lock(mutex);
             acknowledged.insert(name + "-0");
             ++acknowledged_count;
@@ -527,7 +526,8 @@ TEST(CollectHostileHttp, ThirtyTwoHttpExportersDeliverEverything) {
       for (const json& resource : line.at(resources)) {
         std::string rank = "?";
         for (const json& attr : resource.at("resource").at("attributes")) {
-          if (attr.at("key") == "dl.rank") rank = attr.at("value").at("intValue").get<std::string>();
+          if (attr.at("key") == "dl.rank")
+            rank = attr.at("value").at("intValue").get<std::string>();
         }
         for (const json& scope : resource.at(scopes)) counts[rank] += scope.at(items).size();
       }

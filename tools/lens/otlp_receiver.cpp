@@ -390,9 +390,9 @@ struct OtlpReceiver::Impl {
     if (const std::string encoding = req.get_header_value("Content-Encoding");
         !known_content_encoding(encoding)) {
       ++malformed;
-      set_status_body(res, 415, format, kCodeInvalidArgument,
-                      "unsupported Content-Encoding '" + encoding + "'; accepted: " +
-                          kAcceptedEncodings);
+      set_status_body(
+          res, 415, format, kCodeInvalidArgument,
+          "unsupported Content-Encoding '" + encoding + "'; accepted: " + kAcceptedEncodings);
       return;
     }
     if (type != "application/x-protobuf" && type != "application/json") {
