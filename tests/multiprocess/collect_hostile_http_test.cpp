@@ -295,6 +295,34 @@ TEST(CollectHostileHttp, SlowAndIdleConnectionsDoNotDelayHealthyRequests) {
                                       "healthy4-0"}));
 }
 
+// A stop gives requests in flight 5 s, then ends the connections still open: a client that
+// trickles its request a byte at a time (cpp-httplib waits for it without end) does not hold
+// the collector past that.
+TEST(CollectHostileHttp, StopEndsATricklingConnectionAfterTheGrace) {
+  TempDir dir;
+  Collector collector(dir.path / "out", dir.path / "stderr.txt");
+  const int fd = connect_to(collector.http());
+  ASSERT_GE(fd, 0);
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string request = "POST /v1/traces HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    for (std::size_t i = 0; !done.load(); ++i) {
+      const char byte = i < request.size() ? request[i] : 'a';
+      (void)::send(fd, &byte, 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::this_thread::sleep_for(300ms);
+  const auto start = Clock::now();
+  EXPECT_EQ(collector.stop(), 0);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  done = true;
+  trickle.join();
+  ::close(fd);
+  EXPECT_GE(seconds, 4.5);  // the grace period was given
+  EXPECT_LT(seconds, 8.0);
+}
+
 // Point 8b: a Content-Encoding the collector cannot decode is refused with 415, naming the
 // accepted ones (it was read as if there were no encoding), and nothing is written.
 TEST(CollectHostileHttp, UnknownContentEncodingIs415) {

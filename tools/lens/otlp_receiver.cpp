@@ -20,6 +20,7 @@
 #include <string_view>
 #include <thread>
 
+#include "connection_sweep.hpp"
 #include "http_connection_threads.hpp"
 #include "lens/otlp_json.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
@@ -283,6 +284,7 @@ struct OtlpReceiver::Impl {
 
   std::unique_ptr<httplib::Server> http_server;
   std::thread http_thread;
+  std::atomic<bool> http_done{false};  // the HTTP server's accept loop and workers have ended
   std::optional<Endpoint> http_bound;
 
   std::mutex stop_mutex;
@@ -571,7 +573,10 @@ Status start_http(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
   // retry one, three, seven seconds later, healthy clients included. listen() again raises it.
   if (*listening != INVALID_SOCKET) ::listen(*listening, kHttpListenBacklog);
   impl.http_bound = Endpoint{endpoint.host, port};
-  impl.http_thread = std::thread([&server] { server.listen_after_bind(); });
+  impl.http_thread = std::thread([&server, &done = impl.http_done] {
+    server.listen_after_bind();
+    done.store(true);
+  });
   // stop() only takes effect once the accept loop runs; wait for it so that an early stop
   // cannot leave the thread serving forever.
   const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
@@ -617,6 +622,17 @@ void OtlpReceiver::stop() {
   impl_->stopped = true;
   if (impl_->http_server) {
     impl_->http_server->stop();
+    // Requests in flight get the grace period; a connection still open after it (a client that
+    // trickles its request, which cpp-httplib would wait for without end) is shut down, which
+    // ends the read its worker is blocked in.
+    const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
+    while (!impl_->http_done.load() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    while (!impl_->http_done.load() && impl_->http_bound) {
+      shut_down_connections_on_port(impl_->http_bound->port);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     if (impl_->http_thread.joinable()) impl_->http_thread.join();
   }
   if (impl_->grpc_server) {
