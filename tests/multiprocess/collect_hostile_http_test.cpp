@@ -79,15 +79,14 @@ struct TempDir {
 class Collector {
  public:
   Collector(const std::filesystem::path& out, const std::filesystem::path& err) {
-    std::vector<std::string> args{lens_cli(), "collect",   "--grpc",     "127.0.0.1:0",
-                                  "--http",   "127.0.0.1:0", "--out",    out.string()};
+    std::vector<std::string> args{lens_cli(), "collect",     "--grpc", "127.0.0.1:0",
+                                  "--http",   "127.0.0.1:0", "--out",  out.string()};
     int out_pipe[2];
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     std::vector<char*> argv = testing::null_terminated(args);
     std::vector<std::string> environment;
     for (const char* name : {"TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS"}) {
@@ -96,8 +95,8 @@ class Collector {
       }
     }
     std::vector<char*> envp = testing::null_terminated(environment);
-    const int error = ::posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, argv.data(),
-                                    envp.data());
+    const int error =
+        ::posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     ::close(out_pipe[1]);
     if (error != 0) throw std::runtime_error("cannot start lens collect");
@@ -296,6 +295,34 @@ TEST(CollectHostileHttp, SlowAndIdleConnectionsDoNotDelayHealthyRequests) {
                                       "healthy4-0"}));
 }
 
+// A stop gives requests in flight 5 s, then ends the connections still open: a client that
+// trickles its request a byte at a time (cpp-httplib waits for it without end) does not hold
+// the collector past that.
+TEST(CollectHostileHttp, StopEndsATricklingConnectionAfterTheGrace) {
+  TempDir dir;
+  Collector collector(dir.path / "out", dir.path / "stderr.txt");
+  const int fd = connect_to(collector.http());
+  ASSERT_GE(fd, 0);
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string request = "POST /v1/traces HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    for (std::size_t i = 0; !done.load(); ++i) {
+      const char byte = i < request.size() ? request[i] : 'a';
+      (void)::send(fd, &byte, 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::this_thread::sleep_for(300ms);
+  const auto start = Clock::now();
+  EXPECT_EQ(collector.stop(), 0);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  done = true;
+  trickle.join();
+  ::close(fd);
+  EXPECT_GE(seconds, 4.5);  // the grace period was given
+  EXPECT_LT(seconds, 8.0);
+}
+
 // Point 8b: a Content-Encoding the collector cannot decode is refused with 415, naming the
 // accepted ones (it was read as if there were no encoding), and nothing is written.
 TEST(CollectHostileHttp, UnknownContentEncodingIs415) {
@@ -416,8 +443,8 @@ TEST(CollectHostileHttp, KillNineDuringHeavyWritingLosesNoAcknowledgedLine) {
         for (int i = 0; !stop.load(); ++i) {
           const std::string name =
               "r" + std::to_string(round) + "c" + std::to_string(c) + "i" + std::to_string(i);
-          if (post(collector.url("/v1/traces"), trace_body(name, 5000), {kProtobuf}, 5000)
-                  .status == 200) {
+          if (post(collector.url("/v1/traces"), trace_body(name, 5000), {kProtobuf}, 5000).status ==
+              200) {
             std::lock_guard<std::mutex> lock(mutex);
             acknowledged.insert(name + "-0");
             ++acknowledged_count;
@@ -527,7 +554,8 @@ TEST(CollectHostileHttp, ThirtyTwoHttpExportersDeliverEverything) {
       for (const json& resource : line.at(resources)) {
         std::string rank = "?";
         for (const json& attr : resource.at("resource").at("attributes")) {
-          if (attr.at("key") == "dl.rank") rank = attr.at("value").at("intValue").get<std::string>();
+          if (attr.at("key") == "dl.rank")
+            rank = attr.at("value").at("intValue").get<std::string>();
         }
         for (const json& scope : resource.at(scopes)) counts[rank] += scope.at(items).size();
       }

@@ -41,8 +41,8 @@ void HttpConnectionThreads::enqueue(std::function<void()> task) {
 void HttpConnectionThreads::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    const bool has_task = wake_.wait_for(lock, idle_linger_,
-                                         [this] { return shutting_down_ || !tasks_.empty(); });
+    const bool has_task =
+        wake_.wait_for(lock, idle_linger_, [this] { return shutting_down_ || !tasks_.empty(); });
     if (!has_task || tasks_.empty()) break;  // idle too long, or stopping with nothing left
     std::function<void()> task = std::move(tasks_.front());
     tasks_.pop_front();

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "bounded_inflate.hpp"
+#include "connection_sweep.hpp"
 #include "http_connection_threads.hpp"
 #include "lens/otlp_json.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
@@ -321,6 +322,7 @@ struct OtlpReceiver::Impl {
 
   std::unique_ptr<httplib::Server> http_server;
   std::thread http_thread;
+  std::atomic<bool> http_done{false};  // the HTTP server's accept loop and workers have ended
   std::optional<Endpoint> http_bound;
 
   std::mutex stop_mutex;
@@ -478,9 +480,9 @@ struct OtlpReceiver::Impl {
     if (const std::string encoding = req.get_header_value("Content-Encoding");
         !known_content_encoding(encoding)) {
       ++malformed;
-      set_status_body(res, 415, format, kCodeInvalidArgument,
-                      "unsupported Content-Encoding '" + encoding + "'; accepted: " +
-                          kAcceptedEncodings);
+      set_status_body(
+          res, 415, format, kCodeInvalidArgument,
+          "unsupported Content-Encoding '" + encoding + "'; accepted: " + kAcceptedEncodings);
       return;
     }
     if (type != "application/x-protobuf" && type != "application/json") {
@@ -673,7 +675,10 @@ Status start_http(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
   // retry one, three, seven seconds later, healthy clients included. listen() again raises it.
   if (*listening != INVALID_SOCKET) ::listen(*listening, kHttpListenBacklog);
   impl.http_bound = Endpoint{endpoint.host, port};
-  impl.http_thread = std::thread([&server] { server.listen_after_bind(); });
+  impl.http_thread = std::thread([&server, &done = impl.http_done] {
+    server.listen_after_bind();
+    done.store(true);
+  });
   // stop() only takes effect once the accept loop runs; wait for it so that an early stop
   // cannot leave the thread serving forever.
   const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
@@ -721,6 +726,17 @@ void OtlpReceiver::stop() {
   impl_->stopped = true;
   if (impl_->http_server) {
     impl_->http_server->stop();
+    // Requests in flight get the grace period; a connection still open after it (a client that
+    // trickles its request, which cpp-httplib would wait for without end) is shut down, which
+    // ends the read its worker is blocked in.
+    const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
+    while (!impl_->http_done.load() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    while (!impl_->http_done.load() && impl_->http_bound) {
+      shut_down_connections_on_port(impl_->http_bound->port);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     if (impl_->http_thread.joinable()) impl_->http_thread.join();
   }
   if (impl_->grpc_server) {

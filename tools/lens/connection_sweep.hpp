@@ -1,0 +1,13 @@
+// Ending the connections a server thread is stuck on. cpp-httplib 0.11 bounds each read, not a
+// whole request, and gives no access to its connections' sockets: a client that trickles its
+// request a byte at a time holds a worker, and a stop that joins the workers, forever.
+#pragma once
+
+namespace lens::cli {
+
+// Shuts down (SHUT_RDWR, without closing: the descriptors stay valid for the threads that own
+// them) every connected TCP socket of this process whose local port is `local_port`; a thread
+// blocked reading one wakes to end of file. Returns how many were shut down.
+int shut_down_connections_on_port(int local_port);
+
+}  // namespace lens::cli
