@@ -42,9 +42,17 @@ TEST(ReportHtml, ShowsTheRunTheStragglerAndTheResources) {
   EXPECT_NE(html.find("run id: <b>run-fixture</b>"), std::string::npos);
   EXPECT_NE(html.find("service: <b>megatron-lm</b>"), std::string::npos);
   EXPECT_NE(html.find("world size: <b>4</b>"), std::string::npos);
-  EXPECT_NE(html.find("<span class=\"flag\">straggler: rank 2 step median 390.0 ms"),
+  EXPECT_NE(html.find("<span class=\"flag\">rank 2 spends +100.0 ms per step in "
+                      "forward_backward from iteration 1 on; the other ranks wait for it in "
+                      "communication (26% of the run)</span>"),
             std::string::npos);
-  EXPECT_NE(html.find("<tr class=\"straggler\"><td class=\"num\">2</td>"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Stall attribution</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"straggler\"><td class=\"num\">2</td><td>forward_backward</td>"
+                      "<td class=\"num\">+100.0</td><td class=\"num\">1-20</td>"),
+            std::string::npos);
+  // The per-rank medians table still marks the rank.
+  EXPECT_NE(html.find("<tr class=\"straggler\"><td class=\"num\">2</td><td class=\"num\">20"),
+            std::string::npos);
   EXPECT_NE(html.find("<td>node0</td>"), std::string::npos);
   EXPECT_NE(html.find("<td>8 on host</td>"), std::string::npos);
 }

@@ -269,7 +269,7 @@ void write_resources(const RunAnalysis& analysis, std::ostream& out) {
 
 void write_stragglers(const RunAnalysis& analysis, std::ostream& out) {
   const StragglerResult& result = analysis.stragglers;
-  out << "<h2>Stragglers</h2>\n";
+  out << "<h2>Per-rank medians</h2>\n";
   if (!result.enough_ranks) {
     out << "<p class=\"note\">Not enough ranks to compare: straggler detection needs steps of "
            "the same iteration on at least two ranks.</p>\n";
@@ -302,6 +302,40 @@ void write_stragglers(const RunAnalysis& analysis, std::ostream& out) {
   out << "<td></td><td></td>";
   for (const double ms : result.phase_median_ms) cell(out, fixed(ms), true);
   out << "<td></td><td></td></tr>\n</table>\n";
+}
+
+void write_stalls(const RunAnalysis& analysis, std::ostream& out) {
+  const StallResult& result = analysis.stalls;
+  out << "<h2>Stall attribution</h2>\n";
+  if (!result.enough_ranks) {
+    out << "<p class=\"note\">Not enough ranks to compare: attribution needs steps of the same "
+           "iteration on at least two ranks.</p>\n";
+    return;
+  }
+  out << "<p class=\"note\">" << result.iterations.size() << " iterations on " << result.ranks
+      << " ranks; run time " << fixed(result.run_ms) << " ms (sum of the median step), of which "
+      << fixed(result.exposed_ms)
+      << " ms is the last rank's lead at the synchronization (the time the others wait). Each "
+         "increment of that lead is credited to the rank and phase where it appears.</p>\n";
+  if (result.suspects.empty()) {
+    out << "<p class=\"note\">No rank stands out.</p>\n";
+    return;
+  }
+  out << "<table><tr><th>rank</th><th>phase</th><th>excess ms per step</th><th>iterations</th>"
+         "<th>exposed ms</th><th>share of the run</th><th>others wait</th></tr>\n";
+  for (const StallSuspect& suspect : result.suspects) {
+    out << "<tr class=\"straggler\">";
+    cell(out, std::to_string(suspect.rank), true);
+    cell(out, std::string(phase_name(suspect.phase)));
+    cell(out, "+" + fixed(suspect.excess_ms_per_step), true);
+    cell(out, std::to_string(suspect.first_iteration) + "-" +
+                  std::to_string(suspect.last_iteration), true);
+    cell(out, fixed(suspect.exposed_ms), true);
+    cell(out, fixed(suspect.share * 100.0) + "%", true);
+    cell(out, suspect.others_wait ? "yes" : "no");
+    out << "</tr>\n";
+  }
+  out << "</table>\n";
 }
 
 std::string header_value(const std::string& value) { return value.empty() ? "-" : value; }
@@ -385,10 +419,12 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
 
   out << "<div class=\"summary\">";
   for (const std::string& line : context.summary_lines) {
-    const bool flag = line.rfind("straggler:", 0) == 0;
+    const bool flag = line.rfind("rank ", 0) == 0;  // a stall suspect's sentence
     out << (flag ? "<span class=\"flag\">" : "<span>") << html_escape(line) << "</span>\n";
   }
   out << "</div>\n";
+
+  write_stalls(analysis, out);
 
   out << "<h2>Timeline</h2>\n<div class=\"controls\"><button id=\"zoom-in\" type=\"button\">"
          "zoom in</button><button id=\"zoom-out\" type=\"button\">zoom out</button>"

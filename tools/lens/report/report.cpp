@@ -11,6 +11,7 @@
 #include "report/perfetto_writer.hpp"
 #include "report/run_builder.hpp"
 #include "report/summary.hpp"
+#include "report/summary_json.hpp"
 
 namespace lens::report {
 namespace {
@@ -110,8 +111,15 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
                   [&](std::ostream& file) { write_html(analysis, context, file); })) {
     return 1;
   }
+  const std::filesystem::path summary_path = options.html.parent_path() / "summary.json";
+  if (!write_file(summary_path, "summary.json (next to -o)", err, [&](std::ostream& file) {
+        file << summary_json(analysis).dump(2) << "\n";
+      })) {
+    return 1;
+  }
   for (const std::string& line : summary) out << line << "\n";
   out << "report: " << options.html.string() << "\n";
+  out << "summary: " << summary_path.string() << "\n";
   out << "perfetto trace: " << options.perfetto.string() << " (open in ui.perfetto.dev)\n";
   return 0;
 }
