@@ -89,6 +89,42 @@ TEST(ReportCli, OutputPathsThresholdAndWindowFlags) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "report.html"));
 }
 
+TEST(ReportCli, SeveralRunsInOneDirectoryWarnAndRunIdPicksOne) {
+  TempDir dir("cli-runs");
+  testing::write_run(dir.path(), {.ranks = 4, .iterations = 20});  // nemo.run.id run-fixture
+  auto other = testing::make_traces({.ranks = 3, .iterations = 10});
+  for (auto& request : other) {
+    for (auto& attribute :
+         *request.mutable_resource_spans(0)->mutable_resource()->mutable_attributes()) {
+      if (attribute.key() == "nemo.run.id") attribute.mutable_value()->set_string_value("run-b");
+    }
+  }
+  testing::append_lines(dir.path() / "traces.jsonl", other);
+  const std::string d = dir.path().string();
+
+  const ProcessResult merged = lens({d});
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_EQ(merged.err, "lens report: warning: DIR '" + d +
+                            "' holds 2 runs (nemo.run.id: run-b, run-fixture); their telemetry "
+                            "is merged: pick one with --run-id ID\n");
+  EXPECT_NE(testing::read_text(dir.path() / "report.html").find("holds 2 runs"),
+            std::string::npos);
+
+  const ProcessResult picked = lens({d, "--run-id", "run-b"});
+  ASSERT_EQ(picked.exit_code, 0) << picked.err;
+  EXPECT_EQ(picked.err, "");
+  EXPECT_NE(picked.out.find("\nranks: 3 of world size 3, iterations: 10 (1-10), spans: 285, metric points: 0,"),
+            std::string::npos)
+      << picked.out << picked.err;
+
+  const ProcessResult none = lens({d, "--run-id=nope"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err, "lens report: no telemetry of --run-id 'nope' in DIR '" + d +
+                          "'; accepted: one of run-b, run-fixture\n");
+  EXPECT_EQ(lens({d, "--run-id="}).err,
+            "lens report: invalid value for --run-id: ''; accepted: a run id (nemo.run.id)\n");
+}
+
 TEST(ReportCli, WarnsAboutATruncatedLastLine) {
   TempDir dir("cli-truncated");
   testing::write_run(dir.path(), {.ranks = 2, .iterations = 5});
@@ -147,7 +183,7 @@ TEST(ReportCli, InvalidInputIsOneLineAndStatusTwo) {
       {{e, "--window"}, "lens report: option '--window' needs a value\n"},
       {{e, "--frobnicate"},
        "lens report: unknown option '--frobnicate'; accepted: -o, --perfetto, --threshold, "
-       "--window, --help\n"},
+       "--window, --run-id, --help\n"},
       {{e, "other"},
        "lens report: unexpected argument 'other' after DIR '" + e + "'; accepted: one DIR\n"},
       {{e, "-o", "/nonexistent/dir/r.html"},

@@ -60,7 +60,7 @@ bool write_file(const std::filesystem::path& path, const std::string& flag, std:
 
 int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
   const std::string dir = options.dir.string();
-  RunBuilder builder;
+  RunBuilder builder = options.run_id ? RunBuilder(*options.run_id) : RunBuilder();
   Result<ReadStats> read = read_telemetry_dir(options.dir, builder);
   if (!read.ok()) {
     return invalid(err, "cannot read DIR '" + dir + "': " + read.message() +
@@ -80,6 +80,27 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   if (stats.warnings.size() > kPrintedWarnings) {
     err << kPrefix << "warning: " << stats.warnings.size() - kPrintedWarnings
         << " more lines skipped\n";
+  }
+  std::string run_ids;  // the non-empty ones, listed
+  std::size_t named_runs = 0;
+  for (const auto& [run_id, resources] : builder.run_ids()) {
+    if (run_id.empty()) continue;
+    run_ids += (run_ids.empty() ? "" : ", ") + run_id;
+    ++named_runs;
+  }
+  if (options.run_id && builder.run_ids().count(*options.run_id) == 0) {
+    return invalid(err, "no telemetry of --run-id '" + *options.run_id + "' in DIR '" + dir +
+                            "'; accepted: " +
+                            (run_ids.empty() ? std::string("none (no nemo.run.id there)")
+                                             : "one of " + run_ids));
+  }
+  std::vector<std::string> warnings = stats.warnings;
+  if (warnings.size() > kPrintedWarnings) warnings.resize(kPrintedWarnings);
+  if (!options.run_id && named_runs > 1) {
+    warnings.push_back("DIR '" + dir + "' holds " + std::to_string(named_runs) +
+                       " runs (nemo.run.id: " + run_ids +
+                       "); their telemetry is merged: pick one with --run-id ID");
+    err << kPrefix << "warning: " << warnings.back() << "\n";
   }
   RunData data = builder.take();
   const std::uint64_t unranked =
@@ -105,8 +126,7 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   context.source_dir = dir;
   context.perfetto_path = options.perfetto.string();
   context.summary_lines = summary;
-  context.warnings = stats.warnings;
-  if (context.warnings.size() > kPrintedWarnings) context.warnings.resize(kPrintedWarnings);
+  context.warnings = std::move(warnings);
   if (!write_file(options.html, "-o", err,
                   [&](std::ostream& file) { write_html(analysis, context, file); })) {
     return 1;
