@@ -43,6 +43,13 @@ std::int64_t nanos(const json& span, const char* key) {
   }
 }
 
+// end - start in ms; unsigned, so malformed timestamps do not overflow; 0 when end < start.
+double duration_ms(std::int64_t start, std::int64_t end) {
+  if (end < start) return 0.0;
+  return static_cast<double>(static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(start)) /
+         1e6;
+}
+
 bool starts_with(const std::string& text, const char* prefix) {
   return text.rfind(prefix, 0) == 0;
 }
@@ -94,8 +101,7 @@ void RunProgress::consume(const std::string& line) {
         const std::string name = span.value("name", "");
         const std::string trace = span.value("traceId", "");
         const double ms =
-            static_cast<double>(nanos(span, "endTimeUnixNano") - nanos(span, "startTimeUnixNano")) /
-            1e6;
+            duration_ms(nanos(span, "startTimeUnixNano"), nanos(span, "endTimeUnixNano"));
         if (is_communication(name)) {
           if (work.communication_ms.size() >= kMaxPendingTraces) work.communication_ms.clear();
           work.communication_ms[trace] += ms;  // nested communication spans are rare here

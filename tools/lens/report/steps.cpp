@@ -106,7 +106,10 @@ void fill_gaps(const RankData& rank, const RankSteps& out, std::vector<Step>& st
       const std::int64_t hi = std::min(rank.spans[span].end_ns, step.start_ns);
       if (hi <= lo) continue;
       const Phase phase = phase_of(rank.spans[span].name).value_or(Phase::other);
-      step.gap_ms[index_of(phase)] += to_ms(hi - lo);
+      // Unsigned (hi > lo): malformed input must not overflow.
+      step.gap_ms[index_of(phase)] +=
+          static_cast<double>(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo)) /
+          1e6;
     }
   }
 }
