@@ -30,8 +30,10 @@ fs::path stage_file(const std::string& dir, int iteration, int pipeline_rank, in
 }  // namespace
 
 Status save_checkpoint(const std::string& dir, int iteration, int pipeline_rank, int pipeline_size,
-                       bool writer, torch::nn::Module& model, torch::optim::Optimizer& optimizer) {
+                       bool writer, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                       const std::function<void()>& inside_span) {
   LENS_SPAN(spans::kSaveCheckpoint, {spans::attributes::kIteration, iteration});
+  if (inside_span) inside_span();
   if (!writer) return {};
   try {
     torch::serialize::OutputArchive archive;

@@ -8,6 +8,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -16,9 +17,11 @@
 namespace lens::megatron::example {
 
 // Writes this stage's file (when `writer`); the caller then synchronises the ranks and calls
-// mark_latest on rank 0.
+// mark_latest on rank 0. `inside_span` runs first within the megatron.save_checkpoint span (the
+// example's --slow-stage checkpoint).
 Status save_checkpoint(const std::string& dir, int iteration, int pipeline_rank, int pipeline_size,
-                       bool writer, torch::nn::Module& model, torch::optim::Optimizer& optimizer);
+                       bool writer, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                       const std::function<void()>& inside_span = {});
 
 // Records `iteration` as the latest complete checkpoint in `dir`.
 Status mark_latest(const std::string& dir, int iteration);

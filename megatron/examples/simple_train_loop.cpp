@@ -79,23 +79,41 @@ double all_reduce_sum(const c10::intrusive_ptr<c10d::ProcessGroup>& group, doubl
   return tensors[0].item<double>();
 }
 
+// The example's injected straggler (--slow-rank/--slow-ms/--slow-stage/--slow-from): extra time
+// slept inside one stage's span on one rank from one iteration on, for the run report's stall
+// attribution to find.
+enum class SlowStage { data, forward, backward, optimizer, checkpoint };
+
+struct Slowdown {
+  SlowStage stage = SlowStage::forward;
+  std::chrono::milliseconds per_iteration{0};  // zero on every rank but --slow-rank
+  int from = 1;                                // first slowed iteration
+
+  // Sleeps `parts`-th of the delay when `stage` of `iteration` is slowed (a stage that runs once
+  // per microbatch passes the microbatch count).
+  void apply(SlowStage at, int iteration, int parts = 1) const {
+    if (at != stage || per_iteration.count() <= 0 || iteration < from) return;
+    std::this_thread::sleep_for(
+        std::chrono::duration_cast<std::chrono::microseconds>(per_iteration) / parts);
+  }
+};
+
 struct Trainer {
   const TrainingArgs& args;
   ParallelState& state;
   Stage model;
   torch::optim::Adam optimizer;
   std::vector<std::int64_t> activation_shape;
-  // --slow-ms spread over the microbatches' forward compute of the --slow-rank rank.
-  std::chrono::microseconds delay_per_microbatch{0};
+  Slowdown slowdown;
+  int current_iteration = 0;  // the step being trained, for the optimizer's slowdown
 
-  Trainer(const TrainingArgs& a, ParallelState& s, Stage m, std::chrono::milliseconds step_delay)
+  Trainer(const TrainingArgs& a, ParallelState& s, Stage m, Slowdown slow)
       : args(a),
         state(s),
         model(std::move(m)),
         optimizer(model->parameters(), torch::optim::AdamOptions(a.lr)),
         activation_shape{a.seq_length, a.micro_batch_size, a.hidden_size},
-        delay_per_microbatch(std::chrono::duration_cast<std::chrono::microseconds>(step_delay) /
-                             a.num_microbatches()) {}
+        slowdown(slow) {}
 
   // The stage's input for microbatch `m`: tokens on the first stage, else activations received
   // from the previous stage (with the linked span of SPEC Part 2 §I.4 when rank 0 shared its
@@ -130,6 +148,7 @@ struct Trainer {
   // One step's forward and backward passes over all microbatches; the mean loss of the step on
   // every rank (0 on stages that see no loss until it is shared below).
   double forward_backward(int iteration) {
+    current_iteration = iteration;
     const int microbatches = args.num_microbatches();
     LENS_SPAN(spans::kForwardBackward, {attrs::kNumMicrobatches, microbatches});
     std::vector<torch::Tensor> inputs(microbatches);
@@ -145,10 +164,11 @@ struct Trainer {
           LENS_SPAN(spans::kDataNextBatch);
           batch = make_batch(state.data_parallel_rank, iteration, m, false, args.micro_batch_size,
                              args.seq_length);
+          slowdown.apply(SlowStage::data, iteration, microbatches);
         }
         if (state.first_stage()) inputs[m] = stage_input(batch, m, true);
         torch::Tensor out = model->forward(inputs[m]);
-        if (delay_per_microbatch.count() > 0) std::this_thread::sleep_for(delay_per_microbatch);
+        slowdown.apply(SlowStage::forward, iteration, microbatches);
         if (state.last_stage()) {
           outputs[m] = loss_of(out, batch) / microbatches;
           loss_sum += outputs[m].item<double>();
@@ -169,6 +189,7 @@ struct Trainer {
       }
       {
         LENS_SPAN(spans::kMicrobatchBackward);
+        slowdown.apply(SlowStage::backward, iteration, microbatches);
         if (state.last_stage()) {
           outputs[m].backward();
         } else {
@@ -226,6 +247,7 @@ struct Trainer {
     }
     optimizer.step();
     optimizer.zero_grad();
+    slowdown.apply(SlowStage::optimizer, current_iteration);
     return grad_norm;
   }
 
@@ -264,9 +286,24 @@ void barrier(ParallelState& state) {
 // The example's own switches (not Megatron's), taken out of the command line before the
 // Megatron flags are parsed.
 struct ExampleOptions {
-  int slow_rank = -1;  // --slow-rank R: this rank's forward compute is slowed ...
+  int slow_rank = -1;  // --slow-rank R: this rank is slowed ...
   int slow_ms = 0;     // --slow-ms X: ... by X ms per iteration (a straggler for the run report)
+  SlowStage slow_stage = SlowStage::forward;  // --slow-stage S: ... in this stage ...
+  int slow_from = 1;                          // --slow-from ITER: ... from this iteration on
 };
+
+// --slow-stage's value; the error names the flag, the value and what is accepted.
+Result<SlowStage> slow_stage_named(const std::string& value) {
+  static const std::pair<const char*, SlowStage> kStages[] = {
+      {"data", SlowStage::data},           {"forward", SlowStage::forward},
+      {"backward", SlowStage::backward},   {"optimizer", SlowStage::optimizer},
+      {"checkpoint", SlowStage::checkpoint}};
+  for (const auto& [name, stage] : kStages) {
+    if (value == name) return stage;
+  }
+  return Error("--slow-stage: '" + value +
+               "' is not a stage; accepted: data, forward, backward, optimizer, checkpoint");
+}
 
 // Parses a non-negative int flag value; the error names the flag, the value and what is accepted.
 Result<int> non_negative(std::string_view flag, const std::string& value) {
@@ -284,15 +321,26 @@ Result<int> non_negative(std::string_view flag, const std::string& value) {
   return parsed;
 }
 
-// Removes --slow-rank/--slow-ms (and their values) from `args`.
+// Removes --slow-rank/--slow-ms/--slow-stage/--slow-from (and their values) from `args`.
 Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
   ExampleOptions options;
   std::vector<std::string> rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    int* target = arg == "--slow-rank" ? &options.slow_rank
-                  : arg == "--slow-ms" ? &options.slow_ms
-                                       : nullptr;
+    int* target = arg == "--slow-rank"   ? &options.slow_rank
+                  : arg == "--slow-ms"   ? &options.slow_ms
+                  : arg == "--slow-from" ? &options.slow_from
+                                         : nullptr;
+    if (arg == "--slow-stage") {
+      if (i + 1 >= args.size()) {
+        return Error(
+            "--slow-stage: missing value; accepted: data, forward, backward, optimizer, checkpoint");
+      }
+      Result<SlowStage> stage = slow_stage_named(args[++i]);
+      if (!stage.ok()) return stage.error();
+      options.slow_stage = *stage;
+      continue;
+    }
     if (target == nullptr) {
       rest.push_back(arg);
       continue;
@@ -347,11 +395,14 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
     torch::manual_seed(1234 + state.pipeline_rank);
     const auto [first_layer, layer_count] =
         stage_layers(args.num_layers, state.pipeline_rank, state.pipeline_size);
-    const auto delay =
-        std::chrono::milliseconds(rank.rank == example.slow_rank ? example.slow_ms : 0);
+    const Slowdown slowdown{
+        example.slow_stage,
+        std::chrono::milliseconds(rank.rank == example.slow_rank ? example.slow_ms : 0),
+        example.slow_from};
     trainer.emplace(
         args, state,
-        Stage(config, first_layer, layer_count, state.first_stage(), state.last_stage()), delay);
+        Stage(config, first_layer, layer_count, state.first_stage(), state.last_stage()),
+        slowdown);
   }
 
   int start_iteration = 0;
@@ -455,7 +506,8 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
     if (save_now) {
       Status saved =
           save_checkpoint(args.save, iteration, state.pipeline_rank, state.pipeline_size,
-                          state.data_parallel_rank == 0, *trainer->model, trainer->optimizer);
+                          state.data_parallel_rank == 0, *trainer->model, trainer->optimizer,
+                          [&] { trainer->slowdown.apply(SlowStage::checkpoint, iteration); });
       barrier(state);
       if (saved.ok() && rank.rank == 0) saved = mark_latest(args.save, iteration);
       if (!saved.ok()) {
@@ -499,8 +551,11 @@ int main(int argc, char** argv) {
     std::fputs(lens::megatron::help_text("simple_train_loop").c_str(), stdout);
     std::fputs(
         "\nexample options:\n"
-        "  --slow-rank R         slow down rank R's forward compute (default: none)\n"
-        "  --slow-ms X           by X ms per iteration (default 0), to show a straggler\n",
+        "  --slow-rank R         slow down rank R (default: none)\n"
+        "  --slow-ms X           by X ms per iteration (default 0), to show a straggler\n"
+        "  --slow-stage S        in stage S: data, forward, backward, optimizer or checkpoint\n"
+        "                        (default forward; checkpoint: the iterations that --save)\n"
+        "  --slow-from ITER      from iteration ITER on (default 1)\n",
         stdout);
     return 0;
   }

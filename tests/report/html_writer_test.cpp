@@ -1,9 +1,10 @@
 // The HTML page: self-contained (no network reference at all), data escaped against HTML and
-// script injection, the straggler table and the summary present.
+// script injection, the stall attribution and the summary present, curves per iteration.
 #include "report/html_writer.hpp"
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
@@ -21,6 +22,48 @@ std::string page(const RunAnalysis& analysis) {
   std::ostringstream out;
   write_html(analysis, context, out);
   return out.str();
+}
+
+// The JSON the page's script reads.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"lens-data\">";
+  const std::size_t start = html.find(open) + open.size();
+  return nlohmann::json::parse(html.substr(start, html.find("</script>", start) - start));
+}
+
+TEST(ReportHtml, CurvesAreAgainstTheIterationOnePointPerStep) {
+  RunBuilder builder;
+  const testing::RunSpec spec{.ranks = 2, .iterations = 20, .slow_rank = 1, .slow_ms = 100};
+  for (const auto& request : testing::make_traces(spec)) builder.on_traces(request);
+  RunData data = builder.take();
+  data.ranks.at(0).resource.emplace_back("dl.batch_size", 8);
+  data.ranks.at(0).resource.emplace_back("dl.sequence_length", 39);
+  data.ranks.at(1).gauges["lens.spans.dropped"] = {{testing::kOriginNs, 3.0}};
+  data.ranks.at(1).gauges["megatron.training.loss"] = {{testing::kOriginNs, 2.5}};
+  const nlohmann::json json = page_data(page(analyze(std::move(data), {})));
+
+  const nlohmann::json& curves = json["iterationCurves"];
+  ASSERT_EQ(curves.size(), 2u) << curves.dump();
+  EXPECT_EQ(curves[0]["name"], "megatron.loss");
+  ASSERT_EQ(curves[0]["series"].size(), 2u);
+  const nlohmann::json& loss = curves[0]["series"][1]["points"];
+  ASSERT_EQ(loss.size(), 20u);
+  EXPECT_EQ(loss[0], nlohmann::json::parse("[1, 9.9]"));
+  EXPECT_EQ(loss[19], nlohmann::json::parse("[20, 8.0]"));
+  // 8 x 39 tokens per 390 ms step (rank 0 only: rank 1 has no batch size).
+  EXPECT_EQ(curves[1]["name"], "tokens/s");
+  ASSERT_EQ(curves[1]["series"].size(), 1u);
+  EXPECT_EQ(curves[1]["series"][0]["points"][4], nlohmann::json::parse("[5, 800.0]"));
+
+  // Exact: median, p90 and max of the step spans (both ranks wait for the slow one).
+  ASSERT_EQ(json["stepQuantiles"].size(), 20u);
+  EXPECT_EQ(json["stepQuantiles"][0], nlohmann::json::parse("[1, 390.0, 390.0, 390.0]"));
+
+  ASSERT_EQ(json["selfMetrics"].size(), 1u);
+  EXPECT_EQ(json["selfMetrics"][0]["name"], "lens.spans.dropped");
+  for (const auto& metric : json["metrics"]) EXPECT_NE(metric["name"], "lens.spans.dropped");
+  ASSERT_EQ(json["metrics"].size(), 1u);
+  EXPECT_EQ(json["metrics"][0]["name"], "megatron.training.loss");
 }
 
 TEST(ReportHtml, LoadsNothingFromTheNetwork) {
@@ -42,9 +85,17 @@ TEST(ReportHtml, ShowsTheRunTheStragglerAndTheResources) {
   EXPECT_NE(html.find("run id: <b>run-fixture</b>"), std::string::npos);
   EXPECT_NE(html.find("service: <b>megatron-lm</b>"), std::string::npos);
   EXPECT_NE(html.find("world size: <b>4</b>"), std::string::npos);
-  EXPECT_NE(html.find("<span class=\"flag\">straggler: rank 2 step median 390.0 ms"),
+  EXPECT_NE(html.find("<span class=\"flag\">rank 2 spends +100.0 ms per step in "
+                      "forward_backward from iteration 1 on; the other ranks wait for it in "
+                      "communication (26% of the run)</span>"),
             std::string::npos);
-  EXPECT_NE(html.find("<tr class=\"straggler\"><td class=\"num\">2</td>"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Stall attribution</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"straggler\"><td class=\"num\">2</td><td>forward_backward</td>"
+                      "<td class=\"num\">+100.0</td><td class=\"num\">1-20</td>"),
+            std::string::npos);
+  // The per-rank medians table still marks the rank.
+  EXPECT_NE(html.find("<tr class=\"straggler\"><td class=\"num\">2</td><td class=\"num\">20"),
+            std::string::npos);
   EXPECT_NE(html.find("<td>node0</td>"), std::string::npos);
   EXPECT_NE(html.find("<td>8 on host</td>"), std::string::npos);
 }

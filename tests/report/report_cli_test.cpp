@@ -1,4 +1,4 @@
-// `lens report` as a user runs it: the summary and the files written, the straggler line, and
+// `lens report` as a user runs it: the summary and the files written, the stall sentence, and
 // the exact one-line errors (exit status 2) for a missing or empty DIR and bad flags.
 #include <gtest/gtest.h>
 
@@ -28,21 +28,35 @@ TEST(ReportCli, WritesTheReportAndTheTraceAndPrintsTheSummary) {
   EXPECT_EQ(result.err, "");
   const std::string d = dir.path().string();
   EXPECT_EQ(result.out,
+            "rank 2 spends +100.0 ms per step in forward_backward from iteration 1 on; the other "
+            "ranks wait for it in communication (26% of the run)\n"
             "ranks: 4 of world size 4, iterations: 20 (1-20), spans: 740, metric points: 64, "
             "log records: 0\n"
             "step time ms (median/p90): rank 0 390.0/390.0, rank 1 390.0/390.0, rank 2 "
             "390.0/390.0, rank 3 390.0/390.0\n"
-            "straggler: rank 2 step median 390.0 ms vs 390.0 ms across ranks (+0.0%), lag in "
-            "phase forward_backward (median 280.0 ms vs 180.0 ms)\n"
             "report: " +
                 d +
                 "/report.html\n"
+                "summary: " +
+                d +
+                "/summary.json\n"
                 "perfetto trace: " +
                 d + "/trace.json (open in ui.perfetto.dev)\n");
   EXPECT_TRUE(std::filesystem::is_regular_file(dir.path() / "report.html"));
   const auto trace = nlohmann::json::parse(testing::read_text(dir.path() / "trace.json"));
   EXPECT_FALSE(trace["traceEvents"].empty());
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "report.html.tmp"));
+  // 100 ms of every 390 ms step: 2000 of 7800 ms.
+  EXPECT_EQ(nlohmann::json::parse(testing::read_text(dir.path() / "summary.json")),
+            nlohmann::json::parse(R"json({
+              "run_id": "run-fixture", "ranks": 4, "iterations_compared": 20,
+              "first_iteration": 1, "last_iteration": 20, "median_step_ms": 390.0,
+              "run_ms": 7800.0, "exposed_ms": 2000.0,
+              "suspects": [{"rank": 2, "phase": "forward_backward", "excess_ms_per_step": 100.0,
+                            "first_iteration": 1, "last_iteration": 20, "steps": 20,
+                            "exposed_ms": 2000.0, "share": 0.25641, "others_wait": true,
+                            "others_wait_in": "communication",
+                            "sentence": "rank 2 spends +100.0 ms per step in forward_backward from iteration 1 on; the other ranks wait for it in communication (26% of the run)"}]})json"));
 
   // A second run reads the same directory, its own outputs included, to the same result.
   const ProcessResult again = lens({dir.path().string()});
@@ -62,11 +76,53 @@ TEST(ReportCli, OutputPathsThresholdAndWindowFlags) {
   const ProcessResult result = lens({"--threshold", "0.5", dir.path().string(), "-o", html,
                                      "--perfetto=" + trace, "--window", "3"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_NE(result.out.find("\nstragglers: none (threshold 50%)\n"), std::string::npos);
+  // Two ranks: each is compared with the other.
+  EXPECT_EQ(result.out.rfind("rank 1 spends +20.0 ms per step in forward_backward from iteration "
+                             "1 on (6.7% of the run)\nranks: 2",
+                             0),
+            0u)
+      << result.out;
+  EXPECT_TRUE(std::filesystem::is_regular_file(out.path() / "summary.json"));
   EXPECT_NE(result.out.find("\nreport: " + html + "\n"), std::string::npos);
   EXPECT_TRUE(std::filesystem::is_regular_file(html));
   EXPECT_TRUE(std::filesystem::is_regular_file(trace));
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "report.html"));
+}
+
+TEST(ReportCli, SeveralRunsInOneDirectoryWarnAndRunIdPicksOne) {
+  TempDir dir("cli-runs");
+  testing::write_run(dir.path(), {.ranks = 4, .iterations = 20});  // nemo.run.id run-fixture
+  auto other = testing::make_traces({.ranks = 3, .iterations = 10});
+  for (auto& request : other) {
+    for (auto& attribute :
+         *request.mutable_resource_spans(0)->mutable_resource()->mutable_attributes()) {
+      if (attribute.key() == "nemo.run.id") attribute.mutable_value()->set_string_value("run-b");
+    }
+  }
+  testing::append_lines(dir.path() / "traces.jsonl", other);
+  const std::string d = dir.path().string();
+
+  const ProcessResult merged = lens({d});
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_EQ(merged.err, "lens report: warning: DIR '" + d +
+                            "' holds 2 runs (nemo.run.id: run-b, run-fixture); their telemetry "
+                            "is merged: pick one with --run-id ID\n");
+  EXPECT_NE(testing::read_text(dir.path() / "report.html").find("holds 2 runs"),
+            std::string::npos);
+
+  const ProcessResult picked = lens({d, "--run-id", "run-b"});
+  ASSERT_EQ(picked.exit_code, 0) << picked.err;
+  EXPECT_EQ(picked.err, "");
+  EXPECT_NE(picked.out.find("\nranks: 3 of world size 3, iterations: 10 (1-10), spans: 285, metric points: 0,"),
+            std::string::npos)
+      << picked.out << picked.err;
+
+  const ProcessResult none = lens({d, "--run-id=nope"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.err, "lens report: no telemetry of --run-id 'nope' in DIR '" + d +
+                          "'; accepted: one of run-b, run-fixture\n");
+  EXPECT_EQ(lens({d, "--run-id="}).err,
+            "lens report: invalid value for --run-id: ''; accepted: a run id (nemo.run.id)\n");
 }
 
 TEST(ReportCli, WarnsAboutATruncatedLastLine) {
@@ -84,9 +140,9 @@ TEST(ReportCli, MetricsOnlyIsEnoughForAReport) {
                         testing::make_metrics({.ranks = 2, .iterations = 10}, false));
   const ProcessResult result = lens({dir.path().string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_NE(result.out.find("step time: no megatron.train_step spans\n"
-                            "stragglers: not enough ranks (0 ranks with steps; need 2)\n"),
-            std::string::npos);
+  EXPECT_EQ(result.out.rfind("stalls: not enough ranks (0 ranks with steps; need 2)\n", 0), 0u)
+      << result.out;
+  EXPECT_NE(result.out.find("step time: no megatron.train_step spans\n"), std::string::npos);
 }
 
 struct ErrorCase {
@@ -127,7 +183,7 @@ TEST(ReportCli, InvalidInputIsOneLineAndStatusTwo) {
       {{e, "--window"}, "lens report: option '--window' needs a value\n"},
       {{e, "--frobnicate"},
        "lens report: unknown option '--frobnicate'; accepted: -o, --perfetto, --threshold, "
-       "--window, --help\n"},
+       "--window, --run-id, --help\n"},
       {{e, "other"},
        "lens report: unexpected argument 'other' after DIR '" + e + "'; accepted: one DIR\n"},
       {{e, "-o", "/nonexistent/dir/r.html"},

@@ -92,6 +92,19 @@ TEST(ReportSteps, CheckpointAndEvaluationOutsideStepsAreCounted) {
   EXPECT_EQ(steps.outside_spans.size(), 2u);
 }
 
+TEST(ReportSteps, TheNextStepCarriesTheEvaluationBetweenSteps) {
+  // The evaluation (6 ms) runs after step 10: step 11 carries it; the idle rest of the gap and
+  // the checkpoint after the last step are on no step.
+  const RankSteps steps = find_steps(build({.ranks = 1, .iterations = 12}).ranks.at(0));
+  ASSERT_EQ(steps.steps.size(), 12u);
+  for (const Step& step : steps.steps) {
+    const double evaluation = *step.iteration == 11 ? 6.0 : 0.0;
+    EXPECT_DOUBLE_EQ(step.gap_ms[index_of(Phase::evaluation)], evaluation) << *step.iteration;
+    EXPECT_DOUBLE_EQ(step.gap_ms[index_of(Phase::checkpoint)], 0.0);
+    EXPECT_DOUBLE_EQ(step.gap_ms[index_of(Phase::other)], 0.0);
+  }
+}
+
 TEST(ReportSteps, ARepeatedIterationKeepsItsLatestRun) {
   RunData data = build({.ranks = 1, .iterations = 2});
   RankData& rank = data.ranks.at(0);

@@ -2,6 +2,8 @@
 #include "run_progress.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <vector>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -31,6 +33,42 @@ std::optional<std::int64_t> attribute(const json& attributes, const char* key) {
   return std::nullopt;
 }
 
+std::int64_t nanos(const json& span, const char* key) {
+  const auto it = span.find(key);
+  if (it == span.end()) return 0;
+  try {
+    return it->is_string() ? std::stoll(it->get<std::string>()) : it->get<std::int64_t>();
+  } catch (...) {
+    return 0;
+  }
+}
+
+// end - start in ms; unsigned, so malformed timestamps do not overflow; 0 when end < start.
+double duration_ms(std::int64_t start, std::int64_t end) {
+  if (end < start) return 0.0;
+  return static_cast<double>(static_cast<std::uint64_t>(end) - static_cast<std::uint64_t>(start)) /
+         1e6;
+}
+
+bool starts_with(const std::string& text, const char* prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+bool is_communication(const std::string& name) {
+  return starts_with(name, "megatron.grad_sync.") || starts_with(name, "megatron.p2p.") ||
+         starts_with(name, "megatron.pp.");
+}
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
+}
+
+// Bounds the per-rank map of communication by trace when steps never arrive (sampled out).
+constexpr std::size_t kMaxPendingTraces = 4096;
+
 }  // namespace
 
 void RunProgress::update() {
@@ -57,9 +95,29 @@ void RunProgress::consume(const std::string& line) {
       total_ = *total;
     }
     if (!rank) continue;
+    RankWork& work = work_[static_cast<int>(*rank)];
     for (const json& scope : resource_spans.value("scopeSpans", json::array())) {
       for (const json& span : scope.value("spans", json::array())) {
-        if (span.value("name", "") != "megatron.train_step") continue;
+        const std::string name = span.value("name", "");
+        const std::string trace = span.value("traceId", "");
+        const double ms =
+            duration_ms(nanos(span, "startTimeUnixNano"), nanos(span, "endTimeUnixNano"));
+        if (is_communication(name)) {
+          if (work.communication_ms.size() >= kMaxPendingTraces) work.communication_ms.clear();
+          work.communication_ms[trace] += ms;  // nested communication spans are rare here
+          continue;
+        }
+        if (name != "megatron.train_step") continue;
+        const auto pending = work.communication_ms.find(trace);
+        const double communication =
+            pending == work.communication_ms.end() ? 0.0 : pending->second;
+        if (pending != work.communication_ms.end()) work.communication_ms.erase(pending);
+        work.work_ms.push_back(std::max(0.0, ms - communication));
+        work.step_ms.push_back(ms);
+        if (work.work_ms.size() > kRecentSteps) {
+          work.work_ms.pop_front();
+          work.step_ms.pop_front();
+        }
         const std::optional<std::int64_t> iteration =
             attribute(span.value("attributes", json::array()), "megatron.iteration");
         if (!iteration) continue;
@@ -77,19 +135,40 @@ std::optional<std::int64_t> RunProgress::slowest_iteration() const {
   return slowest;
 }
 
-std::optional<int> RunProgress::slowest_rank() const {
-  if (static_cast<int>(iterations_.size()) < world_size_) return std::nullopt;
-  auto slowest = iterations_.begin();
-  for (auto it = iterations_.begin(); it != iterations_.end(); ++it) {
-    if (it->second < slowest->second) slowest = it;
+std::optional<RunProgress::WaitedFor> RunProgress::waited_for() const {
+  if (!slowest_iteration()) return std::nullopt;
+  std::vector<std::pair<int, double>> medians;
+  std::vector<double> works;
+  std::vector<double> steps;
+  for (const auto& [rank, work] : work_) {
+    if (work.work_ms.empty()) continue;
+    const double median_work = median_of({work.work_ms.begin(), work.work_ms.end()});
+    medians.emplace_back(rank, median_work);
+    works.push_back(median_work);
+    steps.push_back(median_of({work.step_ms.begin(), work.step_ms.end()}));
   }
-  return slowest->first;
+  if (medians.size() < 2) return std::nullopt;
+  const double across = median_of(works);
+  const double margin = std::max(1.0, 0.05 * median_of(steps));
+  const auto slowest = std::max_element(
+      medians.begin(), medians.end(),
+      [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (slowest->second - across <= margin) return std::nullopt;
+  return WaitedFor{slowest->first, slowest->second - across};
+}
+
+std::string RunProgress::waited_for_text() const {
+  const std::optional<WaitedFor> who = waited_for();
+  if (!who) return {};
+  char excess[32];
+  std::snprintf(excess, sizeof(excess), "%.1f", who->excess_ms);
+  return " (waiting for rank " + std::to_string(who->rank) + ": +" + excess + " ms per step)";
 }
 
 std::string RunProgress::bar(int width) const {
   const std::optional<std::int64_t> reached = slowest_iteration();
   if (!reached) return "waiting for the first step of every rank";
-  const std::string who = " (slowest: rank " + std::to_string(*slowest_rank()) + ")";
+  const std::string who = waited_for_text();
   if (!total_ || *total_ <= 0) return "iteration " + std::to_string(*reached) + who;
   const std::string count =
       " " + std::to_string(*reached) + "/" + std::to_string(*total_) + " iterations" + who;
@@ -105,7 +184,7 @@ std::string RunProgress::line_if_changed() {
   last_reported_ = reached;
   std::string text = "lens run: iteration " + std::to_string(*reached);
   if (total_ && *total_ > 0) text += "/" + std::to_string(*total_);
-  return text + " (slowest: rank " + std::to_string(*slowest_rank()) + ")";
+  return text + waited_for_text();
 }
 
 }  // namespace lens::cli

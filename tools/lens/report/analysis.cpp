@@ -82,6 +82,7 @@ RunAnalysis analyze(RunData data, const StragglerOptions& options) {
     out.steps.emplace(rank, std::move(steps));
   }
   out.stragglers = detect_stragglers(out.steps, options);
+  out.stalls = attribute_stalls(out.steps);
   out.step_percentiles = histogram_percentiles(out.data.ranks, kStepDurationMetric);
   out.t0_ns = earliest_time(out.data.ranks);
   return out;

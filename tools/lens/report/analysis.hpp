@@ -1,5 +1,6 @@
 // Everything the report shows, computed once from the run's data: run identity, steps and phase
-// split per rank, the phase breakdown, step-duration percentiles and the straggler verdict.
+// split per rank, the phase breakdown, step-duration percentiles, the per-rank medians and the
+// stall attribution.
 // Value type; the writers only read it.
 #pragma once
 
@@ -12,6 +13,7 @@
 
 #include "report/metric_series.hpp"
 #include "report/run_model.hpp"
+#include "report/stall_attribution.hpp"
 #include "report/steps.hpp"
 #include "report/stragglers.hpp"
 
@@ -32,7 +34,8 @@ struct RunAnalysis {
   // spread over the rank's steps.
   std::map<int, PhaseTimes> breakdown_ms;
   std::set<std::int64_t> iterations;  // every iteration seen on any rank
-  StragglerResult stragglers;
+  StragglerResult stragglers;  // per-rank medians and the threshold rule (the medians table)
+  StallResult stalls;          // who the others wait for: the summary and summary.json
   std::vector<PercentilePoint> step_percentiles;  // from kStepDurationMetric
   std::int64_t t0_ns = 0;  // earliest span start or metric time: the report's time origin
   std::uint64_t span_count = 0;

@@ -361,17 +361,35 @@ constexpr std::string_view kScript = R"JS(
       return {name: name, color: ['#4e79a7', '#f28e2b', '#e15759'][k],
               points: pct.map(function (p) { return [p[0], p[k + 1]]; })};
     }), 'seconds since start', 'step duration (ms)');
-  var holder = document.getElementById('metric-charts');
-  data.metrics.forEach(function (m) {
-    var box = document.createElement('div');
-    box.className = 'chart';
-    var title = document.createElement('h3');
-    title.textContent = m.name;
-    box.appendChild(title);
-    var svg = svgEl('svg', {'class': 'metric-chart'}, box);
-    holder.appendChild(box);
-    lineChart(svg, rankSeries(m.series), 'seconds since start', m.unit);
-  });
+  var sq = data.stepQuantiles;
+  lineChart(document.getElementById('step-quantile-chart'), ['median', 'p90', 'max'].map(
+    function (name, k) {
+      return {name: name, color: ['#4e79a7', '#f28e2b', '#e15759'][k],
+              points: sq.map(function (p) { return [p[0], p[k + 1]]; })};
+    }), 'iteration', 'step time (ms)');
+  function charts(holderId, list, xName) {
+    var holder = document.getElementById(holderId);
+    if (!list.length) {
+      var none = document.createElement('p');
+      none.className = 'note';
+      none.textContent = 'none recorded';
+      holder.appendChild(none);
+      return;
+    }
+    list.forEach(function (m) {
+      var box = document.createElement('div');
+      box.className = 'chart';
+      var title = document.createElement('h3');
+      title.textContent = m.name;
+      box.appendChild(title);
+      var svg = svgEl('svg', {'class': 'metric-chart'}, box);
+      holder.appendChild(box);
+      lineChart(svg, rankSeries(m.series), xName, m.unit);
+    });
+  }
+  charts('iteration-charts', data.iterationCurves, 'iteration');
+  charts('metric-charts', data.metrics, 'seconds since start');
+  charts('self-metric-charts', data.selfMetrics, 'seconds since start');
   document.body.setAttribute('data-rendered', 'true');
 })();
 )JS";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -116,12 +117,94 @@ json timeline_json(const RunAnalysis& analysis, bool& truncated) {
   return ranks;
 }
 
-json metrics_json(const RunAnalysis& analysis) {
+// The curves against the iteration, one point per recorded step: every numeric attribute of the
+// step spans (megatron.loss, megatron.grad_norm, megatron.learning_rate first), and tokens/s
+// from the step time when the resource gives dl.batch_size and dl.sequence_length.
+json iteration_curves_json(const RunAnalysis& analysis) {
+  struct Curve {
+    std::string unit;
+    std::map<int, std::vector<std::pair<std::int64_t, double>>> by_rank;
+  };
+  static const std::pair<const char*, const char*> kKnown[] = {
+      {"megatron.loss", "loss"},
+      {"megatron.grad_norm", "grad norm"},
+      {"megatron.learning_rate", "learning rate"},
+      {"tokens/s", "tokens/s"}};
+  std::map<std::string, Curve> curves;
+  for (const auto& [rank, rank_steps] : analysis.steps) {
+    const RankData& data = analysis.data.ranks.at(rank);
+    const auto batch = int_attribute(data.resource, "dl.batch_size");
+    const auto sequence = int_attribute(data.resource, "dl.sequence_length");
+    for (const Step& step : rank_steps.steps) {
+      if (!step.iteration) continue;
+      for (const auto& [key, value] : data.spans[step.span].attributes) {
+        if (key == "megatron.iteration" || !value.is_number()) continue;
+        const double number = value.get<double>();
+        if (!std::isfinite(number)) continue;
+        curves[key].by_rank[rank].emplace_back(*step.iteration, number);
+      }
+      if (batch && sequence && step.duration_ms > 0.0) {
+        const double tokens = static_cast<double>(*batch) * static_cast<double>(*sequence);
+        curves["tokens/s"].by_rank[rank].emplace_back(*step.iteration,
+                                                      tokens * 1000.0 / step.duration_ms);
+      }
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> order;  // key, unit
+  for (const auto& [key, unit] : kKnown) {
+    if (curves.count(key)) order.emplace_back(key, unit);
+  }
+  for (const auto& [key, curve] : curves) {
+    bool known = false;
+    for (const auto& [known_key, unit] : kKnown) known = known || key == known_key;
+    if (!known) order.emplace_back(key, "value");
+  }
+  json out = json::array();
+  for (const auto& [key, unit] : order) {
+    json series = json::array();
+    for (auto& [rank, points] : curves[key].by_rank) {
+      std::sort(points.begin(), points.end());
+      json list = json::array();
+      for (const auto& [iteration, value] : points) {
+        list.push_back({iteration, std::round(value * 1e6) / 1e6});
+      }
+      series.push_back({{"rank", rank}, {"points", std::move(list)}});
+    }
+    out.push_back({{"name", key}, {"unit", unit}, {"series", std::move(series)}});
+  }
+  return out;
+}
+
+// Exact step-time percentiles across ranks per iteration, from the step spans.
+json step_quantiles_json(const RunAnalysis& analysis) {
+  std::map<std::int64_t, std::vector<double>> by_iteration;
+  for (const auto& [rank, rank_steps] : analysis.steps) {
+    for (const Step& step : rank_steps.steps) {
+      if (step.iteration) by_iteration[*step.iteration].push_back(step.duration_ms);
+    }
+  }
+  json out = json::array();
+  const auto rounded = [](double ms) { return std::round(ms * 1e3) / 1e3; };
+  for (const auto& [iteration, durations] : by_iteration) {
+    out.push_back({iteration, rounded(median(durations)), rounded(quantile(durations, 0.9)),
+                   rounded(quantile(durations, 1.0))});
+  }
+  return out;
+}
+
+// Gauges named lens.* are the library's own telemetry, shown apart from the training's.
+bool is_self_metric(const std::string& name) { return name.rfind("lens.", 0) == 0; }
+
+json metrics_json(const RunAnalysis& analysis, bool self) {
   std::vector<std::pair<std::string, std::string>> names;  // name, unit
-  for (const KnownMetric& known : kKnownMetrics) names.emplace_back(known.name, known.unit);
+  if (!self) {
+    for (const KnownMetric& known : kKnownMetrics) names.emplace_back(known.name, known.unit);
+  }
   std::set<std::string> others;
   for (const auto& [rank, data] : analysis.data.ranks) {
-    for (const auto& [name, points] : data.gauges) others.insert(name);
+    for (const auto& [name, points] : data.gauges) {
+      if (is_self_metric(name) == self) others.insert(name);
+    }
   }
   for (const KnownMetric& known : kKnownMetrics) others.erase(known.name);
   for (const auto& name : others) names.emplace_back(name, "value");
@@ -183,7 +266,10 @@ json page_data(const RunAnalysis& analysis, bool& truncated) {
     data["stepPercentiles"].push_back(
         {seconds_since(p.time_ns, analysis.t0_ns), p.p50, p.p90, p.p99, p.mean});
   }
-  data["metrics"] = metrics_json(analysis);
+  data["metrics"] = metrics_json(analysis, false);
+  data["selfMetrics"] = metrics_json(analysis, true);
+  data["iterationCurves"] = iteration_curves_json(analysis);
+  data["stepQuantiles"] = step_quantiles_json(analysis);
   return data;
 }
 
@@ -269,7 +355,7 @@ void write_resources(const RunAnalysis& analysis, std::ostream& out) {
 
 void write_stragglers(const RunAnalysis& analysis, std::ostream& out) {
   const StragglerResult& result = analysis.stragglers;
-  out << "<h2>Stragglers</h2>\n";
+  out << "<h2>Per-rank medians</h2>\n";
   if (!result.enough_ranks) {
     out << "<p class=\"note\">Not enough ranks to compare: straggler detection needs steps of "
            "the same iteration on at least two ranks.</p>\n";
@@ -302,6 +388,40 @@ void write_stragglers(const RunAnalysis& analysis, std::ostream& out) {
   out << "<td></td><td></td>";
   for (const double ms : result.phase_median_ms) cell(out, fixed(ms), true);
   out << "<td></td><td></td></tr>\n</table>\n";
+}
+
+void write_stalls(const RunAnalysis& analysis, std::ostream& out) {
+  const StallResult& result = analysis.stalls;
+  out << "<h2>Stall attribution</h2>\n";
+  if (!result.enough_ranks) {
+    out << "<p class=\"note\">Not enough ranks to compare: attribution needs steps of the same "
+           "iteration on at least two ranks.</p>\n";
+    return;
+  }
+  out << "<p class=\"note\">" << result.iterations.size() << " iterations on " << result.ranks
+      << " ranks; run time " << fixed(result.run_ms) << " ms (sum of the median step), of which "
+      << fixed(result.exposed_ms)
+      << " ms is the last rank's lead at the synchronization (the time the others wait). Each "
+         "increment of that lead is credited to the rank and phase where it appears.</p>\n";
+  if (result.suspects.empty()) {
+    out << "<p class=\"note\">No rank stands out.</p>\n";
+    return;
+  }
+  out << "<table><tr><th>rank</th><th>phase</th><th>excess ms per step</th><th>iterations</th>"
+         "<th>exposed ms</th><th>share of the run</th><th>others wait</th></tr>\n";
+  for (const StallSuspect& suspect : result.suspects) {
+    out << "<tr class=\"straggler\">";
+    cell(out, std::to_string(suspect.rank), true);
+    cell(out, std::string(phase_name(suspect.phase)));
+    cell(out, "+" + fixed(suspect.excess_ms_per_step), true);
+    cell(out, std::to_string(suspect.first_iteration) + "-" +
+                  std::to_string(suspect.last_iteration), true);
+    cell(out, fixed(suspect.exposed_ms), true);
+    cell(out, fixed(suspect.share * 100.0) + "%", true);
+    cell(out, suspect.others_wait ? "yes" : "no");
+    out << "</tr>\n";
+  }
+  out << "</table>\n";
 }
 
 std::string header_value(const std::string& value) { return value.empty() ? "-" : value; }
@@ -385,10 +505,12 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
 
   out << "<div class=\"summary\">";
   for (const std::string& line : context.summary_lines) {
-    const bool flag = line.rfind("straggler:", 0) == 0;
+    const bool flag = line.rfind("rank ", 0) == 0;  // a stall suspect's sentence
     out << (flag ? "<span class=\"flag\">" : "<span>") << html_escape(line) << "</span>\n";
   }
   out << "</div>\n";
+
+  write_stalls(analysis, out);
 
   out << "<h2>Timeline</h2>\n<div class=\"controls\"><button id=\"zoom-in\" type=\"button\">"
          "zoom in</button><button id=\"zoom-out\" type=\"button\">zoom out</button>"
@@ -412,10 +534,20 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
          "running then; other = step time outside every phase span. Checkpoints and "
          "evaluations outside steps are spread over the steps.</p>\n";
   write_stragglers(analysis, out);
-  out << "<h2>Training metrics</h2>\n<h3>step duration percentiles "
-         "(megatron.training.step_duration_ms, all ranks)</h3>\n"
+  out << "<h2>Training curves per iteration</h2>\n"
+         "<p class=\"note\">One point per recorded step, from the megatron.train_step spans: "
+         "their numeric attributes (loss, grad norm, ...), tokens/s from the step time and the "
+         "resource's dl.batch_size x dl.sequence_length, and the step time across ranks "
+         "(median, p90 and max of the step spans, exact).</p>\n"
+         "<h3>step time across ranks (ms)</h3>\n"
+         "<div class=\"chart\"><svg id=\"step-quantile-chart\"></svg></div>\n"
+         "<div id=\"iteration-charts\"></div>\n"
+         "<h2>Training metrics</h2>\n<h3>step duration percentiles "
+         "(megatron.training.step_duration_ms, all ranks, interpolated in histogram "
+         "buckets)</h3>\n"
          "<div class=\"chart\"><svg id=\"percentile-chart\"></svg></div>\n"
-         "<div id=\"metric-charts\"></div>\n";
+         "<div id=\"metric-charts\"></div>\n"
+         "<h2>lens self-metrics</h2>\n<div id=\"self-metric-charts\"></div>\n";
   write_resources(analysis, out);
   if (!context.warnings.empty()) {
     out << "<h2>Warnings</h2>\n<ul class=\"warnings\">\n";

@@ -11,6 +11,7 @@
 #include "report/perfetto_writer.hpp"
 #include "report/run_builder.hpp"
 #include "report/summary.hpp"
+#include "report/summary_json.hpp"
 
 namespace lens::report {
 namespace {
@@ -59,7 +60,7 @@ bool write_file(const std::filesystem::path& path, const std::string& flag, std:
 
 int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
   const std::string dir = options.dir.string();
-  RunBuilder builder;
+  RunBuilder builder = options.run_id ? RunBuilder(*options.run_id) : RunBuilder();
   Result<ReadStats> read = read_telemetry_dir(options.dir, builder);
   if (!read.ok()) {
     return invalid(err, "cannot read DIR '" + dir + "': " + read.message() +
@@ -79,6 +80,27 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   if (stats.warnings.size() > kPrintedWarnings) {
     err << kPrefix << "warning: " << stats.warnings.size() - kPrintedWarnings
         << " more lines skipped\n";
+  }
+  std::string run_ids;  // the non-empty ones, listed
+  std::size_t named_runs = 0;
+  for (const auto& [run_id, resources] : builder.run_ids()) {
+    if (run_id.empty()) continue;
+    run_ids += (run_ids.empty() ? "" : ", ") + run_id;
+    ++named_runs;
+  }
+  if (options.run_id && builder.run_ids().count(*options.run_id) == 0) {
+    return invalid(err, "no telemetry of --run-id '" + *options.run_id + "' in DIR '" + dir +
+                            "'; accepted: " +
+                            (run_ids.empty() ? std::string("none (no nemo.run.id there)")
+                                             : "one of " + run_ids));
+  }
+  std::vector<std::string> warnings = stats.warnings;
+  if (warnings.size() > kPrintedWarnings) warnings.resize(kPrintedWarnings);
+  if (!options.run_id && named_runs > 1) {
+    warnings.push_back("DIR '" + dir + "' holds " + std::to_string(named_runs) +
+                       " runs (nemo.run.id: " + run_ids +
+                       "); their telemetry is merged: pick one with --run-id ID");
+    err << kPrefix << "warning: " << warnings.back() << "\n";
   }
   RunData data = builder.take();
   const std::uint64_t unranked =
@@ -104,14 +126,20 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   context.source_dir = dir;
   context.perfetto_path = options.perfetto.string();
   context.summary_lines = summary;
-  context.warnings = stats.warnings;
-  if (context.warnings.size() > kPrintedWarnings) context.warnings.resize(kPrintedWarnings);
+  context.warnings = std::move(warnings);
   if (!write_file(options.html, "-o", err,
                   [&](std::ostream& file) { write_html(analysis, context, file); })) {
     return 1;
   }
+  const std::filesystem::path summary_path = options.html.parent_path() / "summary.json";
+  if (!write_file(summary_path, "summary.json (next to -o)", err, [&](std::ostream& file) {
+        file << summary_json(analysis).dump(2) << "\n";
+      })) {
+    return 1;
+  }
   for (const std::string& line : summary) out << line << "\n";
   out << "report: " << options.html.string() << "\n";
+  out << "summary: " << summary_path.string() << "\n";
   out << "perfetto trace: " << options.perfetto.string() << " (open in ui.perfetto.dev)\n";
   return 0;
 }

@@ -8,7 +8,7 @@
 namespace lens::report {
 namespace {
 
-constexpr const char* kAccepted = "-o, --perfetto, --threshold, --window, --help";
+constexpr const char* kAccepted = "-o, --perfetto, --threshold, --window, --run-id, --help";
 constexpr double kMaxThreshold = 10.0;
 
 Result<double> parse_threshold(const std::string& value) {
@@ -69,7 +69,8 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
     }
-    if (name != "-o" && name != "--perfetto" && name != "--threshold" && name != "--window") {
+    if (name != "-o" && name != "--perfetto" && name != "--threshold" && name != "--window" &&
+        name != "--run-id") {
       return Error("unknown option '" + name + "'; accepted: " + kAccepted);
     }
     if (!value) {
@@ -80,6 +81,11 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
       html = *value;
     } else if (name == "--perfetto") {
       perfetto = *value;
+    } else if (name == "--run-id") {
+      if (value->empty()) {
+        return Error("invalid value for --run-id: ''; accepted: a run id (nemo.run.id)");
+      }
+      options.run_id = *value;
     } else if (name == "--threshold") {
       Result<double> threshold = parse_threshold(*value);
       if (!threshold.ok()) return threshold.error();

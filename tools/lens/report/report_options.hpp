@@ -1,5 +1,5 @@
 // The command line of `lens report`: DIR [-o FILE] [--perfetto FILE] [--threshold X]
-// [--window N] [--help]. Errors are one line naming the flag or path, the bad value and what is
+// [--window N] [--run-id ID] [--help]. Errors are one line naming the flag or path, the bad value and what is
 // accepted. Pure functions; thread-safe.
 #pragma once
 
@@ -14,7 +14,7 @@ namespace lens::report {
 
 inline constexpr const char* kReportUsage =
     "usage: lens report DIR [-o report.html] [--perfetto trace.json] [--threshold 0.10]\n"
-    "                   [--window N]\n"
+    "                   [--window N] [--run-id ID]\n"
     "\n"
     "Reads the OTLP JSON line files in DIR (lens collect's traces.jsonl, metrics.jsonl,\n"
     "logs.jsonl, or the OpenTelemetry Collector file exporter's) and writes a self-contained\n"
@@ -26,6 +26,8 @@ inline constexpr const char* kReportUsage =
     "  --threshold X      flag a rank whose median step (or phase) time exceeds the median\n"
     "                     across ranks by more than this fraction (default 0.10 = 10%)\n"
     "  --window N         compare the N most recent iterations (default: all)\n"
+    "  --run-id ID        only the telemetry of run ID (resource attribute nemo.run.id;\n"
+    "                     default: all, with a warning when DIR holds several runs)\n"
     "  --help             show this help\n";
 
 struct ReportOptions {
@@ -34,6 +36,7 @@ struct ReportOptions {
   std::filesystem::path perfetto;
   double threshold = 0.10;
   std::optional<int> window;
+  std::optional<std::string> run_id;
   bool help = false;
 };
 

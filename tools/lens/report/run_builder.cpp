@@ -35,6 +35,17 @@ std::optional<int> rank_of(const AttributeList& resource) {
   return std::nullopt;
 }
 
+bool RunBuilder::wanted(const opentelemetry::proto::resource::v1::Resource& resource) {
+  std::string run_id;
+  for (const auto& attribute : resource.attributes()) {
+    if (attribute.key() == "nemo.run.id" && attribute.value().has_string_value()) {
+      run_id = attribute.value().string_value();
+    }
+  }
+  ++run_ids_[run_id];
+  return !run_id_filter_ || *run_id_filter_ == run_id;
+}
+
 RankData* RunBuilder::rank_for(const opentelemetry::proto::resource::v1::Resource& resource) {
   AttributeList attributes = to_attributes(resource.attributes());
   const std::optional<int> rank = rank_of(attributes);
@@ -52,6 +63,7 @@ RankData* RunBuilder::rank_for(const opentelemetry::proto::resource::v1::Resourc
 void RunBuilder::on_traces(
     const opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest& request) {
   for (const auto& resource_spans : request.resource_spans()) {
+    if (!wanted(resource_spans.resource())) continue;
     RankData* rank = rank_for(resource_spans.resource());
     for (const auto& scope_spans : resource_spans.scope_spans()) {
       if (rank == nullptr) {
@@ -78,6 +90,7 @@ void RunBuilder::on_traces(
 void RunBuilder::on_metrics(
     const opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest& request) {
   for (const auto& resource_metrics : request.resource_metrics()) {
+    if (!wanted(resource_metrics.resource())) continue;
     RankData* rank = rank_for(resource_metrics.resource());
     for (const auto& scope_metrics : resource_metrics.scope_metrics()) {
       for (const auto& metric : scope_metrics.metrics()) {
@@ -125,6 +138,7 @@ void RunBuilder::on_metrics(
 void RunBuilder::on_logs(
     const opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& request) {
   for (const auto& resource_logs : request.resource_logs()) {
+    if (!wanted(resource_logs.resource())) continue;
     RankData* rank = rank_for(resource_logs.resource());
     for (const auto& scope_logs : resource_logs.scope_logs()) {
       if (rank == nullptr) {

@@ -91,6 +91,29 @@ bool outermost_outside_step(const RankData& rank, const SpanTree& tree, std::siz
   return true;
 }
 
+// Each step's gap_ms: the outside checkpoint/evaluation time since the previous iteration's
+// step ended.
+void fill_gaps(const RankData& rank, const RankSteps& out, std::vector<Step>& steps) {
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    const Step& previous = steps[i - 1];
+    Step& step = steps[i];
+    if (!step.iteration || !previous.iteration || *previous.iteration + 1 != *step.iteration ||
+        step.start_ns <= previous.end_ns) {
+      continue;
+    }
+    for (const std::size_t span : out.outside_spans) {
+      const std::int64_t lo = std::max(rank.spans[span].start_ns, previous.end_ns);
+      const std::int64_t hi = std::min(rank.spans[span].end_ns, step.start_ns);
+      if (hi <= lo) continue;
+      const Phase phase = phase_of(rank.spans[span].name).value_or(Phase::other);
+      // Unsigned (hi > lo): malformed input must not overflow.
+      step.gap_ms[index_of(phase)] +=
+          static_cast<double>(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo)) /
+          1e6;
+    }
+  }
+}
+
 }  // namespace
 
 RankSteps find_steps(const RankData& rank) {
@@ -124,6 +147,7 @@ RankSteps find_steps(const RankData& rank) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].iteration) last_of[*steps[i].iteration] = i;
   }
+  fill_gaps(rank, out, steps);
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (!steps[i].iteration) {
       ++out.without_iteration;

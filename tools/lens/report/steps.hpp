@@ -29,6 +29,11 @@ struct Step {
   std::int64_t end_ns = 0;
   double duration_ms = 0.0;
   PhaseTimes phase_ms{};  // exclusive time per phase; sums to duration_ms
+  // Checkpoint and evaluation time (spans outside steps) since the rank's step of the previous
+  // iteration ended (zero when that step is missing). In a synchronous run a rank slow between
+  // steps makes the others wait in the next step. Untraced time between steps is not counted:
+  // it cannot be told from idling.
+  PhaseTimes gap_ms{};
   // Descendants that start a phase (their phase differs from their ancestor's), for the timeline.
   std::vector<std::pair<std::size_t, Phase>> phase_spans;
 };

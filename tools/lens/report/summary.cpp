@@ -76,8 +76,9 @@ std::string step_line(const RunAnalysis& analysis) {
 }  // namespace
 
 std::vector<std::string> summary_lines(const RunAnalysis& analysis) {
-  std::vector<std::string> lines{ranks_line(analysis), step_line(analysis)};
-  for (std::string& line : straggler_lines(analysis.stragglers)) lines.push_back(std::move(line));
+  std::vector<std::string> lines = stall_lines(analysis.stalls);
+  lines.push_back(ranks_line(analysis));
+  lines.push_back(step_line(analysis));
   return lines;
 }
 

@@ -1,5 +1,6 @@
-// The short text summary `lens report` prints: what was read, step times per rank, stragglers.
-// Pure function; thread-safe.
+// The short text summary `lens report` prints: first the stall attribution (who the other ranks
+// wait for, one sentence per suspect), then what was read and step times per rank. Pure function;
+// thread-safe.
 #pragma once
 
 #include <string>

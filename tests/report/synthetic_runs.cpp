@@ -1,0 +1,129 @@
+// Synthetic runs with hidden stalls (see synthetic_runs.hpp).
+#include "synthetic_runs.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+namespace lens::report::testing {
+namespace {
+
+constexpr std::int64_t kStartNs = 1'700'000'000'000'000'000;
+
+std::int64_t to_ns(double ms) { return static_cast<std::int64_t>(ms * 1e6); }
+
+std::string hex_id(std::uint64_t value) {
+  char buffer[17];
+  std::snprintf(buffer, sizeof(buffer), "%016llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+double stall_ms(const SyntheticRun& spec, int rank, Phase phase, int iteration) {
+  double ms = 0.0;
+  for (const InjectedStall& stall : spec.stalls) {
+    const int to = stall.to == 0 ? spec.iterations : stall.to;
+    if (stall.rank == rank && stall.phase == phase && iteration >= stall.from &&
+        iteration <= to) {
+      ms += stall.ms;
+    }
+  }
+  return ms;
+}
+
+}  // namespace
+
+RunData make_synthetic_run(const SyntheticRun& spec) {
+  std::mt19937_64 random(spec.seed);
+  std::normal_distribution<double> gaussian(0.0, 1.0);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  RunData data;
+  std::vector<RankData*> ranks;
+  for (int r = 0; r < spec.ranks; ++r) {
+    RankData& rank = data.ranks[r];
+    rank.rank = r;
+    rank.resource = {{"dl.rank", r}, {"dl.world_size", spec.ranks}};
+    rank.spans.reserve(static_cast<std::size_t>(spec.iterations) * 5);
+    ranks.push_back(&rank);
+  }
+  // Each rank's clock: where its current step starts, in ms from kStartNs.
+  std::vector<double> step_start(static_cast<std::size_t>(spec.ranks), 0.0);
+  std::vector<double> arrival(step_start.size());
+  std::uint64_t next_id = 1;
+  const auto noisy = [&](double ms, double shared) {
+    return std::max(0.0, ms * shared * (1.0 + spec.noise * gaussian(random)));
+  };
+  for (int i = 1; i <= spec.iterations; ++i) {
+    const double shared = std::max(0.5, 1.0 + spec.shared_noise * gaussian(random));
+    struct Work {
+      double setup, data, forward_backward, optimizer, tail;
+    };
+    std::vector<Work> work(step_start.size());
+    for (int r = 0; r < spec.ranks; ++r) {
+      Work& w = work[static_cast<std::size_t>(r)];
+      w.setup = noisy(spec.untraced_ms / 2.0, shared);
+      w.data = noisy(spec.data_ms, shared) + stall_ms(spec, r, Phase::data_loading, i);
+      w.forward_backward = noisy(spec.forward_backward_ms, shared) +
+                           stall_ms(spec, r, Phase::forward_backward, i);
+      w.optimizer = noisy(spec.optimizer_ms, shared) + stall_ms(spec, r, Phase::optimizer, i);
+      w.tail = noisy(spec.untraced_ms / 2.0, shared);
+      if (uniform(random) < spec.spike_probability) {
+        const double spike = 5.0 + 15.0 * uniform(random);
+        double* stages[] = {&w.data, &w.forward_backward, &w.optimizer};
+        *stages[static_cast<std::size_t>(uniform(random) * 3.0) % 3] += spike;
+      }
+      arrival[static_cast<std::size_t>(r)] =
+          step_start[static_cast<std::size_t>(r)] + w.setup + w.data + w.forward_backward;
+    }
+    const double released =
+        *std::max_element(arrival.begin(), arrival.end()) + noisy(spec.allreduce_ms, shared);
+    const std::string trace_id = hex_id(static_cast<std::uint64_t>(i)) + hex_id(spec.seed);
+    for (int r = 0; r < spec.ranks; ++r) {
+      const auto ri = static_cast<std::size_t>(r);
+      const Work& w = work[ri];
+      RankData& rank = *ranks[ri];
+      const double start = step_start[ri];
+      const double end = released + w.optimizer + w.tail;
+      const std::string step_id = hex_id(next_id++);
+      const auto child = [&](const char* name, double from, double to) {
+        SpanRecord span;
+        span.trace_id = trace_id;
+        span.span_id = hex_id(next_id++);
+        span.parent_span_id = step_id;
+        span.name = name;
+        span.start_ns = kStartNs + to_ns(from);
+        span.end_ns = kStartNs + to_ns(to);
+        rank.spans.push_back(std::move(span));
+      };
+      const double data_start = start + w.setup;
+      child("megatron.data.next_batch", data_start, data_start + w.data);
+      child("megatron.forward_backward", data_start + w.data, arrival[ri]);
+      child("megatron.grad_sync.finish", arrival[ri], released);
+      child("megatron.optimizer_step", released, released + w.optimizer);
+      SpanRecord step;
+      step.trace_id = trace_id;
+      step.span_id = step_id;
+      step.name = "megatron.train_step";
+      step.start_ns = kStartNs + to_ns(start);
+      step.end_ns = kStartNs + to_ns(end);
+      step.attributes = {{"megatron.iteration", i}};
+      rank.spans.push_back(std::move(step));
+      step_start[ri] = end;
+    }
+  }
+  return data;
+}
+
+std::string describe(const SyntheticRun& spec) {
+  std::string text =
+      "seed " + std::to_string(spec.seed) + ": " + std::to_string(spec.ranks) + " ranks";
+  for (const InjectedStall& stall : spec.stalls) {
+    char buffer[160];
+    std::snprintf(buffer, sizeof(buffer), ", rank %d %s +%.1f ms in %d-%d", stall.rank,
+                  std::string(phase_name(stall.phase)).c_str(), stall.ms, stall.from,
+                  stall.to == 0 ? spec.iterations : stall.to);
+    text += buffer;
+  }
+  return text;
+}
+
+}  // namespace lens::report::testing

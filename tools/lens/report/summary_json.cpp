@@ -1,0 +1,47 @@
+// summary.json (see summary_json.hpp).
+#include "report/summary_json.hpp"
+
+#include <cmath>
+
+namespace lens::report {
+namespace {
+
+// Milliseconds rounded to microseconds: stable text, no float noise.
+double rounded(double ms) { return std::round(ms * 1000.0) / 1000.0; }
+
+}  // namespace
+
+nlohmann::json summary_json(const RunAnalysis& analysis) {
+  const StallResult& stalls = analysis.stalls;
+  nlohmann::json suspects = nlohmann::json::array();
+  for (const StallSuspect& suspect : stalls.suspects) {
+    suspects.push_back({{"rank", suspect.rank},
+                        {"phase", std::string(phase_name(suspect.phase))},
+                        {"excess_ms_per_step", rounded(suspect.excess_ms_per_step)},
+                        {"first_iteration", suspect.first_iteration},
+                        {"last_iteration", suspect.last_iteration},
+                        {"steps", suspect.steps},
+                        {"exposed_ms", rounded(suspect.exposed_ms)},
+                        {"share", std::round(suspect.share * 1e6) / 1e6},
+                        {"others_wait", suspect.others_wait},
+                        {"others_wait_in", suspect.others_wait
+                                               ? nlohmann::json(std::string(
+                                                     phase_name(suspect.wait_phase)))
+                                               : nlohmann::json(nullptr)},
+                        {"sentence", suspect_sentence(suspect, stalls)}});
+  }
+  nlohmann::json out = {{"run_id", analysis.info.run_id},
+                        {"ranks", stalls.ranks},
+                        {"iterations_compared", stalls.iterations.size()},
+                        {"median_step_ms", rounded(stalls.median_step_ms)},
+                        {"run_ms", rounded(stalls.run_ms)},
+                        {"exposed_ms", rounded(stalls.exposed_ms)},
+                        {"suspects", std::move(suspects)}};
+  if (!stalls.iterations.empty()) {
+    out["first_iteration"] = stalls.iterations.front();
+    out["last_iteration"] = stalls.iterations.back();
+  }
+  return out;
+}
+
+}  // namespace lens::report
