@@ -27,7 +27,8 @@ inline constexpr std::string_view kDefaultPrefix = "NEMO_LENS";
 enum class ExporterKind { otlp, console, file, none };
 inline constexpr std::string_view kAcceptedExporters = "otlp, console, file, none";
 std::string_view to_string(ExporterKind kind) noexcept;
-// The kind a name in kAcceptedExporters means; nullopt for any other text.
+// The kind a name in kAcceptedExporters means, in any case ("Console" is console); nullopt for
+// any other text.
 std::optional<ExporterKind> exporter_kind(std::string_view name) noexcept;
 
 // Overrides from command-line flags (Megatron's --otel-* flags, `lens config`).

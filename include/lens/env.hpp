@@ -4,6 +4,7 @@
 // every call and is as thread-safe as the process environment (do not setenv concurrently).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +21,10 @@ class Env {
   static Env process();
   // A fixed set of variables; everything else is unset.
   static Env from(Map variables);
+  // A fixed set of variables that calls `on_read` with every name looked up, set or not: lets a
+  // test check that each variable the library reads is listed (lens/known_variables.hpp).
+  // `on_read` runs on the reading thread; it must do its own locking if reads are concurrent.
+  static Env recording(Map variables, std::function<void(std::string_view)> on_read);
 
   // The raw value, or nullopt when the variable is not set at all.
   std::optional<std::string> get(std::string_view name) const;
@@ -31,8 +36,11 @@ class Env {
   Map snapshot() const;
 
  private:
-  explicit Env(std::shared_ptr<const Map> variables) : variables_(std::move(variables)) {}
+  explicit Env(std::shared_ptr<const Map> variables,
+               std::function<void(std::string_view)> on_read = {})
+      : variables_(std::move(variables)), on_read_(std::move(on_read)) {}
   std::shared_ptr<const Map> variables_;  // null means the live process environment
+  std::function<void(std::string_view)> on_read_;  // empty except for Env::recording
 };
 
 }  // namespace lens

@@ -110,15 +110,19 @@ Attributes detect_local_resource(const Env& env, const HostProbe& probe);
 
 // When SLURM_JOB_ID is non-blank: slurm.job.id, slurm.job.name, slurm.nodelist, slurm.nnodes,
 // slurm.ntasks, slurm.partition, slurm.cluster.name (strings, each only if non-blank); merged
-// with detect_job_identity(env) in every case.
-Attributes detect_slurm_resource(const Env& env);
+// with detect_job_identity(env, run_id) in every case.
+Attributes detect_slurm_resource(const Env& env, std::string_view run_id = {});
 
 // Megatron's job identity (SPEC §H.3): slurm.job.id, slurm.sluid, slurm.cluster,
 // slurm.array.job_id, slurm.array.task_id, slurm.array.sluid, slurm.restart_count, nvrx.cycle,
 // nvrx.infra_rank, nvrx.membership (each only if non-blank), slurm.torchelastic.restart_count
 // (whenever TORCHELASTIC_RESTART_COUNT exists), and always nemo.lens.job_uuid and
-// nemo.lens.run_uuid, the rank-invariant UUIDv5s of §H.3.
-Attributes detect_job_identity(const Env& env);
+// nemo.lens.run_uuid, the rank-invariant UUIDv5s of §H.3. `run_id` is the resolved run id
+// (nemo.run.id): outside SLURM, job_key is "run:" + run_id (not "nojob", which only an empty
+// run_id keeps), so each run id has its own job_uuid and run_uuid; inside SLURM a run id other
+// than SLURM_JOB_ID appends "/run:" + run_id to the run key (two runs in one allocation).
+// With the run id SLURM_JOB_ID, the values are those of §H.3.
+Attributes detect_job_identity(const Env& env, std::string_view run_id = {});
 
 // When KUBERNETES_SERVICE_HOST is non-blank or /var/run/secrets/kubernetes.io exists:
 // k8s.namespace.name, k8s.pod.name (K8S_POD_NAME, else HOSTNAME), k8s.pod.uid, k8s.node.name,

@@ -375,7 +375,7 @@ auto wrap_with_context(F&& f) {
   LENS_DETAIL_SPAN(var, LENS_DETAIL_CONCAT(var, _lens_site), site __VA_OPT__(, ) __VA_ARGS__)
 
 #define LENS_DETAIL_SPAN(var, gate, site_expr, ...)                                                \
-  static const ::lens::detail::SiteGate gate{site_expr};                                           \
+  static const ::lens::detail::SiteGate gate{site_expr, __FILE__, __LINE__};                      \
   ::lens::ManagedSpan var(                                                                         \
       gate.handle.enabled() ? ::lens::detail::SpanStart{true, gate.site.name, {__VA_ARGS__}, true} \
                             : ::lens::detail::SpanStart{})

@@ -9,6 +9,9 @@
 // Runs as one process, or as N processes under torchrun (--no_python), mpirun or srun; rank info
 // comes from RankInfo::detect and the process groups meet at MASTER_ADDR:MASTER_PORT.
 
+#include <opentelemetry/trace/default_span.h>
+#include <opentelemetry/trace/scope.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +25,7 @@
 #include "checkpoint.hpp"
 #include "gpt_model.hpp"
 #include "lens/distributed.hpp"
+#include "lens/log.hpp"
 #include "lens/megatron/spans.hpp"
 #include "lens/megatron/telemetry.hpp"
 #include "lens/megatron/training_args.hpp"
@@ -440,9 +444,13 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
   double interval_loss = 0.0;  // summed over the log interval, for the training metrics
   int interval_iterations = 0;
   auto interval_start = std::chrono::steady_clock::now();
+  // Iteration lines become log records too (P_LOGS_ENABLED=1), stamped with their step's ids.
+  setup_logging_bridge(lens::log::Level::info);
   for (int iteration = start_iteration + 1; iteration <= args.train_iters; ++iteration) {
     double loss = 0.0;
     double grad_norm = 0.0;
+    opentelemetry::trace::SpanContext step_context =
+        opentelemetry::trace::SpanContext::GetInvalid();
     {
       std::optional<ManagedSpan> first_iteration;
       if (iteration == start_iteration + 1) {
@@ -463,6 +471,7 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
       loss = trainer->shared_loss(local_loss);
       step.set_attribute(attrs::kLoss, loss);
       step.set_attribute(attrs::kGradNorm, grad_norm);
+      step_context = step.context();
     }
     last_loss = loss;
     interval_loss += loss;
@@ -486,11 +495,19 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
                                                     .grad_norm = grad_norm,
                                                     .learning_rate = args.lr});
       if (rank.rank == 0) {
-        std::printf(
+        char line[256];
+        std::snprintf(
+            line, sizeof(line),
             " iteration %8d/%8d | lm loss: %.6E | grad norm: %.3f | elapsed time per iteration "
-            "(ms): %.1f | tokens/s: %.0f\n",
+            "(ms): %.1f | tokens/s: %.0f",
             iteration, args.train_iters, loss, grad_norm, ms_per_iteration, tokens_per_sec);
+        std::printf("%s\n", line);
         std::fflush(stdout);
+        // The step has ended: its context, made current again, correlates the record with it.
+        const opentelemetry::trace::Scope in_step(
+            opentelemetry::nostd::shared_ptr<opentelemetry::trace::Span>(
+                new opentelemetry::trace::DefaultSpan(step_context)));
+        lens::log::emit(lens::log::Level::info, line, {{attrs::kIteration, iteration}});
       }
     }
     if (args.eval_iters > 0 && iteration % args.eval_interval == 0) {

@@ -173,8 +173,17 @@ std::string_view to_string(ExporterKind kind) noexcept {
 }
 
 std::optional<ExporterKind> exporter_kind(std::string_view name) noexcept {
+  // Any case, as for every closed set of words lens reads (booleans, protocols, samplers).
+  const auto same_ignoring_case = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+      if (c != b[i]) return false;
+    }
+    return true;
+  };
   for (std::size_t i = 0; i < std::size(kExporterNames); ++i) {
-    if (name == kExporterNames[i]) return static_cast<ExporterKind>(i);
+    if (same_ignoring_case(name, kExporterNames[i])) return static_cast<ExporterKind>(i);
   }
   return std::nullopt;
 }

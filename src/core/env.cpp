@@ -12,7 +12,12 @@ Env Env::process() { return Env(nullptr); }
 
 Env Env::from(Map variables) { return Env(std::make_shared<const Map>(std::move(variables))); }
 
+Env Env::recording(Map variables, std::function<void(std::string_view)> on_read) {
+  return Env(std::make_shared<const Map>(std::move(variables)), std::move(on_read));
+}
+
 std::optional<std::string> Env::get(std::string_view name) const {
+  if (on_read_) on_read_(name);
   if (variables_ == nullptr) {
     const std::string key(name);
     const char* value = std::getenv(key.c_str());  // NOLINT(concurrency-mt-unsafe)

@@ -48,7 +48,7 @@ Attributes build_resource(const Config& config, const RankInfo& rank,
 
   // 2. Detected: local, then SLURM (with the job identity), then Kubernetes; later wins.
   overlay(out, detect_local_resource(env, probe));
-  overlay(out, detect_slurm_resource(env));
+  overlay(out, detect_slurm_resource(env, config.run_id));
   overlay(out, detect_kubernetes_resource(env, probe));
 
   // 3. OTEL_RESOURCE_ATTRIBUTES, as strings; a repeated key keeps its last value.

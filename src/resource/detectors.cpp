@@ -47,7 +47,7 @@ Attributes detect_local_resource(const Env& env, const HostProbe& probe) {
   return out;
 }
 
-Attributes detect_job_identity(const Env& env) {
+Attributes detect_job_identity(const Env& env, std::string_view run_id) {
   Attributes out;
   put_if_set(out, "slurm.job.id", env, "SLURM_JOB_ID");
   put_if_set(out, "slurm.sluid", env, "LENS_SLURM_SLUID");
@@ -73,8 +73,11 @@ Attributes detect_job_identity(const Env& env) {
   }
   const bool array_job = env.contains("SLURM_ARRAY_TASK_ID");
   std::string job_key = trimmed(env, array_job ? "SLURM_ARRAY_JOB_ID" : "SLURM_JOB_ID");
+  const std::string run(detail::trim(run_id));
   if (job_key.empty()) {
-    job_key = "nojob";
+    // Outside SLURM the run id (torchrun's, lens run's or a generated one) is the job: without
+    // it every job would share one job_uuid and one run_uuid.
+    job_key = run.empty() ? std::string("nojob") : "run:" + run;
   }
   std::string run_key = cluster + "/" + job_key;
   if (!array_job) {
@@ -84,13 +87,18 @@ Attributes detect_job_identity(const Env& env) {
   if (elastic_restarts) {
     run_key += "/te" + std::string(detail::trim(*elastic_restarts));
   }
+  // A run id other than SLURM's job id (several runs in one allocation) makes its own run.
+  if (const std::string slurm_job = trimmed(env, "SLURM_JOB_ID");
+      !slurm_job.empty() && !run.empty() && run != slurm_job) {
+    run_key += "/run:" + run;
+  }
   out.insert_or_assign("nemo.lens.job_uuid",
                        uuid5(kUuidNamespaceUrl, "nemo.lens.job/" + cluster + "/" + job_key));
   out.insert_or_assign("nemo.lens.run_uuid", uuid5(kUuidNamespaceUrl, "nemo.lens.run/" + run_key));
   return out;
 }
 
-Attributes detect_slurm_resource(const Env& env) {
+Attributes detect_slurm_resource(const Env& env, std::string_view run_id) {
   Attributes out;
   if (!trimmed(env, "SLURM_JOB_ID").empty()) {
     put_if_set(out, "slurm.job.id", env, "SLURM_JOB_ID");
@@ -101,7 +109,7 @@ Attributes detect_slurm_resource(const Env& env) {
     put_if_set(out, "slurm.partition", env, "SLURM_PARTITION");
     put_if_set(out, "slurm.cluster.name", env, "SLURM_CLUSTER_NAME");
   }
-  for (auto& [key, value] : detect_job_identity(env)) {
+  for (auto& [key, value] : detect_job_identity(env, run_id)) {
     out.insert_or_assign(key, std::move(value));
   }
   return out;

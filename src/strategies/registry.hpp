@@ -68,13 +68,30 @@ class NamedRegistry {
     return Status::success();
   }
 
+  // The entry called `name`; failing an exact match, the first (in name order) whose name
+  // differs only in ASCII case, so that "ALL_RANKS" selects all_ranks as "Console" selects the
+  // console exporter.
   std::optional<Fn> find(std::string_view name) const {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(name);
-    if (it == entries_.end()) {
-      return std::nullopt;
+    if (it != entries_.end()) {
+      return it->second;
     }
-    return it->second;
+    for (const auto& entry : entries_) {
+      if (same_ignoring_case(entry.first, name)) return entry.second;
+    }
+    return std::nullopt;
+  }
+
+  static bool same_ignoring_case(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    const auto lower = [](char c) {
+      return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    };
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (lower(a[i]) != lower(b[i])) return false;
+    }
+    return true;
   }
 
   std::vector<std::string> names() const {

@@ -29,6 +29,7 @@
 #include "export/export_report.hpp"
 #include "export/exporters.hpp"
 #include "lens/groups.hpp"
+#include "lens/known_variables.hpp"
 #include "lens/metrics.hpp"
 #include "lens/telemetry.hpp"
 #include "lens/validate.hpp"
@@ -512,6 +513,14 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
                                         SetupOverrides overrides) try {
   install_fork_handlers();
   const Env env = overrides.env ? *overrides.env : Env::process();
+  // Misspelt variables are named even when they leave telemetry off (a missing D in ENABLED
+  // does exactly that); once per node: only the first local rank prints.
+  if (rank.local_rank == 0) {
+    for (const std::string& warning :
+         unknown_variable_warnings(env, config.prefix, config.fallback_prefix)) {
+      std::fprintf(stderr, "lens: warning: %s\n", warning.c_str());
+    }
+  }
   std::unique_lock<std::mutex> lock(lifecycle().mutex);
   Lifecycle& l = lifecycle();
 

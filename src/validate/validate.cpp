@@ -26,6 +26,16 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 // A TLS file named by an OTEL_EXPORTER_OTLP_* variable must be readable at setup.
+// Strategy names are matched in any case, as the registries look them up.
+bool same_ignoring_case(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    const auto lower = [](char c) {
+      return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    };
+    return lower(x) == lower(y);
+  });
+}
+
 Status check_readable(const Sourced<std::string>& setting) {
   if (setting.value.empty()) {
     return {};
@@ -61,7 +71,7 @@ Status validate(const Config& config, const RankInfo* rank) {
                  to_string(AttributeValue(config.export_sample_rate)) +
                  "'; accepted: export_sample_rate in [0.0, 1.0]");
   }
-  if (rank != nullptr && config.rank_strategy == "single_rank" &&
+  if (rank != nullptr && same_ignoring_case(config.rank_strategy, "single_rank") &&
       config.export_rank >= rank->world_size) {
     return Error("Invalid value for " + config.label_of("export_rank") + ": '" +
                  std::to_string(config.export_rank) + "' is not a rank of this job (world size " +
@@ -70,7 +80,9 @@ Status validate(const Config& config, const RankInfo* rank) {
   }
   if (!config.sampling_strategy.empty()) {
     const auto names = registered_sampling_strategies();
-    if (std::find(names.begin(), names.end(), config.sampling_strategy) == names.end()) {
+    if (std::none_of(names.begin(), names.end(), [&](const std::string& name) {
+          return same_ignoring_case(name, config.sampling_strategy);
+        })) {
       return Error("Unknown sampling strategy '" + config.sampling_strategy + "' in " +
                    config.label_of("sampling_strategy") + "; accepted: empty (the " +
                    "OTEL_TRACES_SAMPLER default), " + join(names) +

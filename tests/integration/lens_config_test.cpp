@@ -295,10 +295,10 @@ const ErrorCase kErrorCases[] = {
      "lens: Invalid span-group spec in NEMO_LENS_SPAN_GROUPS: Unknown span group or preset: "
      "'microbatch'. Valid options: [all, checkpoint, default, evaluate, forward_backward, job, "
      "load_checkpoint, model_init, optimizer, per_step, step]"},
-    {"UnknownExporterIsCaseSensitive",
-     {{"MEGATRON_OTEL_EXPORTER", "Console"}},
+    {"UnknownExporter",
+     {{"MEGATRON_OTEL_EXPORTER", "Consol"}},
      {"--prefix", "MEGATRON_OTEL"},
-     "lens: Unknown exporter 'Console' in MEGATRON_OTEL_EXPORTER; accepted: otlp, console, "
+     "lens: Unknown exporter 'Consol' in MEGATRON_OTEL_EXPORTER; accepted: otlp, console, "
      "file, none"},
     {"UnknownRankStrategy",
      {{"NEMO_LENS_RANK_STRATEGY", "every_other"}},
@@ -380,6 +380,54 @@ const ErrorCase kErrorCases[] = {
 
 INSTANTIATE_TEST_SUITE_P(Cases, LensConfigErrors, ::testing::ValuesIn(kErrorCases),
                          [](const auto& test_info) { return test_info.param.name; });
+
+// The three misspellings of issue 23, read as the trainer reads them: one warning each.
+TEST(LensConfigWarnings, MisspeltVariablesAreNamedWithTheClosestKnownName) {
+  const auto result = run_process(LENS_CLI_PATH, {"config", "--prefix", "MEGATRON_OTEL"},
+                                  with_base({{"MEGATRON_OTEL_ENABLE", "1"},
+                                             {"MEGATRON_OTEL_SPAN_GROUP", "per_step"},
+                                             {"OTEL_TRACE_SAMPLER", "traceidratio"},
+                                             {"NEMO_LENS_RUN_ID", "warn-1"}}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  const OrderedJson out = OrderedJson::parse(result.out);
+  EXPECT_EQ(out["enabled"], false);
+  EXPECT_EQ(
+      out["warnings"],
+      OrderedJson::array({"MEGATRON_OTEL_ENABLE is set but nothing reads it; did you mean "
+                          "MEGATRON_OTEL_ENABLED?",
+                          "MEGATRON_OTEL_SPAN_GROUP is set but nothing reads it; did you mean "
+                          "MEGATRON_OTEL_SPAN_GROUPS?",
+                          "OTEL_TRACE_SAMPLER is set but nothing reads it; did you mean "
+                          "OTEL_TRACES_SAMPLER?"}));
+}
+
+TEST(LensConfigWarnings, WithoutTheMegatronPrefixItsVariablesAreNoticed) {
+  const auto result = run_process(LENS_CLI_PATH, {"config", "--format", "text"},
+                                  with_base({{"MEGATRON_OTEL_ENABLED", "1"},
+                                             {"MEGATRON_OTEL_EXPORTER", "console"},
+                                             {"MEGATRON_OTEL_ENABLE", "1"},
+                                             {"NEMO_LENS_RUN_ID", "warn-2"}}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  const std::string warnings =
+      "warning: MEGATRON_OTEL_ENABLE is set but nothing reads it; did you mean "
+      "MEGATRON_OTEL_ENABLED?\n"
+      "warning: MEGATRON_OTEL_ENABLED, MEGATRON_OTEL_EXPORTER are read only under the prefix "
+      "MEGATRON_OTEL (the Megatron integration), not NEMO_LENS; run `lens config --prefix "
+      "MEGATRON_OTEL` to see what the trainer reads\n";
+  ASSERT_GE(result.out.size(), warnings.size()) << result.out;
+  EXPECT_EQ(result.out.substr(result.out.size() - warnings.size()), warnings) << result.out;
+  EXPECT_NE(result.out.find("\nenabled "), std::string::npos) << result.out;
+}
+
+TEST(LensConfigWarnings, NoWarningsIsAnEmptyArray) {
+  const auto result =
+      run_process(LENS_CLI_PATH, {"config"},
+                  with_base({{"NEMO_LENS_ENABLED", "1"}, {"NEMO_LENS_RUN_ID", "w"}}));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(OrderedJson::parse(result.out)["warnings"], OrderedJson::array());
+}
 
 TEST(LensCommand, UnknownCommandAndUsage) {
   auto result = run_process(LENS_CLI_PATH, {"frobnicate"}, {});

@@ -264,6 +264,16 @@ TEST_F(RunCommand, AFailingRankFailsTheRunWithItsStatusAndLastLines) {
                            "  rank one says goodbye\n"),
             std::string::npos)
       << run.err();
+  // No rank sent telemetry, so no report: stdout must not point at one.
+  const std::string out = run.out();
+  const std::string last_line = "lens run: ended with status 3; no report was written\n";
+  ASSERT_GE(out.size(), last_line.size()) << out;
+  EXPECT_EQ(out.substr(out.size() - last_line.size()), last_line) << out;
+  EXPECT_EQ(out.find("report.html"), std::string::npos) << out;
+  EXPECT_NE(run.err().find("lens run: no report was written (lens report exited with 2)\n"),
+            std::string::npos)
+      << run.err();
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "report.html"));
   EXPECT_EQ(processes_with(marker), std::vector<pid_t>{});
 }
 

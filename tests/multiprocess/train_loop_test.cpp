@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -289,6 +290,52 @@ TEST_F(TrainLoop, OneProcessLearnsTheSequences) {
   ASSERT_EQ(loss.size(), 6U) << result.output;  // iteration 1, then every 10
   EXPECT_LT(loss.back(), loss.front() - 0.5) << result.output;
   EXPECT_NE(result.output.find("training done: 50 iterations"), std::string::npos);
+}
+
+TEST_F(TrainLoop, IterationLinesBecomeLogRecordsOfTheirStepSpans) {
+  std::map<std::string, std::string> env = telemetry_env("per_step");
+  env["MEGATRON_OTEL_LOGS_ENABLED"] = "1";
+  env["OTEL_BLRP_SCHEDULE_DELAY"] = "200";
+  const RunResult result =
+      run(1, {"--train-iters", "4", "--log-interval", "2", "--eval-iters", "0"}, env);
+  ASSERT_EQ(result.status, 0) << result.output;
+  ASSERT_EQ(losses(result.output).size(), 3U) << result.output;  // still printed: 1, 2 and 4
+
+  // The step spans by span id, with their iteration.
+  std::map<std::string, std::pair<std::string, std::int64_t>> steps;  // span id -> trace, iter
+  for (const Span& s : spans()) {
+    if (s.span.at("name") != "megatron.train_step") continue;
+    for (const json& attribute : s.span.at("attributes")) {
+      if (attribute.at("key") == "megatron.iteration") {
+        steps[s.span.at("spanId")] = {
+            s.span.at("traceId"),
+            std::stoll(attribute.at("value").at("intValue").get<std::string>())};
+      }
+    }
+  }
+  ASSERT_EQ(steps.size(), 4U);
+
+  std::vector<std::int64_t> logged;
+  std::ifstream in(dir_ / "telemetry" / "logs.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const json request = json::parse(line);
+    for (const json& resource_logs : request.at("resourceLogs")) {
+      for (const json& scope : resource_logs.at("scopeLogs")) {
+        for (const json& record : scope.at("logRecords")) {
+          const std::string body = record.at("body").at("stringValue");
+          if (body.rfind(" iteration ", 0) != 0) continue;
+          const std::string span_id = record.at("spanId");
+          ASSERT_EQ(steps.count(span_id), 1U) << record.dump();
+          EXPECT_EQ(record.at("traceId"), steps.at(span_id).first);
+          EXPECT_EQ(record.at("severityNumber"), 9);
+          EXPECT_NE(result.output.find(body + "\n"), std::string::npos) << body;
+          logged.push_back(steps.at(span_id).second);
+        }
+      }
+    }
+  }
+  std::sort(logged.begin(), logged.end());
+  EXPECT_EQ(logged, (std::vector<std::int64_t>{1, 2, 4}));
 }
 
 TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {

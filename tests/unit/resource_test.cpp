@@ -273,6 +273,49 @@ TEST(ResourceJobIdentity, TorchElasticRestartCountCountsWheneverPresent) {
             AttributeValue(uuid5(kUuidNamespaceUrl, "nemo.lens.run/nocluster/nojob/sr0/te")));
 }
 
+TEST(ResourceJobIdentity, OutsideSlurmEachRunIdIsItsOwnJobAndRun) {
+  const Env env = Env::from({{"TORCHELASTIC_RESTART_COUNT", "0"}});
+  const Attributes first = detect_job_identity(env, "elastic-1");
+  const Attributes second = detect_job_identity(env, "elastic-2");
+  EXPECT_EQ(first.at("nemo.lens.job_uuid"),
+            AttributeValue(uuid5(kUuidNamespaceUrl, "nemo.lens.job/nocluster/run:elastic-1")));
+  EXPECT_EQ(
+      first.at("nemo.lens.run_uuid"),
+      AttributeValue(uuid5(kUuidNamespaceUrl, "nemo.lens.run/nocluster/run:elastic-1/sr0/te0")));
+  EXPECT_NE(first.at("nemo.lens.run_uuid"), second.at("nemo.lens.run_uuid"));
+  EXPECT_NE(first.at("nemo.lens.job_uuid"), second.at("nemo.lens.job_uuid"));
+  // The same run id on another rank (or a later read) gives the same values.
+  EXPECT_EQ(detect_job_identity(env, "elastic-1"), first);
+  // A restart of the same torchrun job: same job, another run.
+  const Attributes restarted =
+      detect_job_identity(Env::from({{"TORCHELASTIC_RESTART_COUNT", "1"}}), "elastic-1");
+  EXPECT_EQ(restarted.at("nemo.lens.job_uuid"), first.at("nemo.lens.job_uuid"));
+  EXPECT_NE(restarted.at("nemo.lens.run_uuid"), first.at("nemo.lens.run_uuid"));
+}
+
+TEST(ResourceJobIdentity, InsideSlurmAnotherRunIdIsAnotherRunOfTheSameJob) {
+  const Env env = Env::from({{"SLURM_JOB_ID", "12345"}, {"SLURM_CLUSTER_NAME", "eos"}});
+  // The default run id (SLURM's job id) keeps the values of SPEC §H.3.
+  const Attributes by_slurm = detect_job_identity(env, "12345");
+  EXPECT_EQ(by_slurm.at("nemo.lens.run_uuid"),
+            AttributeValue(uuid5(kUuidNamespaceUrl, "nemo.lens.run/eos/12345/sr0")));
+  EXPECT_EQ(detect_job_identity(env), by_slurm);
+  // Two runs in one allocation, each with its own NEMO_LENS_RUN_ID.
+  const Attributes second = detect_job_identity(env, "step-2");
+  EXPECT_EQ(second.at("nemo.lens.job_uuid"), by_slurm.at("nemo.lens.job_uuid"));
+  EXPECT_EQ(second.at("nemo.lens.run_uuid"),
+            AttributeValue(uuid5(kUuidNamespaceUrl, "nemo.lens.run/eos/12345/sr0/run:step-2")));
+}
+
+TEST(ResourceJobIdentity, BuildResourceUsesTheResolvedRunId) {
+  Config config;
+  config.run_id = "lens-run-7";
+  const Attributes built =
+      build_resource(config, rank_of(0, 1), {}, Env::from({}), FakeHostProbe{});
+  EXPECT_EQ(built.at("nemo.lens.run_uuid"),
+            AttributeValue(uuid5(kUuidNamespaceUrl, "nemo.lens.run/nocluster/run:lens-run-7/sr0")));
+}
+
 TEST(ResourceJobIdentity, IsTheSameOnEveryRank) {
   Env::Map variables = {{"SLURM_JOB_ID", "55"}, {"SLURM_CLUSTER_NAME", "draco"}};
   const Attributes rank0 = detect_job_identity(Env::from(variables));
@@ -422,7 +465,8 @@ TEST(ResourceBuild, FullResourceWithEveryLayer) {
       {"slurm.cluster.name", "eos"s},
       {"slurm.cluster", "eos"s},
       {"nemo.lens.job_uuid", "b65b814f-1489-5070-b0e3-b2b0e6a3f643"s},
-      {"nemo.lens.run_uuid", uuid5(kUuidNamespaceUrl, "nemo.lens.run/eos/12345/sr0")},
+      // The run id is not SLURM's job id: a run of its own inside the job.
+      {"nemo.lens.run_uuid", uuid5(kUuidNamespaceUrl, "nemo.lens.run/eos/12345/sr0/run:run-abc")},
       {"k8s.namespace.name", "training"s},
       {"service.name", "nemo"s},
       {"service.version", std::string(kVersion)},

@@ -61,9 +61,9 @@ TEST_F(Validate, OtelProblemsComeAfterLensProblems) {
 }
 
 TEST_F(Validate, UnknownRankStrategyListsRegisteredNames) {
-  const Config config = config_from({{"NEMO_LENS_RANK_STRATEGY", "All_Ranks"}});
+  const Config config = config_from({{"NEMO_LENS_RANK_STRATEGY", "All_Rank"}});
   EXPECT_EQ(validate(config).message(),
-            "Unknown rank strategy 'All_Ranks' in NEMO_LENS_RANK_STRATEGY; accepted: all_ranks, "
+            "Unknown rank strategy 'All_Rank' in NEMO_LENS_RANK_STRATEGY; accepted: all_ranks, "
             "first_rank_per_node, sampled, single_rank (or a name registered with "
             "register_rank_strategy())");
 }
@@ -152,12 +152,12 @@ TEST_F(Validate, MegatronVocabularyMakesItsGroupsValid) {
   EXPECT_TRUE(validate(*config).ok());
 }
 
-TEST_F(Validate, ExporterNamesAreExact) {
-  for (const char* good : {"otlp", "console", "file", "none"}) {
+TEST_F(Validate, ExporterNamesInAnyCase) {
+  for (const char* good : {"otlp", "console", "file", "none", "OTLP", "Console", "NONE"}) {
     EXPECT_TRUE(validate(config_from({{"NEMO_LENS_EXPORTER", good}})).ok()) << good;
   }
-  EXPECT_EQ(validate(config_from({{"NEMO_LENS_EXPORTER", "OTLP"}})).message(),
-            "Unknown exporter 'OTLP' in NEMO_LENS_EXPORTER; accepted: otlp, console, file, none");
+  EXPECT_EQ(validate(config_from({{"NEMO_LENS_EXPORTER", "OTLPX"}})).message(),
+            "Unknown exporter 'OTLPX' in NEMO_LENS_EXPORTER; accepted: otlp, console, file, none");
   // The name is parsed once, into the kind that setup, the exporters and `lens config` use.
   for (const ExporterKind kind :
        {ExporterKind::otlp, ExporterKind::console, ExporterKind::file, ExporterKind::none}) {

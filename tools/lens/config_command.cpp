@@ -6,12 +6,15 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
+#include <vector>
 
 #include "commands.hpp"
 #include "lens/config.hpp"
 #include "lens/env.hpp"
 #include "lens/groups.hpp"
+#include "lens/known_variables.hpp"
 #include "lens/megatron/config.hpp"
 #include "lens/megatron/span_groups.hpp"
 #include "lens/rank_info.hpp"
@@ -168,7 +171,7 @@ void flatten(const Json& value, const std::string& key,
 void print_text(const Json& out) {
   std::vector<std::pair<std::string, std::string>> rows;
   for (const auto& [key, value] : out.items()) {
-    if (key != "sources") {
+    if (key != "sources" && key != "warnings") {
       flatten(value, key, rows);
     }
   }
@@ -198,6 +201,39 @@ void print_text(const Json& out) {
     std::cout.width(static_cast<std::streamsize>(value_width + 2));
     std::cout << value << sources[key].get<std::string>() << "\n";
   }
+  for (const auto& warning : out["warnings"]) {
+    std::cout << "warning: " << warning.get<std::string>() << "\n";
+  }
+}
+
+// What the variables tell of mistakes: those nothing reads under this command's prefixes and
+// OTEL_; when the Megatron prefix is not one of them, its misspelt variables too, and one line
+// naming the Megatron variables that only --prefix MEGATRON_OTEL (the trainer) reads.
+std::vector<std::string> variable_warnings(const Env& env, const std::string& prefix,
+                                           const std::string& fallback) {
+  std::vector<std::string> warnings = unknown_variable_warnings(env, prefix, fallback);
+  const std::string megatron(lens::megatron::kPrefix);
+  if (prefix == megatron || fallback == megatron) return warnings;
+  for (std::string& warning : unknown_variable_warnings(env, megatron)) {
+    if (warning.rfind(megatron + "_", 0) == 0) warnings.push_back(std::move(warning));
+  }
+  std::string names;
+  int count = 0;
+  for (const auto& [name, value] : env.snapshot()) {
+    if (name.rfind(megatron + "_", 0) != 0) continue;
+    const std::string_view key = std::string_view(name).substr(megatron.size() + 1);
+    const auto& keys = known_prefixed_keys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+    names += (names.empty() ? "" : ", ") + name;
+    ++count;
+  }
+  if (count > 0) {
+    warnings.push_back(names + (count == 1 ? " is" : " are") + " read only under the prefix " +
+                       megatron + " (the Megatron integration), not " + prefix +
+                       "; run `lens config --prefix " + megatron +
+                       "` to see what the trainer reads");
+  }
+  return warnings;
 }
 
 int fail(const std::string& message) {
@@ -365,6 +401,7 @@ int config_command(const std::vector<std::string>& args) {
   sources["world_size"] = world_source;
   sources.update(otel_sources);
   out["sources"] = sources;
+  out["warnings"] = variable_warnings(env, config.prefix, config.fallback_prefix);
 
   if (format == "text") {
     print_text(out);

@@ -465,9 +465,12 @@ int run_command(const std::vector<std::string>& args) {
     std::cerr << "lens run: no report was written (lens report exited with " << report_status
               << ")\n";
   }
+  // The report's path only when this run wrote it (a failed report may leave an older one).
   std::cout << "lens run: "
             << (status == 0 ? "done" : "ended with status " + std::to_string(status))
-            << "; report: " << (options.out / "report.html").string() << std::endl;
+            << (report_status == 0 ? "; report: " + (options.out / "report.html").string()
+                                   : std::string("; no report was written"))
+            << std::endl;
   return status;
 }
 

@@ -37,9 +37,16 @@ struct SpanStart {
   bool static_name = false;  // `name` has static storage (a site's): spans carry its address
 };
 
-// A LENS_SPAN site: its descriptor and its group's handle, resolved once per site.
+// The handle of a site's group; on stderr, once, when no vocabulary registers the group (the
+// site could never record). Defined in src/groups/site_check.cpp. Not API.
+SpanGroupHandle checked_site_group_handle(const SpanSite& site, const char* file, int line);
+
+// A LENS_SPAN site: its descriptor and its group's handle, resolved once per site (on its first
+// pass, which is also when an unregistered group is reported).
 struct SiteGate {
   explicit SiteGate(const SpanSite& s) : site(s), handle(span_group_handle(s.group)) {}
+  SiteGate(const SpanSite& s, const char* file, int line)
+      : site(s), handle(checked_site_group_handle(s, file, line)) {}
   SpanSite site;
   SpanGroupHandle handle;
 };
