@@ -506,16 +506,18 @@ class RawHttp2 {
     send(frame + payload);
   }
 
-  // The request headers of a TraceService/Export call on `stream`.
-  void send_export_headers(std::uint32_t stream) {
+  // The request headers of a TraceService/Export call on `stream`, and `extra` ones.
+  void send_export_headers(std::uint32_t stream,
+                           std::vector<std::pair<std::string, std::string>> extra = {}) {
     std::string block;
-    for (const auto& [name, value] :
-         std::vector<std::pair<std::string, std::string>>{{":method", "POST"},
-                                                          {":scheme", "http"},
-                                                          {":path", kTraceExport},
-                                                          {":authority", "localhost"},
-                                                          {"content-type", "application/grpc"},
-                                                          {"te", "trailers"}}) {
+    std::vector<std::pair<std::string, std::string>> headers{{":method", "POST"},
+                                                             {":scheme", "http"},
+                                                             {":path", kTraceExport},
+                                                             {":authority", "localhost"},
+                                                             {"content-type", "application/grpc"},
+                                                             {"te", "trailers"}};
+    headers.insert(headers.end(), extra.begin(), extra.end());
+    for (const auto& [name, value] : headers) {
       block.push_back('\0');  // literal without indexing, new name
       block.push_back(static_cast<char>(name.size()));
       block += name;
@@ -566,8 +568,27 @@ TEST(CollectHostileGrpc, AMessageCutShortIsAnError) {
   EXPECT_THAT(answer, ::testing::Not(::testing::HasSubstr(std::string("grpc-status\x01"
                                                                       "0",
                                                                       13))));
+  // An empty message is whole: OK, nothing to write.
+  const grpc::Status empty = raw_call(collector.address("grpc"), "", false);
+  EXPECT_TRUE(empty.ok()) << empty.error_message();
   EXPECT_EQ(collector.stop(), 0);
   EXPECT_THAT(collector.err(), ::testing::HasSubstr("(1 malformed, 0 unauthenticated"));
+}
+
+// gRPC 1.51 reads a message of an encoding it does not know as not compressed.
+TEST(CollectHostileGrpc, AnUnknownGrpcEncodingIsReadAsNotCompressed) {
+  Collector collector;
+  ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
+  RawHttp2 h2(collector.address("grpc"));
+  h2.send_export_headers(1, {{"grpc-encoding", "zz"}});
+  h2.send_frame(0, 0x1, 1, std::string("\x01\0\0\0\x04", 5) + "abcd");  // flagged compressed
+  const std::string answer = h2.receive(std::chrono::seconds(5));
+  EXPECT_THAT(answer, ::testing::HasSubstr(std::string("grpc-status\x01"
+                                                       "3",
+                                                       13)));
+  EXPECT_THAT(answer, ::testing::HasSubstr("cannot decode the body as a protobuf"));
+  EXPECT_EQ(collector.stop(), 0);
+  EXPECT_EQ(collector.traces(), "");
 }
 
 }  // namespace
