@@ -332,7 +332,7 @@ struct OtlpReceiver::Impl {
   std::atomic<int> grpc_in_flight{0};
   std::atomic<bool> grpc_stopping{false};
 
-  Impl(OtlpSink& s, std::string t, const RequestLimits& l)
+  Impl(OtlpSink& s, std::string t, const RequestLimits& l = {})
       : sink(s), token(std::move(t)), limits(l) {}
 
   grpc::Status grpc_export(Signal signal, grpc::CallbackServerContext& context,
