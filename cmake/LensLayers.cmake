@@ -19,8 +19,13 @@ target_compile_features(lens_object_base INTERFACE cxx_std_20)
 target_compile_options(lens_object_base INTERFACE -fno-semantic-interposition)
 # liblens must load by dlopen() (Python, plugins), so its thread_locals use the default TLS model,
 # not initial-exec; TLS descriptors keep their access on the span hot path a short indirect call
-# (the offset, once resolved) instead of a __tls_get_addr call.
-if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+# (the offset, once resolved) instead of a __tls_get_addr call. Not under TSan, which learns of
+# dynamic TLS blocks through its __tls_get_addr interceptor (the dialect changes speed only).
+# Compilers that lack the flag (Clang before 19) keep the traditional dialect.
+include(CheckCXXCompilerFlag)
+check_cxx_compiler_flag(-mtls-dialect=gnu2 LENS_HAVE_TLS_DIALECT_GNU2)
+if(LENS_HAVE_TLS_DIALECT_GNU2 AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64"
+   AND NOT LENS_SANITIZE_THREAD)
   target_compile_options(lens_object_base INTERFACE -mtls-dialect=gnu2)
 endif()
 
