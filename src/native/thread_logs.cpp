@@ -16,13 +16,13 @@ namespace lens::native {
 namespace {
 
 // What the hot path reads on every record: the thread's state and the registry it belongs to.
-// Initial-exec: a plain %fs-relative load instead of a __tls_get_addr call.
+// The default TLS model, so that liblens can be dlopen()ed (see thread_spans.cpp's FastState).
 struct FastLogState {
   ThreadLogs* logs = nullptr;
   std::uint64_t registry = 0;
   bool exiting = false;  // the thread's destructors run: no new state (it would never be freed)
 };
-thread_local FastLogState t_log_fast __attribute__((tls_model("initial-exec")));
+thread_local FastLogState t_log_fast;
 
 // Lets go of a thread's state: no more writes; the export thread drains it and forgets it.
 void forget(std::shared_ptr<ThreadLogs>& logs) noexcept {

@@ -39,13 +39,16 @@ std::atomic<bool> g_storage_installed{false};
 
 namespace otel = opentelemetry;
 
-// What the hot path reads on every span: one pointer and the attach depth. Initial-exec: a
-// plain %fs-relative load instead of a __tls_get_addr call (8 + 8 bytes of static TLS).
+// What the hot path reads on every span: one pointer and the attach depth. The default TLS model,
+// so that liblens can be dlopen()ed (an initial-exec variable puts all of liblens's TLS in the
+// small static-TLS reserve, which a Python process has used up); liblens is compiled with TLS
+// descriptors (-mtls-dialect=gnu2, src/CMakeLists.txt), so the access stays an indirect call
+// that returns the offset rather than a __tls_get_addr call.
 struct FastState {
   ThreadSpans* spans = nullptr;
   std::int64_t context_depth = 0;
 };
-thread_local FastState t_fast __attribute__((tls_model("initial-exec")));
+thread_local FastState t_fast;
 
 // Lets go of a thread's state: no more writes; the export thread drains it and forgets it.
 void forget(std::shared_ptr<ThreadSpans>& spans) noexcept {
