@@ -21,7 +21,8 @@ namespace {
 
 namespace common = opentelemetry::proto::common::v1;
 namespace trace = opentelemetry::proto::trace::v1;
-namespace metrics = opentelemetry::proto::metrics::v1;
+// Not `metrics`: in a unity build it would clash with lens::metrics.
+namespace pb_metrics = opentelemetry::proto::metrics::v1;
 namespace logs = opentelemetry::proto::logs::v1;
 using opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest;
 using opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
@@ -63,20 +64,20 @@ const std::string kTraceLine =
 
 ExportMetricsServiceRequest metrics_request() {
   ExportMetricsServiceRequest request;
-  metrics::ScopeMetrics* scope_metrics = test_support::add_trainer_scope(
-      request.add_resource_metrics(), &metrics::ResourceMetrics::add_scope_metrics);
-  metrics::Metric* metric = scope_metrics->add_metrics();
+  pb_metrics::ScopeMetrics* scope_metrics = test_support::add_trainer_scope(
+      request.add_resource_metrics(), &pb_metrics::ResourceMetrics::add_scope_metrics);
+  pb_metrics::Metric* metric = scope_metrics->add_metrics();
   metric->set_name("tokens");
   metric->set_unit("{token}");
-  metrics::Sum* sum = metric->mutable_sum();
-  sum->set_aggregation_temporality(metrics::AGGREGATION_TEMPORALITY_CUMULATIVE);
+  pb_metrics::Sum* sum = metric->mutable_sum();
+  sum->set_aggregation_temporality(pb_metrics::AGGREGATION_TEMPORALITY_CUMULATIVE);
   sum->set_is_monotonic(true);
-  metrics::NumberDataPoint* point = sum->add_data_points();
+  pb_metrics::NumberDataPoint* point = sum->add_data_points();
   point->set_start_time_unix_nano(1700000000000000000);
   point->set_time_unix_nano(1700000001000000000);
   point->set_as_int(4096);
   add_attribute(point->mutable_attributes(), "rank")->mutable_value()->set_int_value(3);
-  metrics::Exemplar* exemplar = point->add_exemplars();
+  pb_metrics::Exemplar* exemplar = point->add_exemplars();
   exemplar->set_time_unix_nano(1700000000500000000);
   exemplar->set_as_double(1.5);
   exemplar->set_span_id(bytes_from(0x11, 8));
