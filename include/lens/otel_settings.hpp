@@ -39,6 +39,11 @@ std::string_view to_string(SamplerKind kind);
 enum class TemporalityPreference { cumulative, delta, lowmemory };
 std::string_view to_string(TemporalityPreference preference);
 
+// One entry of OTEL_METRICS_EXPORTER: push over OTLP, serve a Prometheus scrape endpoint (pull),
+// print on stdout, or nothing.
+enum class MetricsExporter { otlp, prometheus, console, none };
+std::string_view to_string(MetricsExporter exporter);
+
 // A setting's value together with the variable it came from ("" = default).
 template <class T>
 struct Sourced {
@@ -111,6 +116,13 @@ struct OtelSettings {
       {1000, "default"}, {30000, "default"}, {2048, "default"}, {512, "default"}};
   Sourced<std::int64_t> metric_export_interval_ms{10000, "default"};
   Sourced<std::int64_t> metric_export_timeout_ms{30000, "default"};
+  // OTEL_METRICS_EXPORTER, in order without repeats; empty when unset: the metrics then go where
+  // the lens EXPORTER sends every signal. At most one of otlp and console; none stands alone.
+  Sourced<std::vector<MetricsExporter>> metrics_exporters{{}, "default"};
+  // The Prometheus endpoint's address. Each rank listens on the port plus its local rank; port 0
+  // asks the system for a free port.
+  Sourced<std::string> prometheus_host{"localhost", "default"};
+  Sourced<std::int64_t> prometheus_port{9464, "default"};
   LimitSettings limits;
 
   // Malformed values, in the order read.
@@ -128,6 +140,8 @@ inline constexpr std::string_view kAcceptedProtocols = "grpc, http/protobuf, htt
 inline constexpr std::string_view kAcceptedSamplers =
     "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, "
     "parentbased_traceidratio";
+inline constexpr std::string_view kAcceptedMetricsExporters =
+    "otlp, prometheus, console, none, or a comma-separated list such as otlp,prometheus";
 inline constexpr std::string_view kAcceptedPropagators =
     "tracecontext, baggage, b3, b3multi, jaeger, none";
 

@@ -27,6 +27,8 @@ constexpr std::array<std::string_view, 6> kSamplerNames = {"always_on",
                                                            "parentbased_traceidratio"};
 constexpr std::array<std::string_view, 3> kTemporalityNames = {"cumulative", "delta", "lowmemory"};
 constexpr std::array<std::string_view, 2> kCompressionNames = {"gzip", "none"};
+constexpr std::array<std::string_view, 4> kMetricsExporterNames = {"otlp", "prometheus", "console",
+                                                                   "none"};
 
 // The name of `value`; names[fallback] for a value outside the enumeration.
 template <typename E, std::size_t N>
@@ -60,6 +62,10 @@ std::string_view to_string(SamplerKind kind) {
 
 std::string_view to_string(TemporalityPreference preference) {
   return name_of(kTemporalityNames, preference);
+}
+
+std::string_view to_string(MetricsExporter exporter) {
+  return name_of(kMetricsExporterNames, exporter);
 }
 
 const OtlpSignalSettings& OtelSettings::signal(Signal s) const {
@@ -362,6 +368,68 @@ void parse_batch(Parser& parser, std::string_view prefix, BatchProcessorSettings
   }
 }
 
+// OTEL_METRICS_EXPORTER (a list, any case) and the Prometheus endpoint's host and port.
+void parse_metrics_exporting(Parser& parser, OtelSettings& s) {
+  constexpr std::string_view kList = "OTEL_METRICS_EXPORTER";
+  if (auto value = parser.get(kList)) {
+    std::vector<MetricsExporter> exporters;
+    bool valid = true;
+    for (std::string_view part : detail::split(*value, ',')) {
+      const std::string name = detail::to_lower(trim(part));
+      if (name.empty()) continue;
+      const auto exporter = named<MetricsExporter>(kMetricsExporterNames, name);
+      if (!exporter) {
+        parser.problem("Invalid exporter in OTEL_METRICS_EXPORTER: " + quoted(name) +
+                       "; accepted: " + std::string(kAcceptedMetricsExporters));
+        valid = false;
+        break;
+      }
+      if (std::find(exporters.begin(), exporters.end(), *exporter) == exporters.end()) {
+        exporters.push_back(*exporter);
+      }
+    }
+    const auto has = [&](MetricsExporter e) {
+      return std::find(exporters.begin(), exporters.end(), e) != exporters.end();
+    };
+    if (valid && has(MetricsExporter::none) && exporters.size() > 1) {
+      parser.problem("Invalid value for OTEL_METRICS_EXPORTER: " + quoted(*value) +
+                     "; 'none' cannot be combined with other exporters; accepted: " +
+                     std::string(kAcceptedMetricsExporters));
+      valid = false;
+    }
+    // One push exporter per process: the export counts and self-metrics describe one stream.
+    if (valid && has(MetricsExporter::otlp) && has(MetricsExporter::console)) {
+      parser.problem("Invalid value for OTEL_METRICS_EXPORTER: " + quoted(*value) +
+                     "; otlp and console both push, choose one; accepted: " +
+                     std::string(kAcceptedMetricsExporters));
+      valid = false;
+    }
+    if (valid && !exporters.empty()) {
+      s.metrics_exporters = {std::move(exporters), "env:" + std::string(kList)};
+    }
+  }
+  if (auto host = parser.get("OTEL_EXPORTER_PROMETHEUS_HOST")) {
+    // A name or an address to bind: "0.0.0.0" for every interface.
+    if (host->find_first_of("/?#@ \t") != std::string::npos) {
+      parser.problem("Invalid host for OTEL_EXPORTER_PROMETHEUS_HOST: " + quoted(*host) +
+                     "; accepted: a host name or IP address to listen on, such as localhost, "
+                     "127.0.0.1 or 0.0.0.0 (no scheme, port or path)");
+    } else {
+      s.prometheus_host = {*host, "env:OTEL_EXPORTER_PROMETHEUS_HOST"};
+    }
+  }
+  if (auto port = parser.get("OTEL_EXPORTER_PROMETHEUS_PORT")) {
+    const auto parsed = detail::parse_int64(*port);
+    if (!parsed || *parsed < 0 || *parsed > 65535) {
+      parser.problem("Invalid port for OTEL_EXPORTER_PROMETHEUS_PORT: " + quoted(*port) +
+                     "; accepted: an integer from 0 to 65535 such as 9464 (each rank listens on "
+                     "it plus its local rank; 0: any free port)");
+    } else {
+      s.prometheus_port = {*parsed, "env:OTEL_EXPORTER_PROMETHEUS_PORT"};
+    }
+  }
+}
+
 }  // namespace
 
 OtelSettings OtelSettings::from_env(const Env& env) {
@@ -429,6 +497,7 @@ OtelSettings OtelSettings::from_env(const Env& env) {
   parser.integer("OTEL_METRIC_EXPORT_INTERVAL", s.metric_export_interval_ms, 1,
                  "a positive integer number of milliseconds");
   parser.integer("OTEL_METRIC_EXPORT_TIMEOUT", s.metric_export_timeout_ms, 0, kMilliseconds);
+  parse_metrics_exporting(parser, s);
 
   LimitSettings& l = s.limits;
   constexpr std::string_view kCount = "a non-negative integer";

@@ -18,7 +18,8 @@ BuiltMeterProvider build_meter_provider(
     const Config& config, const Attributes& resource,
     std::unique_ptr<sdkmetrics::PushMetricExporter> exporter,
     std::vector<std::shared_ptr<sdkmetrics::MetricReader>> readers,
-    std::vector<metrics::MetricView> views) {
+    std::vector<metrics::MetricView> views,
+    std::shared_ptr<exporters::PrometheusSnapshot> prometheus) {
   BuiltMeterProvider built;
   auto registry = std::make_unique<sdkmetrics::ViewRegistry>();
   for (auto& view : views) {
@@ -31,12 +32,19 @@ BuiltMeterProvider build_meter_provider(
   built.provider = std::make_shared<sdkmetrics::MeterProvider>(std::move(context));
   // Lens's bound histograms look their views up there.
   metrics::register_meter_context(built.provider, raw_context);
-  if (readers.empty()) {
+  const std::chrono::milliseconds interval(config.otel.metric_export_interval_ms.value);
+  if (readers.empty() && exporter != nullptr) {
     // Each export is bounded by the exporter's own timeout (OTEL_METRIC_EXPORT_TIMEOUT for the
     // OTLP exporters, see exporters.cpp).
     readers.push_back(std::make_shared<metrics::PeriodicMetricReader>(
-        std::make_unique<metrics::OverflowRenamingExporter>(std::move(exporter)),
-        std::chrono::milliseconds(config.otel.metric_export_interval_ms.value)));
+        std::make_unique<metrics::OverflowRenamingExporter>(std::move(exporter)), interval));
+  }
+  if (prometheus != nullptr) {
+    // Its own reader: cumulative whatever OTLP asks for, and its own collection state.
+    readers.push_back(std::make_shared<metrics::PeriodicMetricReader>(
+        std::make_unique<metrics::OverflowRenamingExporter>(
+            exporters::make_prometheus_snapshot_exporter(std::move(prometheus))),
+        interval));
   }
   for (auto& reader : readers) {
     built.provider->AddMetricReader(std::move(reader));

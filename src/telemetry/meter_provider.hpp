@@ -1,7 +1,8 @@
 // Builds an exporting rank's opentelemetry-cpp meter provider from the lens config: the
 // resource, the views, and either the caller's readers (SetupOverrides::metric_readers) or one
 // periodic reader (OTEL_METRIC_EXPORT_INTERVAL / OTEL_METRIC_EXPORT_TIMEOUT, collection on the
-// reader's own thread) around the exporter, behind an overflow-renaming wrapper.
+// reader's own thread) around the exporter, behind an overflow-renaming wrapper; and, for a
+// Prometheus endpoint, a second periodic reader that refreshes its snapshot.
 // Nothing is installed globally here. Thread-safety: stateless.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "export/prometheus_endpoint.hpp"
 #include "lens/attributes.hpp"
 #include "lens/config.hpp"
 #include "lens/metrics.hpp"
@@ -22,11 +24,13 @@ struct BuiltMeterProvider {
   std::shared_ptr<opentelemetry::sdk::metrics::MeterProvider> provider;
 };
 
-// `exporter` is used when `readers` is empty.
+// `exporter` (if any) is used when `readers` is empty; `prometheus` (if any) is refreshed every
+// export interval whatever the readers.
 BuiltMeterProvider build_meter_provider(
     const Config& config, const Attributes& resource,
     std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> exporter,
     std::vector<std::shared_ptr<opentelemetry::sdk::metrics::MetricReader>> readers,
-    std::vector<metrics::MetricView> views);
+    std::vector<metrics::MetricView> views,
+    std::shared_ptr<exporters::PrometheusSnapshot> prometheus = nullptr);
 
 }  // namespace lens::telemetry

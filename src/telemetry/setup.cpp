@@ -41,6 +41,7 @@
 #include "sdk/diagnostics.hpp"
 #include "telemetry/logger_provider.hpp"
 #include "telemetry/meter_provider.hpp"
+#include "telemetry/prometheus_pull.hpp"
 #include "telemetry/self_metrics.hpp"
 #include "telemetry/tracer_provider.hpp"
 
@@ -74,6 +75,8 @@ struct TelemetryHandle::State {
   std::shared_ptr<exporters::ExportReport> trace_report;
   std::shared_ptr<exporters::ExportReport> metric_report;
   std::shared_ptr<exporters::ExportReport> log_report;
+  // The Prometheus scrape endpoint (OTEL_METRICS_EXPORTER=prometheus); stopped at shutdown.
+  std::unique_ptr<exporters::PrometheusEndpoint> prometheus_endpoint;
   std::once_flag shutdown_once;
   std::atomic<bool> shut_down{false};
 
@@ -262,6 +265,8 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
     // ManualMetricReader has nothing to push).
     jobs.push_back({"metrics", [state, deadline] {
                       state->meter_provider->Shutdown(remaining_until(deadline));
+                      // Frees the port: a later setup may serve on it again.
+                      state->prometheus_endpoint.reset();
                       return true;
                     }});
   }
@@ -584,13 +589,27 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
       span_exporter = std::move(made).value();
     }
     std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> metric_exporter;
-    if (config.metrics_enabled && overrides.metric_readers.empty()) {
+    // OTEL_METRICS_EXPORTER may send metrics elsewhere than EXPORTER, or to a scrape endpoint.
+    const telemetry::MetricsRouting routing = telemetry::metrics_routing(config);
+    if (config.metrics_enabled && overrides.metric_readers.empty() &&
+        (overrides.metric_exporter != nullptr || routing.push)) {
+      Config metrics_config = config;
+      if (routing.push) metrics_config.exporter = *routing.push;
       auto made = make_counted_exporter<Signal::metrics>(
-          config, std::move(overrides.metric_exporter), state->metric_report);
+          metrics_config, std::move(overrides.metric_exporter), state->metric_report);
       if (!made.ok()) {
         return Error(made.message());
       }
       metric_exporter = std::move(made).value();
+    }
+    std::shared_ptr<exporters::PrometheusSnapshot> prometheus_snapshot;
+    if (config.metrics_enabled && routing.prometheus) {
+      auto pull = telemetry::start_prometheus_pull(config, rank);
+      if (!pull.ok()) {
+        return Error(pull.message());
+      }
+      prometheus_snapshot = pull->snapshot;
+      state->prometheus_endpoint = std::move(pull->endpoint);
     }
     std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> log_exporter;
     if (config.logs_enabled) {
@@ -620,7 +639,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     if (config.metrics_enabled) {
       auto built = telemetry::build_meter_provider(
           config, state->resource, std::move(metric_exporter), std::move(overrides.metric_readers),
-          std::move(overrides.metric_views));
+          std::move(overrides.metric_views), std::move(prometheus_snapshot));
       state->meter_provider = built.provider;
       state->meter = state->meter_provider->GetMeter("nemo.lens", kVersion);
     }
@@ -651,6 +670,11 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
   }
   if (!run_id->warning.empty() && *exporting) {
     std::fprintf(stderr, "lens: warning: %s\n", run_id->warning.c_str());
+  }
+  if (state->prometheus_endpoint != nullptr) {
+    // Once per rank: each rank of a node has its own port (port + local rank).
+    std::fprintf(stderr, "lens: rank %d serves Prometheus metrics at %s\n", rank.rank,
+                 state->prometheus_endpoint->url().c_str());
   }
   metrics::clear_instrument_cache();
   if (*exporting) {
