@@ -84,7 +84,7 @@ const std::vector<std::string>& known_otel_variables() {
           "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT"}) {
       out.emplace_back(name);
     }
-    // The Prometheus pull exporter (docs/exporters.md), read where the metric exporter is chosen.
+    // The metric exporters and the Prometheus pull endpoint (docs/exporters.md).
     for (std::string_view name : {"OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_PROMETHEUS_HOST",
                                   "OTEL_EXPORTER_PROMETHEUS_PORT"}) {
       out.emplace_back(name);
