@@ -1,5 +1,6 @@
 // The HTML report in a real browser: headless Chromium loads it from a file, runs its script and
-// dumps the DOM; the dump has one rank lane per rank and the console shows no error. Skipped
+// dumps the DOM; the dump has one rank lane per rank (one line per run and chart on the comparison
+// page) and the console shows no error. Skipped
 // only when `chromium` is not on PATH.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,7 +9,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "report/compare_html_writer.hpp"
 #include "report/html_writer.hpp"
+#include "report/run_builder.hpp"
+#include "report/run_comparison.hpp"
 #include "report/summary.hpp"
 #include "report_test_support.hpp"
 #include "support/run_process.hpp"
@@ -34,6 +38,25 @@ std::size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
+lens::testing::ProcessResult dump_dom(const std::filesystem::path& dir,
+                                      const std::filesystem::path& html) {
+  return lens::testing::run_process(
+      "chromium",
+      {"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+       "--no-first-run", "--disable-extensions",
+       "--user-data-dir=" + (dir / "profile").string(), "--enable-logging=stderr", "--v=0",
+       "--dump-dom", "file://" + html.string()},
+      std::nullopt, std::chrono::seconds(90));
+}
+
+void expect_no_console_errors(const std::string& log) {
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.find(":CONSOLE"), std::string::npos) << line;
+    EXPECT_EQ(line.find("Uncaught"), std::string::npos) << line;
+  }
+}
+
 TEST(ReportChromium, TheReportRendersOneLanePerRankWithoutConsoleErrors) {
   if (!on_path("chromium")) GTEST_SKIP() << "chromium is not on PATH";
   testing::TempDir dir("chromium");
@@ -47,15 +70,7 @@ TEST(ReportChromium, TheReportRendersOneLanePerRankWithoutConsoleErrors) {
     std::ofstream out(html);
     write_html(analysis, context, out);
   }
-  const lens::testing::ProcessResult result = lens::testing::run_process(
-      "chromium",
-      {"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-       "--no-first-run", "--disable-extensions",
-       "--user-data-dir=" + (dir.path() / "profile").string(), "--enable-logging=stderr", "--v=0",
-       "--dump-dom", "file://" + html.string()},
-      std::nullopt, std::chrono::seconds(90));
-  ASSERT_FALSE(result.timed_out) << result.err;
-  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const lens::testing::ProcessResult result = dump_dom(dir.path(), html);
   // After the script ran: the body is marked and the timeline has one lane per rank.
   EXPECT_NE(result.out.find("data-rendered=\"true\""), std::string::npos) << result.err;
   EXPECT_EQ(count(result.out, "class=\"rank-lane\""), 4u);
@@ -64,11 +79,35 @@ TEST(ReportChromium, TheReportRendersOneLanePerRankWithoutConsoleErrors) {
               std::string::npos);
   }
   EXPECT_NE(result.out.find("class=\"metric-chart\""), std::string::npos);
-  std::istringstream lines(result.err);
-  for (std::string line; std::getline(lines, line);) {
-    EXPECT_EQ(line.find(":CONSOLE"), std::string::npos) << line;
-    EXPECT_EQ(line.find("Uncaught"), std::string::npos) << line;
+  expect_no_console_errors(result.err);
+}
+
+TEST(ReportChromium, TheComparisonDrawsOneLinePerRunAndChartWithoutConsoleErrors) {
+  if (!on_path("chromium")) GTEST_SKIP() << "chromium is not on PATH";
+  testing::TempDir dir("chromium-compare");
+  std::vector<ComparedRun> runs;
+  for (const auto& spec : {testing::RunSpec{.ranks = 2, .iterations = 20, .run_id = "a"},
+                           testing::RunSpec{.ranks = 4, .iterations = 12, .slow_rank = 1,
+                                            .slow_ms = 40, .run_id = "b", .loss_start = 9.0},
+                           testing::RunSpec{.ranks = 1, .iterations = 80, .run_id = "c"}}) {
+    RunBuilder builder;
+    for (const auto& request : testing::make_traces(spec)) builder.on_traces(request);
+    runs.push_back(compare_run(builder.take(), "/runs/" + spec.run_id));
   }
+  const auto html = dir.path() / "compare.html";
+  {
+    std::ofstream out(html);
+    write_comparison_html(runs, {}, out);
+  }
+  const lens::testing::ProcessResult result = dump_dom(dir.path(), html);
+  ASSERT_FALSE(result.timed_out) << result.err;
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("data-rendered=\"true\""), std::string::npos) << result.err;
+  EXPECT_EQ(count(result.out, "class=\"run-line\""), 6u);  // 3 runs x (step time, loss)
+  for (const char* color : {"#4e79a7", "#e15759", "#59a14f"}) {
+    EXPECT_EQ(count(result.out, std::string("stroke=\"") + color + "\""), 2u) << color;
+  }
+  expect_no_console_errors(result.err);
 }
 
 }  // namespace

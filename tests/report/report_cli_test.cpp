@@ -184,8 +184,23 @@ TEST(ReportCli, InvalidInputIsOneLineAndStatusTwo) {
       {{e, "--frobnicate"},
        "lens report: unknown option '--frobnicate'; accepted: -o, --perfetto, --threshold, "
        "--window, --run-id, --help\n"},
-      {{e, "other"},
-       "lens report: unexpected argument 'other' after DIR '" + e + "'; accepted: one DIR\n"},
+      {{e, e, "--perfetto", "t.json"},
+       "lens report: option '--perfetto' does not apply when comparing runs; accepted there: -o, "
+       "--run-id, --help\n"},
+      {{e, "--window=3", "--run-id", "a", "--run-id", "b"},
+       "lens report: option '--window' does not apply when comparing runs; accepted there: -o, "
+       "--run-id, --help\n"},
+      {{e, e, "--run-id", "a", "--run-id", "b"},
+       "lens report: invalid use of --run-id: given 2 times with 2 DIRs; accepted: several DIRs "
+       "(one --run-id at most, applied to each) or one DIR with several --run-id\n"},
+      {{e, "--run-id", "a", "--run-id", "a"},
+       "lens report: invalid value for --run-id: 'a' given twice; accepted: distinct run ids\n"},
+      {{"/nonexistent/run", e},
+       "lens report: cannot read DIR '/nonexistent/run': no such directory; accepted: a "
+       "directory of OTLP JSON line files\n"},
+      {{e, "/nonexistent/run", "-o", "/nonexistent/dir/c.html"},
+       "lens report: invalid value for -o: '/nonexistent/dir/c.html'; accepted: a file path in "
+       "an existing directory\n"},
       {{e, "-o", "/nonexistent/dir/r.html"},
        "lens report: invalid value for -o: '/nonexistent/dir/r.html'; accepted: a file path in "
        "an existing directory\n"},
@@ -199,6 +214,68 @@ TEST(ReportCli, InvalidInputIsOneLineAndStatusTwo) {
     EXPECT_EQ(result.out, "");
     EXPECT_EQ(result.err, c.err);
   }
+}
+
+TEST(ReportCli, ComparesRunsInSeveralDirectories) {
+  TempDir a("cli-compare-a");
+  TempDir b("cli-compare-b");
+  testing::write_run(a.path(), {.ranks = 4, .iterations = 20, .slow_rank = 2, .slow_ms = 100,
+                                .run_id = "run-a"});
+  testing::write_run(b.path(), {.ranks = 2, .iterations = 10, .run_id = "run-b",
+                                .loss_start = 9.0});
+  const std::string da = a.path().string(), db = b.path().string();
+  const ProcessResult result = lens({da, db});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  EXPECT_EQ(result.out,
+            "run-a (" + da + "): 4 ranks, 20 iterations (1-20), median step 390.0 ms, final loss "
+            "8.0000\n"
+            "run-b (" + db + "): 2 ranks, 10 iterations (1-10), median step 290.0 ms, final loss "
+            "8.0000\n"
+            "comparison: " + da + "/compare.html\n");
+  // Only the comparison page: the single-run outputs stay unwritten.
+  EXPECT_FALSE(std::filesystem::exists(a.path() / "report.html"));
+  EXPECT_FALSE(std::filesystem::exists(a.path() / "trace.json"));
+  EXPECT_FALSE(std::filesystem::exists(a.path() / "summary.json"));
+  const std::string html = testing::read_text(a.path() / "compare.html");
+  EXPECT_NE(html.find("<h1>lens report: 2 runs compared</h1>"), std::string::npos);
+  EXPECT_NE(html.find("</span>run-a (" + da + ")</td>"), std::string::npos);
+  EXPECT_NE(html.find("</span>run-b (" + db + ")</td>"), std::string::npos);
+  EXPECT_NE(html.find("\"stepMs\":[[1,290.0],[2,290.0],"), std::string::npos);
+  EXPECT_NE(html.find("\"stepMs\":[[1,390.0],[2,390.0],"), std::string::npos);
+
+  // The page is not telemetry: the single-run report of A still reads it without a warning.
+  const ProcessResult single = lens({da});
+  EXPECT_EQ(single.exit_code, 0);
+  EXPECT_EQ(single.err, "");
+
+  // A single --run-id applies to every DIR; -o puts the page elsewhere.
+  const std::string page = (b.path() / "c.html").string();
+  const ProcessResult picked = lens({da, "--run-id", "run-a", da, "-o", page});
+  ASSERT_EQ(picked.exit_code, 0) << picked.err;
+  EXPECT_EQ(picked.out.substr(picked.out.rfind("comparison: ")), "comparison: " + page + "\n");
+  const ProcessResult missing = lens({da, db, "--run-id", "run-a"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err, "lens report: no telemetry of --run-id 'run-a' in DIR '" + db +
+                             "'; accepted: one of run-b\n");
+}
+
+TEST(ReportCli, ComparesTheRunsOfOneDirectoryByRunId) {
+  TempDir dir("cli-compare-ids");
+  testing::write_run(dir.path(), {.ranks = 2, .iterations = 4, .run_id = "first"});
+  testing::append_lines(dir.path() / "traces.jsonl",
+                        testing::make_traces({.ranks = 3, .iterations = 6, .slow_rank = 1,
+                                              .slow_ms = 20, .run_id = "second"}));
+  const std::string d = dir.path().string();
+  const ProcessResult result = lens({d, "--run-id", "second", "--run-id=first"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  EXPECT_EQ(result.out,
+            "second (" + d + "): 3 ranks, 6 iterations (1-6), median step 310.0 ms, final loss "
+            "9.4000\n"
+            "first (" + d + "): 2 ranks, 4 iterations (1-4), median step 290.0 ms, final loss "
+            "9.6000\n"
+            "comparison: " + d + "/compare.html\n");
 }
 
 TEST(ReportCli, HelpPrintsTheUsage) {

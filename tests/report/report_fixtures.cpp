@@ -47,7 +47,7 @@ void fill_resource(opentelemetry::proto::resource::v1::Resource* resource, const
                    int rank) {
   auto* attributes = resource->mutable_attributes();
   set_string(attributes, "service.name", "megatron-lm");
-  set_string(attributes, "nemo.run.id", "run-fixture");
+  set_string(attributes, "nemo.run.id", spec.run_id);
   set_int(attributes, "dl.rank", rank);
   set_int(attributes, "dl.world_size", spec.world_size > 0 ? spec.world_size : spec.ranks);
   set_int(attributes, "dl.local_rank", rank % 8);
@@ -142,7 +142,7 @@ std::vector<ExportTraceServiceRequest> make_traces(const RunSpec& spec) {
       set_int(step_span->mutable_attributes(), "megatron.iteration", i);
       common::KeyValue* loss = step_span->add_attributes();
       loss->set_key("megatron.loss");
-      loss->mutable_value()->set_double_value(10.0 - 0.1 * i);
+      loss->mutable_value()->set_double_value(spec.loss_start - 0.1 * i);
       const double f = s.forward;
       const std::string fb = w.add("megatron.forward_backward", trace_id, step, base, 5, 205 + f);
       const std::string mf = w.add("megatron.microbatch.forward", trace_id, fb, base, 5, 105 + f);
@@ -191,7 +191,7 @@ std::vector<ExportMetricsServiceRequest> make_metrics(const RunSpec& spec, bool 
         point->set_time_unix_nano(time);
         point->set_as_double(value);
       };
-      add_gauge("megatron.training.loss", 10.0 - 0.1 * i);
+      add_gauge("megatron.training.loss", spec.loss_start - 0.1 * i);
       add_gauge("megatron.training.tokens_per_sec", 1000.0 * 290.0 / duration);
       add_gauge("megatron.training.grad_norm", 1.5);
       metrics::Metric* metric = scope->add_metrics();

@@ -43,6 +43,8 @@ struct RunSpec {
   int world_size = 0;                // dl.world_size; 0 = ranks
   std::vector<int> only_ranks = {};  // when set, only these ranks report
   int iteration_stride = 1;          // 2: only every other iteration is present (sampling)
+  std::string run_id = "run-fixture";  // nemo.run.id of every rank
+  double loss_start = 10.0;            // the loss of iteration i is loss_start - 0.1 * i
 };
 
 // The start of iteration `i`'s step, in ns since kOriginNs.

@@ -1,4 +1,5 @@
-// `lens report DIR`: the run report over OTLP JSON files (tools/lens/report/, docs/report.md).
+// `lens report DIR` (or `lens report A B ...` to compare runs): the run report over OTLP JSON files
+// (tools/lens/report/, docs/report.md).
 #include <iostream>
 
 #include "commands.hpp"

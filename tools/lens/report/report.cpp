@@ -6,10 +6,12 @@
 #include <fstream>
 
 #include "report/analysis.hpp"
+#include "report/compare_html_writer.hpp"
 #include "report/html_writer.hpp"
 #include "report/otlp_reader.hpp"
 #include "report/perfetto_writer.hpp"
 #include "report/run_builder.hpp"
+#include "report/run_comparison.hpp"
 #include "report/summary.hpp"
 #include "report/summary_json.hpp"
 
@@ -56,12 +58,13 @@ bool write_file(const std::filesystem::path& path, const std::string& flag, std:
   return true;
 }
 
-}  // namespace
-
-int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string dir = options.dir.string();
-  RunBuilder builder = options.run_id ? RunBuilder(*options.run_id) : RunBuilder();
-  Result<ReadStats> read = read_telemetry_dir(options.dir, builder);
+// Reads one run: DIR's telemetry, of `run_id` only when given. Prints the reader's warnings and
+// returns those for the page in `warnings`; returns 0, or 2 after printing why DIR is unusable.
+int load_run(const std::filesystem::path& path, const std::optional<std::string>& run_id,
+             std::ostream& err, RunData& data, std::vector<std::string>& warnings) {
+  const std::string dir = path.string();
+  RunBuilder builder = run_id ? RunBuilder(*run_id) : RunBuilder();
+  Result<ReadStats> read = read_telemetry_dir(path, builder);
   if (!read.ok()) {
     return invalid(err, "cannot read DIR '" + dir + "': " + read.message() +
                             "; accepted: a directory of OTLP JSON line files");
@@ -83,26 +86,26 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   }
   std::string run_ids;  // the non-empty ones, listed
   std::size_t named_runs = 0;
-  for (const auto& [run_id, resources] : builder.run_ids()) {
-    if (run_id.empty()) continue;
-    run_ids += (run_ids.empty() ? "" : ", ") + run_id;
+  for (const auto& [id, resources] : builder.run_ids()) {
+    if (id.empty()) continue;
+    run_ids += (run_ids.empty() ? "" : ", ") + id;
     ++named_runs;
   }
-  if (options.run_id && builder.run_ids().count(*options.run_id) == 0) {
-    return invalid(err, "no telemetry of --run-id '" + *options.run_id + "' in DIR '" + dir +
+  if (run_id && builder.run_ids().count(*run_id) == 0) {
+    return invalid(err, "no telemetry of --run-id '" + *run_id + "' in DIR '" + dir +
                             "'; accepted: " +
                             (run_ids.empty() ? std::string("none (no nemo.run.id there)")
                                              : "one of " + run_ids));
   }
-  std::vector<std::string> warnings = stats.warnings;
+  warnings = stats.warnings;
   if (warnings.size() > kPrintedWarnings) warnings.resize(kPrintedWarnings);
-  if (!options.run_id && named_runs > 1) {
+  if (!run_id && named_runs > 1) {
     warnings.push_back("DIR '" + dir + "' holds " + std::to_string(named_runs) +
                        " runs (nemo.run.id: " + run_ids +
                        "); their telemetry is merged: pick one with --run-id ID");
     err << kPrefix << "warning: " << warnings.back() << "\n";
   }
-  RunData data = builder.take();
+  data = builder.take();
   const std::uint64_t unranked =
       data.spans_without_rank + data.points_without_rank + data.logs_without_rank;
   if (data.ranks.empty()) {
@@ -114,6 +117,43 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
     err << kPrefix << "warning: " << unranked
         << " spans, points and log records without a dl.rank or rank resource attribute "
            "ignored\n";
+  }
+  return 0;
+}
+
+// `lens report A B ...`: reads each run and writes the comparison page only.
+int run_comparison(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  std::vector<ComparedRun> runs;
+  std::vector<std::string> warnings;
+  for (const ComparedSource& source : options.compare) {
+    RunData data;
+    std::vector<std::string> run_warnings;
+    if (const int status = load_run(source.dir, source.run_id, err, data, run_warnings);
+        status != 0) {
+      return status;
+    }
+    warnings.insert(warnings.end(), run_warnings.begin(), run_warnings.end());
+    runs.push_back(compare_run(data, source.dir.string()));
+  }
+  if (!write_file(options.html, "-o", err, [&](std::ostream& file) {
+        write_comparison_html(runs, warnings, file);
+      })) {
+    return 1;
+  }
+  for (const ComparedRun& run : runs) out << run_summary_line(run) << "\n";
+  out << "comparison: " << options.html.string() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.compare.empty()) return run_comparison(options, out, err);
+  const std::string dir = options.dir.string();
+  RunData data;
+  std::vector<std::string> warnings;
+  if (const int status = load_run(options.dir, options.run_id, err, data, warnings); status != 0) {
+    return status;
   }
   const RunAnalysis analysis = analyze(std::move(data), {options.threshold, options.window});
   const std::vector<std::string> summary = summary_lines(analysis);

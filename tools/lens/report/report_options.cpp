@@ -49,7 +49,8 @@ Status check_output(const std::string& flag, const std::filesystem::path& path) 
 
 Result<ReportOptions> parse_report_options(const std::vector<std::string>& args) {
   ReportOptions options;
-  std::optional<std::string> dir, html, perfetto;
+  std::vector<std::string> dirs, run_ids, single_run_flags;
+  std::optional<std::string> html, perfetto;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i];
     std::optional<std::string> value;
@@ -58,11 +59,7 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
       return options;
     }
     if (name.rfind("-", 0) != 0 || name == "-") {
-      if (dir) {
-        return Error("unexpected argument '" + name + "' after DIR '" + *dir +
-                     "'; accepted: one DIR");
-      }
-      dir = name;
+      dirs.push_back(name);
       continue;
     }
     if (auto eq = name.find('='); eq != std::string::npos && name.rfind("--", 0) == 0) {
@@ -77,6 +74,9 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
       if (i + 1 >= args.size()) return Error("option '" + name + "' needs a value");
       value = args[++i];
     }
+    if (name == "--perfetto" || name == "--threshold" || name == "--window") {
+      single_run_flags.push_back(name);
+    }
     if (name == "-o") {
       html = *value;
     } else if (name == "--perfetto") {
@@ -85,7 +85,13 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
       if (value->empty()) {
         return Error("invalid value for --run-id: ''; accepted: a run id (nemo.run.id)");
       }
-      options.run_id = *value;
+      for (const std::string& seen : run_ids) {
+        if (seen == *value) {
+          return Error("invalid value for --run-id: '" + *value +
+                       "' given twice; accepted: distinct run ids");
+        }
+      }
+      run_ids.push_back(*value);
     } else if (name == "--threshold") {
       Result<double> threshold = parse_threshold(*value);
       if (!threshold.ok()) return threshold.error();
@@ -96,8 +102,36 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
       options.window = *window;
     }
   }
-  if (!dir) return Error("missing DIR; accepted: lens report DIR [options] (see --help)");
-  options.dir = *dir;
+  if (dirs.empty()) return Error("missing DIR; accepted: lens report DIR [options] (see --help)");
+  options.dir = dirs.front();
+  if (dirs.size() > 1 || run_ids.size() > 1) {
+    if (dirs.size() > 1 && run_ids.size() > 1) {
+      return Error("invalid use of --run-id: given " + std::to_string(run_ids.size()) +
+                   " times with " + std::to_string(dirs.size()) +
+                   " DIRs; accepted: several DIRs (one --run-id at most, applied to each) or "
+                   "one DIR with several --run-id");
+    }
+    if (!single_run_flags.empty()) {
+      return Error("option '" + single_run_flags.front() +
+                   "' does not apply when comparing runs; accepted there: -o, --run-id, --help");
+    }
+    for (const std::string& dir : dirs) {
+      if (run_ids.empty()) {
+        options.compare.push_back({dir, std::nullopt});
+      } else if (dirs.size() > 1) {
+        options.compare.push_back({dir, run_ids.front()});
+      } else {
+        for (const std::string& id : run_ids) options.compare.push_back({dir, id});
+      }
+    }
+    options.html = html ? std::filesystem::path(*html) : options.dir / "compare.html";
+    if (html) {
+      if (Status status = check_output("-o", options.html); !status.ok())
+        return Error(status.message());
+    }
+    return options;
+  }
+  if (!run_ids.empty()) options.run_id = run_ids.front();
   options.html = html ? std::filesystem::path(*html) : options.dir / "report.html";
   options.perfetto = perfetto ? std::filesystem::path(*perfetto) : options.dir / "trace.json";
   // The defaults live in DIR, whose checks come with reading it.

@@ -1,5 +1,6 @@
 // The command line of `lens report`: DIR [-o FILE] [--perfetto FILE] [--threshold X]
-// [--window N] [--run-id ID] [--help]. Errors are one line naming the flag or path, the bad value and what is
+// [--window N] [--run-id ID] [--help], or a comparison of runs: DIR_A DIR_B ... [--run-id ID]
+// or DIR --run-id A --run-id B ... [-o FILE]. Errors are one line naming the flag or path, the bad value and what is
 // accepted. Pure functions; thread-safe.
 #pragma once
 
@@ -15,6 +16,8 @@ namespace lens::report {
 inline constexpr const char* kReportUsage =
     "usage: lens report DIR [-o report.html] [--perfetto trace.json] [--threshold 0.10]\n"
     "                   [--window N] [--run-id ID]\n"
+    "       lens report DIR_A DIR_B [...] [-o compare.html] [--run-id ID]\n"
+    "       lens report DIR --run-id A --run-id B [...] [-o compare.html]\n"
     "\n"
     "Reads the OTLP JSON line files in DIR (lens collect's traces.jsonl, metrics.jsonl,\n"
     "logs.jsonl, or the OpenTelemetry Collector file exporter's) and writes a self-contained\n"
@@ -28,7 +31,17 @@ inline constexpr const char* kReportUsage =
     "  --window N         compare the N most recent iterations (default: all)\n"
     "  --run-id ID        only the telemetry of run ID (resource attribute nemo.run.id;\n"
     "                     default: all, with a warning when DIR holds several runs)\n"
-    "  --help             show this help\n";
+    "  --help             show this help\n"
+    "\n"
+    "With several DIRs (each one run, or the run --run-id picks in each), or one DIR and several\n"
+    "--run-id, writes one comparison page instead (default DIR_A/compare.html): step time and\n"
+    "loss per iteration overlaid, one colour per run.\n";
+
+// One run of a comparison.
+struct ComparedSource {
+  std::filesystem::path dir;
+  std::optional<std::string> run_id;
+};
 
 struct ReportOptions {
   std::filesystem::path dir;
@@ -38,6 +51,8 @@ struct ReportOptions {
   std::optional<int> window;
   std::optional<std::string> run_id;
   bool help = false;
+  // Two or more runs to compare (then only `html` applies); empty for the single-run report.
+  std::vector<ComparedSource> compare;
 };
 
 // Messages do not carry the "lens report: " prefix.
