@@ -400,7 +400,9 @@ TEST(CollectHostileGrpc, LimitFlagsRejectBadValues) {
        std::vector<std::pair<std::string, std::string>>{{"--max-request-items", "0"},
                                                         {"--max-request-memory", "10K"},
                                                         {"--grpc-max-streams", "-1"},
-                                                        {"--grpc-max-streams", "1073741825"}}) {
+                                                        {"--grpc-max-streams", "1073741825"},
+                                                        {"--grpc-max-connections", "0"},
+                                                        {"--grpc-max-connections", "1000001"}}) {
     Collector collector({flag, value});
     EXPECT_EQ(collector.stop(), 2) << flag;
     EXPECT_THAT(collector.err(), ::testing::HasSubstr("invalid value for " + flag + ": '" + value +
@@ -482,6 +484,36 @@ TEST(CollectHostileGrpc, SilentStreamsAreCappedPerConnection) {
   }
   EXPECT_EQ(collector.stop(), 0);
   EXPECT_THAT(collector.traces(), ::testing::HasSubstr("\"name\":\"beside-silent-streams\""));
+}
+
+TEST(CollectHostileGrpc, SilentStreamsAreCappedInTotal) {
+  Collector collector({"--grpc-max-connections", "10"});
+  const std::string grpc = collector.address("grpc");
+  ASSERT_FALSE(grpc.empty()) << collector.err();
+  ASSERT_TRUE(healthy_export(grpc, "warm-up").ok());
+  const long before_kb = settled_rss_kb(collector);
+  {
+    // 40 connections of 100 streams: 4,000 asked for, at most 10 x 100 held by the collector
+    // (the 30 newest connections are closed; their clients keep reconnecting and are closed
+    // again).
+    SilentStreams silent(grpc, 40, 100);
+    const long held_kb = settled_rss_kb(collector) - before_kb;
+    ::testing::Test::RecordProperty("held_rss_kb", static_cast<int>(held_kb));
+    // About 12 KiB per held stream: 1,000 streams stay under 24 MB, 4,000 would not (47 MB).
+    EXPECT_LT(held_kb, 24 * 1024 * kRssScale) << "RSS growth of lens collect in kB";
+  }
+  // Once the silent connections are gone, a new client is served.
+  grpc::Status healthy = healthy_export(grpc, "after-silent-streams");
+  for (int attempt = 0; attempt < 20 && !healthy.ok(); ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    healthy = healthy_export(grpc, "after-silent-streams");
+  }
+  EXPECT_TRUE(healthy.ok()) << healthy.error_message();
+  EXPECT_EQ(collector.stop(), 0);
+  EXPECT_THAT(collector.traces(), ::testing::HasSubstr("\"name\":\"after-silent-streams\""));
+  EXPECT_THAT(collector.err(),
+              ::testing::MatchesRegex("(.|\n)*, [1-9][0-9]* gRPC connections closed "
+                                      "\\(--grpc-max-connections\\)(.|\n)*"));
 }
 
 // A raw HTTP/2 exchange: HPACK literals only, frames written and read by hand.

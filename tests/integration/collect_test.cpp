@@ -894,9 +894,10 @@ TEST_P(CollectFlags, ExitTwoWithOneLine) {
 const FlagCase kFlagCases[] = {
     {"UnknownOption",
      {"--port", "4317"},
-     "lens: unknown option '--port' for 'lens collect'; accepted: --grpc, --grpc-max-streams, "
-     "--help, --http, --max-bytes, --max-request-items, --max-request-memory, --out, "
-     "--tls-cert, --tls-client-ca, --tls-key, --token, --token-file\n"},
+     "lens: unknown option '--port' for 'lens collect'; accepted: --grpc, --grpc-max-connections, "
+     "--grpc-max-streams, --help, --http, --max-bytes, --max-request-items, "
+     "--max-request-memory, --out, --tls-cert, --tls-client-ca, --tls-key, --token, "
+     "--token-file\n"},
     {"GrpcNoPort",
      {"--grpc", "localhost"},
      "lens: invalid value for --grpc: 'localhost'; accepted: HOST:PORT such as 127.0.0.1:4317 or "

@@ -3,6 +3,7 @@
 // logs.jsonl under --out, shows a live per-rank summary on stderr and stops cleanly on SIGINT
 // or SIGTERM. Exit status: 0 after a clean stop, 1 when it cannot start, 2 on invalid flags.
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,7 +37,7 @@ constexpr const char* kCollectUsage =
     "                    [--max-bytes N] [--token T | --token-file PATH]\n"
     "                    [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
     "                    [--max-request-items N] [--max-request-memory N]\n"
-    "                    [--grpc-max-streams N]\n"
+    "                    [--grpc-max-streams N] [--grpc-max-connections N]\n"
     "\n"
     "Receives OTLP over gRPC and HTTP (protobuf or JSON, gzip or not) and appends each\n"
     "request as one OTLP JSON line to traces.jsonl, metrics.jsonl or logs.jsonl under DIR.\n"
@@ -63,6 +64,8 @@ constexpr const char* kCollectUsage =
     "                    or G; default 128M); more: RESOURCE_EXHAUSTED / HTTP 413\n"
     "  --grpc-max-streams N    gRPC streams one connection may have open at once; a\n"
     "                    client queues the others (default 100)\n"
+    "  --grpc-max-connections N  gRPC connections held at once; newer ones past it are\n"
+    "                    closed (clients retry) (default 200)\n"
     "  --help            show this help\n"
     "\n"
     "Without --token or --token-file, the token is taken from the environment variable\n"
@@ -151,10 +154,11 @@ std::optional<std::uint64_t> parse_count(const std::string& text, std::uint64_t 
   return value;
 }
 
-// --max-request-items, --max-request-memory and --grpc-max-streams; returns
-// the error for the first bad one ("" when all are valid).
+// --max-request-items, --max-request-memory, --grpc-max-streams and --grpc-max-connections;
+// returns the error for the first bad one ("" when all are valid).
 std::string parse_limits(const ParsedOptions& options, ReceiverOptions& receiver) {
   constexpr std::uint64_t kMaxStreams = 1u << 30;
+  constexpr std::uint64_t kMaxConnections = 1'000'000;
   if (auto value = options.get("--max-request-items")) {
     auto count = parse_count(*value, std::numeric_limits<std::uint64_t>::max());
     if (!count) {
@@ -170,6 +174,14 @@ std::string parse_limits(const ParsedOptions& options, ReceiverOptions& receiver
              std::to_string(kMaxStreams) + " (default 100)";
     }
     receiver.grpc_streams.per_connection = static_cast<int>(*count);
+  }
+  if (auto value = options.get("--grpc-max-connections")) {
+    auto count = parse_count(*value, kMaxConnections);
+    if (!count) {
+      return "invalid value for --grpc-max-connections: '" + *value + "'; accepted: 1 to " +
+             std::to_string(kMaxConnections) + " (default 200)";
+    }
+    receiver.grpc_streams.connections = static_cast<std::size_t>(*count);
   }
   if (auto value = options.get("--max-request-memory")) {
     auto bytes = parse_bytes(*value);
@@ -215,6 +227,10 @@ std::string requests_text(const SinkStats& sink, const ReceiverStats& receiver) 
   if (sink.dropped_requests != 0) {
     text += ", " + std::to_string(sink.dropped_items) + " items dropped";
   }
+  if (receiver.grpc_connections_refused != 0) {
+    text += ", " + std::to_string(receiver.grpc_connections_refused) +
+            " gRPC connections closed (--grpc-max-connections)";
+  }
   if (sink.retry_requests != 0) {
     // Answered 503 / UNAVAILABLE: lost unless the client sent them again.
     text += ", " + std::to_string(sink.retry_items) + " items refused for a retry (write failed)";
@@ -249,7 +265,7 @@ std::size_t terminal_width() {
 int collect_command(const std::vector<std::string>& args) {
   const OptionSpec spec{{"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file",
                          "--tls-cert", "--tls-key", "--tls-client-ca", "--max-request-items",
-                         "--max-request-memory", "--grpc-max-streams"},
+                         "--max-request-memory", "--grpc-max-streams", "--grpc-max-connections"},
                         {"--help"}};
   auto parsed = parse_command_options(args, spec, "collect", kCollectUsage);
   if (const int* exit_status = std::get_if<int>(&parsed)) return *exit_status;
@@ -367,6 +383,13 @@ int collect_command(const std::vector<std::string>& args) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not end the collector
+  // gRPC 1.51 stops accepting for good when accept() fails with EMFILE; connections past
+  // --grpc-max-connections are accepted before they are closed, so keep the open-file limit as
+  // high as this process may set it.
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
 
   auto sink = OtlpSink::open(out, max_bytes);
   if (!sink.ok()) {

@@ -10,10 +10,7 @@
 #include <string>
 
 namespace lens::cli {
-namespace {
 
-// The local port of a connected TCP socket, or -1 for anything else (files, listening sockets,
-// other families).
 int connected_local_port(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return -1;
@@ -33,8 +30,6 @@ int connected_local_port(int fd) {
   }
   return -1;
 }
-
-}  // namespace
 
 int shut_down_connections_on_port(int local_port) {
   DIR* dir = ::opendir("/proc/self/fd");

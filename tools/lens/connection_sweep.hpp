@@ -5,6 +5,10 @@
 
 namespace lens::cli {
 
+// The local port of the connected TCP socket `fd`, or -1 for anything else (files, listening
+// sockets, other families).
+int connected_local_port(int fd);
+
 // Shuts down (SHUT_RDWR, without closing: the descriptors stay valid for the threads that own
 // them) every connected TCP socket of this process whose local port is `local_port`; a thread
 // blocked reading one wakes to end of file. Returns how many were shut down.

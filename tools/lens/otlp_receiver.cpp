@@ -23,6 +23,7 @@
 
 #include "bounded_inflate.hpp"
 #include "connection_sweep.hpp"
+#include "grpc_connection_cap.hpp"
 #include "http_connection_threads.hpp"
 #include "lens/otlp_json.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
@@ -319,6 +320,7 @@ struct OtlpReceiver::Impl {
   std::vector<std::unique_ptr<grpc::Service>> grpc_services;
   std::unique_ptr<grpc::Server> grpc_server;
   std::optional<Endpoint> grpc_bound;
+  std::unique_ptr<GrpcConnectionCap> grpc_connection_cap;
 
   std::unique_ptr<httplib::Server> http_server;
   std::thread http_thread;
@@ -579,7 +581,8 @@ Status start_grpc(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
   // Streams opened and left silent hold about 12 KiB each in gRPC, out of the service's sight
   // (their message never comes): at most `per_connection` at once per connection (HTTP/2
   // SETTINGS_MAX_CONCURRENT_STREAMS; clients queue the others). gRPC 1.51 has no limit on
-  // connections, and its resource quota does not count streams, so there is no total cap.
+  // connections, and its resource quota does not count streams: the total is capped by
+  // GrpcConnectionCap, started below once the port is known.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, streams.per_connection);
   for (auto& service : impl.grpc_services) {
     builder.RegisterService(service.get());
@@ -591,6 +594,7 @@ Status start_grpc(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
                  " (--grpc): the address is in use or not on this machine");
   }
   impl.grpc_bound = Endpoint{endpoint.host, port};
+  impl.grpc_connection_cap = std::make_unique<GrpcConnectionCap>(port, streams.connections);
   return {};
 }
 
@@ -756,7 +760,9 @@ void OtlpReceiver::stop() {
 }
 
 ReceiverStats OtlpReceiver::stats() const {
-  return {impl_->malformed.load(), impl_->unauthenticated.load()};
+  // The cap is set once at start and lives as long as the receiver.
+  return {impl_->malformed.load(), impl_->unauthenticated.load(),
+          impl_->grpc_connection_cap ? impl_->grpc_connection_cap->refused() : 0};
 }
 
 }  // namespace lens::cli

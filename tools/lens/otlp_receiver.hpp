@@ -5,6 +5,7 @@
 // TLS (optionally requiring client certificates) with the same certificate.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,10 +41,13 @@ struct TlsServerFiles {
   std::string client_ca_pem;
 };
 
-// Streams (calls) a gRPC client may hold open, sending nothing: each costs the server memory.
+// Streams (calls) gRPC clients may hold open, sending nothing: each costs the server about
+// 12 KiB, so at most connections x per_connection x 12 KiB in total (234 MiB by default).
 struct GrpcStreamLimits {
   static constexpr int kDefaultPerConnection = 100;
-  int per_connection = kDefaultPerConnection;  // --grpc-max-streams (HTTP/2 SETTINGS)
+  static constexpr std::size_t kDefaultConnections = 200;
+  int per_connection = kDefaultPerConnection;     // --grpc-max-streams (HTTP/2 SETTINGS)
+  std::size_t connections = kDefaultConnections;  // --grpc-max-connections
 };
 
 struct ReceiverOptions {
@@ -56,8 +60,9 @@ struct ReceiverOptions {
 };
 
 struct ReceiverStats {
-  std::uint64_t malformed = 0;        // undecodable bodies, wrong content types, bad paths
-  std::uint64_t unauthenticated = 0;  // missing or wrong token
+  std::uint64_t malformed = 0;                 // undecodable bodies, wrong content types, bad paths
+  std::uint64_t unauthenticated = 0;           // missing or wrong token
+  std::uint64_t grpc_connections_refused = 0;  // shut down past --grpc-max-connections
 };
 
 class OtlpReceiver {

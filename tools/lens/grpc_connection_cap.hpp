@@ -1,0 +1,55 @@
+// A cap on the connections the OTLP/gRPC server holds at once. gRPC 1.51 has no connection limit
+// (and its resource quota does not count streams), so silent streams could hold memory without
+// bound: --grpc-max-streams per connection times any number of connections. A sweep thread sees
+// the server's connections in /proc/self/fd and shuts down (SHUT_RDWR; gRPC then closes them and
+// frees their streams) the newest ones past the cap; the client sees UNAVAILABLE and retries.
+// Capping the open-file limit instead does not work: at EMFILE gRPC 1.51 stops accepting for good.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace lens::cli {
+
+class GrpcConnectionCap {
+ public:
+  // How often the connections are counted: a connection past the cap lives at most about this
+  // long (it may complete a quick call in that time).
+  static constexpr auto kSweepInterval = std::chrono::milliseconds(20);
+
+  // Starts sweeping the connected TCP sockets of this process whose local port is `local_port`.
+  GrpcConnectionCap(int local_port, std::size_t max_connections);
+  ~GrpcConnectionCap();  // stops the sweep thread
+
+  GrpcConnectionCap(const GrpcConnectionCap&) = delete;
+  GrpcConnectionCap& operator=(const GrpcConnectionCap&) = delete;
+
+  // Connections shut down for being past the cap, so far.
+  std::uint64_t refused() const { return refused_.load(); }
+
+ private:
+  void run();
+  void sweep();
+
+  const int local_port_;
+  const std::size_t max_connections_;
+  std::uint64_t sweep_number_ = 0;
+  std::map<ino_t, std::uint64_t> first_seen_;  // socket inode -> sweep that first saw it
+  std::set<ino_t> shut_down_;                  // already shut down, until gRPC closes them
+  std::atomic<std::uint64_t> refused_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace lens::cli
