@@ -17,13 +17,15 @@ namespace lens::cli {
 GrpcConnectionCap::GrpcConnectionCap(int local_port, std::size_t max_connections)
     : local_port_(local_port), max_connections_(max_connections), thread_([this] { run(); }) {}
 
-GrpcConnectionCap::~GrpcConnectionCap() {
+GrpcConnectionCap::~GrpcConnectionCap() { stop(); }
+
+void GrpcConnectionCap::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void GrpcConnectionCap::run() {

@@ -30,6 +30,9 @@ class GrpcConnectionCap {
   GrpcConnectionCap(int local_port, std::size_t max_connections);
   ~GrpcConnectionCap();  // stops the sweep thread
 
+  // Stops the sweep thread (idempotent; one caller: the receiver's stop); refused() stays valid.
+  void stop();
+
   GrpcConnectionCap(const GrpcConnectionCap&) = delete;
   GrpcConnectionCap& operator=(const GrpcConnectionCap&) = delete;
 

@@ -757,6 +757,9 @@ void OtlpReceiver::stop() {
     impl_->grpc_server->Shutdown(std::chrono::system_clock::now());
     impl_->grpc_server->Wait();
   }
+  // The cap's thread looks at every descriptor of the process: it must be gone before the
+  // caller closes its own (the sink's files).
+  if (impl_->grpc_connection_cap) impl_->grpc_connection_cap->stop();
 }
 
 ReceiverStats OtlpReceiver::stats() const {
