@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "support/spawn_args.hpp"
+#include "support/spawn_logged.hpp"
 #include "test_directory.hpp"
 
 namespace {
@@ -77,23 +77,6 @@ std::string read_file(const fs::path& path) {
   std::stringstream content;
   content << in.rdbuf();
   return content.str();
-}
-
-pid_t spawn(std::vector<std::string> command, const std::map<std::string, std::string>& env,
-            const fs::path& log) {
-  std::vector<std::string> env_storage = lens::testing::passed_on_environment(/*with_home=*/true);
-  for (const auto& [key, value] : env) env_storage.push_back(key + "=" + value);
-  const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
-  const std::vector<char*> argv = lens::testing::null_terminated(command);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
 }
 
 // SIGTERM, then SIGKILL if the process is still there after `grace`.
@@ -154,7 +137,7 @@ TEST_F(PrometheusScrape, PrometheusQueriesTheLossAndStepTimeOfTwoTrainerRanks) {
                                             "    static_configs:\n"
                                             "      - targets: ['"
                                          << rank0 << "', '" << rank1 << "']\n";
-  prometheus_ = spawn(
+  prometheus_ = lens::testing::spawn_logged(
       {kPrometheus, "--config.file=" + (dir_ / "prometheus.yml").string(),
        "--storage.tsdb.path=" + (dir_ / "data").string(),
        "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port), "--log.level=warn"},
@@ -179,9 +162,10 @@ TEST_F(PrometheusScrape, PrometheusQueriesTheLossAndStepTimeOfTwoTrainerRanks) {
         {"OTEL_EXPORTER_PROMETHEUS_HOST", "127.0.0.1"},
         {"OTEL_EXPORTER_PROMETHEUS_PORT", std::to_string(base)},
         {"OTEL_METRIC_EXPORT_INTERVAL", "200"}};
-    ranks_.push_back(spawn({LENS_TRAIN_LOOP_PATH, "--train-iters", "1000", "--log-interval", "1",
-                            "--eval-interval", "1000", "--slow-rank", "0", "--slow-ms", "40"},
-                           env, dir_ / ("rank" + std::to_string(rank) + ".log")));
+    ranks_.push_back(lens::testing::spawn_logged(
+        {LENS_TRAIN_LOOP_PATH, "--train-iters", "1000", "--log-interval", "1", "--eval-interval",
+         "1000", "--slow-rank", "0", "--slow-ms", "40"},
+        env, dir_ / ("rank" + std::to_string(rank) + ".log")));
   }
 
   httplib::Client prometheus("127.0.0.1", prometheus_port);

@@ -28,7 +28,7 @@
 #include "lens/megatron/span_groups.hpp"
 #include "lens/megatron/spans.hpp"
 #include "lens/strategies.hpp"
-#include "support/spawn_args.hpp"
+#include "support/spawn_logged.hpp"
 #include "test_directory.hpp"
 #include "unit/otlp_test_servers.hpp"
 
@@ -118,7 +118,7 @@ class TrainLoop : public TestDirectory {
       std::vector<std::string> command = {LENS_TRAIN_LOOP_PATH};
       command.insert(command.end(), args.begin(), args.end());
       logs.push_back(dir_ / ("rank" + std::to_string(rank) + ".log"));
-      pids.push_back(spawn_logged(command, rank_env, logs.back()));
+      pids.push_back(lens::testing::spawn_logged(command, rank_env, logs.back()));
     }
     RunResult result;
     result.status = 0;
@@ -143,40 +143,11 @@ class TrainLoop : public TestDirectory {
     return result;
   }
 
-  // Starts `command` with `env` on top of the sanitizer settings, PATH and HOME, its stdout and
-  // stderr going to `log`.
-  static pid_t spawn_logged(std::vector<std::string> command,
-                            const std::map<std::string, std::string>& env, const fs::path& log) {
-    std::vector<std::string> env_storage = lens::testing::passed_on_environment(/*with_home=*/true);
-    for (const auto& [key, value] : env) env_storage.push_back(key + "=" + value);
-    const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
-    const std::vector<char*> argv = lens::testing::null_terminated(command);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    // SIGINT as an interactive shell leaves it (a test run in the background of a
-    // non-interactive shell inherits it ignored, which the trainer keeps).
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGINT);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), envp.data()), 0);
-    posix_spawnattr_destroy(&attributes);
-    posix_spawn_file_actions_destroy(&actions);
-    return pid;
-  }
-
   // Runs one launcher process (mpirun) with `env` on top of the sanitizer settings and PATH.
   RunResult run_launcher(const std::vector<std::string>& command,
                          const std::map<std::string, std::string>& env) {
     const fs::path log = dir_ / "launcher.log";
-    const pid_t pid = spawn_logged(command, env, log);
+    const pid_t pid = lens::testing::spawn_logged(command, env, log);
     RunResult result;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (waitpid(pid, &result.status, WNOHANG) == 0) {
@@ -794,9 +765,9 @@ TEST_F(TrainLoop, SigintMidRunFlushesTheJobSpansMarkedInterruptedAndTheMetrics) 
   const fs::path log = dir_ / "sigint.log";
   auto env = telemetry_env("default");
   env["OTEL_METRIC_EXPORT_INTERVAL"] = "600000";  // only the final collection at shutdown
-  const pid_t pid = spawn_logged({LENS_TRAIN_LOOP_PATH, "--train-iters", "100000",
-                                  "--log-interval", "1", "--eval-iters", "0"},
-                                 env, log);
+  const pid_t pid = lens::testing::spawn_logged(
+      {LENS_TRAIN_LOOP_PATH, "--train-iters", "100000", "--log-interval", "1", "--eval-iters", "0"},
+      env, log);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (read_file(log).find(" iteration        3/") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
@@ -835,8 +806,7 @@ TEST_F(TrainLoop, SigintMidRunFlushesTheJobSpansMarkedInterruptedAndTheMetrics) 
   }
   ASSERT_EQ(job.size(), 2U) << output;
   for (const auto& [name, span] : job) {
-    EXPECT_EQ(span.at("status"), json({{"code", 2}, {"message", "interrupted by SIGINT"}}))
-        << name;
+    EXPECT_EQ(span.at("status"), json({{"code", 2}, {"message", "interrupted by SIGINT"}})) << name;
   }
   EXPECT_LE(truncated_steps, 1U);
   const auto metrics = last_metrics();
