@@ -18,16 +18,11 @@ target_compile_features(lens_object_base INTERFACE cxx_std_20)
 # hot path crosses a few of them per span.
 target_compile_options(lens_object_base INTERFACE -fno-semantic-interposition)
 # liblens must load by dlopen() (Python, plugins), so its thread_locals use the default TLS model,
-# not initial-exec; TLS descriptors keep their access on the span hot path a short indirect call
-# (the offset, once resolved) instead of a __tls_get_addr call. Not under TSan, which learns of
-# dynamic TLS blocks through its __tls_get_addr interceptor (the dialect changes speed only).
-# Compilers that lack the flag (Clang before 19) keep the traditional dialect.
-include(CheckCXXCompilerFlag)
-check_cxx_compiler_flag(-mtls-dialect=gnu2 LENS_HAVE_TLS_DIALECT_GNU2)
-if(LENS_HAVE_TLS_DIALECT_GNU2 AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64"
-   AND NOT LENS_SANITIZE_THREAD)
-  target_compile_options(lens_object_base INTERFACE -mtls-dialect=gnu2)
-endif()
+# not initial-exec. Not the TLS-descriptor dialect (-mtls-dialect=gnu2) either: with glibc before
+# 2.39 (Debian bookworm's 2.36) _dl_tlsdesc_dynamic does not preserve the vector registers GCC
+# expects it to, so the first thread_local access of a thread in a dlopen()ed liblens corrupts
+# the caller's state (seen: lens.setup_telemetry then shutdown() crashed in the Python module,
+# tests/python/test_lifecycle.py).
 
 # lens_layer(<name> [DEPENDS <layer>...]): src/<name>/*.cpp as the OBJECT library
 # lens_layer_<name>, added to `lens`. DEPENDS names the layers whose headers it includes; they
