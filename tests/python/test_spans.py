@@ -139,3 +139,12 @@ def test_cpp_spans_and_propagation_see_the_python_span(telemetry):
     assert carrier["traceparent"] == f"00-{parent['traceId']}-{parent['spanId']}-01"
     (link,) = exported.span("linked_root")["links"]
     assert (link["traceId"], link["spanId"]) == (parent["traceId"], parent["spanId"])
+
+
+def test_extract_reads_a_w3c_carrier():
+    carrier = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+    assert lens.extract(carrier) == {"trace_id": "0af7651916cd43dd8448eb211c80319c",
+                                     "span_id": "b7ad6b7169203331", "sampled": True,
+                                     "remote": True}
+    assert lens.extract({"traceparent": "00-zz-b7ad6b7169203331-01"}) is None
+    assert lens.extract({}) is None

@@ -89,3 +89,51 @@ def test_atexit_shuts_down_and_exports(tmp_path):
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=30)
     with open(tmp_path / "traces.jsonl") as f:
         assert '"name":"at_exit"' in f.read()
+
+
+def _file_config(monkeypatch, tmp_path, **variables):
+    for name in list(os.environ):
+        if name.startswith(("NEMO_LENS_", "OTEL_")):
+            monkeypatch.delenv(name)
+    base = {"NEMO_LENS_ENABLED": "1", "NEMO_LENS_EXPORTER": "file",
+            "NEMO_LENS_FILE_PATH": str(tmp_path) + "/", "NEMO_LENS_SPAN_GROUPS": "all",
+            "NEMO_LENS_EXPORT_STRATEGY": "all_ranks", "NEMO_LENS_METRICS_ENABLED": "0"}
+    for name, value in {**base, **variables}.items():
+        monkeypatch.setenv(name, value)
+    return lens.NemoLensConfig.from_env()
+
+
+def test_a_python_sampling_strategy_builds_the_sampler(monkeypatch, tmp_path):
+    seen = []
+
+    def drop_even_ranks(config, rank, world_size, default_sampler):
+        seen.append((rank, world_size, default_sampler.description))
+        return lens.rank_aware_sampler(rank, world_size, 1.0 if rank % 2 else 0.0,
+                                       lens.standard_sampler("always_on"))
+
+    lens.register_sampling_strategy("drop_even_py", drop_even_ranks, allow_override=True)
+    assert "drop_even_py" in lens.registered_sampling_strategies()
+    config = _file_config(monkeypatch, tmp_path, NEMO_LENS_SAMPLING_STRATEGY="drop_even_py")
+    for rank in (0, 1):
+        handle = lens.setup_telemetry(config, rank=rank, world_size=2, _allow_reinit=True)
+        with lens.managed_span("step", f"rank{rank}"):
+            pass
+        handle.shutdown(5000)
+    assert seen == [(0, 2, "ParentBased{AlwaysOnSampler}"), (1, 2, "ParentBased{AlwaysOnSampler}")]
+    with open(tmp_path / "traces.jsonl") as f:
+        exported = f.read()
+    assert '"name":"rank1"' in exported and '"name":"rank0"' not in exported
+
+
+def test_a_failing_sampling_factory_fails_setup_with_its_error(monkeypatch, tmp_path):
+    def broken(config, rank, world_size, default_sampler):
+        raise RuntimeError("no sampler today")
+
+    lens.register_sampling_strategy("broken_sampler_py", broken, allow_override=True)
+    config = _file_config(monkeypatch, tmp_path, NEMO_LENS_SAMPLING_STRATEGY="broken_sampler_py")
+    with pytest.raises(ValueError) as error:
+        lens.setup_telemetry(config, rank=0, world_size=1, _allow_reinit=True)
+    assert str(error.value) == ("Sampling strategy 'broken_sampler_py' failed: RuntimeError: "
+                                "no sampler today")
+    with pytest.raises(ValueError, match="Unknown sampler 'ratio'"):
+        lens.standard_sampler("ratio")
