@@ -9,6 +9,7 @@ Cases (median ns per operation over --repetitions runs of --iterations each):
   lens_recorded      `with lens.managed_span("step", "bench.span"): pass`, group on, recorded
   lens_recorded_attr the same with one attribute (iteration=i); reported, not gated
   lens_disabled      `with lens.managed_span("checkpoint", "bench.span"): pass`, group off
+  lens_disabled_attr the same with one attribute; reported, not gated
   fn_python_span     a call of a function wrapped by a pure-Python decorator using python_span
   fn_nullcontext     a call of a function wrapped by a decorator using nullcontext
   fn_lens_recorded   a call of a @lens.trace_fn("step", ...) function, recorded
@@ -90,6 +91,11 @@ def main() -> int:
             with managed_span("checkpoint", "bench.span"):
                 pass
 
+    def lens_disabled_attr_loop():
+        for i in range(n):
+            with managed_span("checkpoint", "bench.span_attr", iteration=i):
+                pass
+
     def python_span_decorator(fn):
         @functools.wraps(fn)
         def wrapper(*a, **k):
@@ -125,6 +131,7 @@ def main() -> int:
         "lens_recorded": lens_recorded_loop,
         "lens_recorded_attr": lens_recorded_attr_loop,
         "lens_disabled": lens_disabled_loop,
+        "lens_disabled_attr": lens_disabled_attr_loop,
         "fn_nullcontext": call_loop(fn_nullcontext),
         "fn_python_span": call_loop(fn_python_span),
         "fn_lens_recorded": call_loop(fn_lens_recorded),
@@ -160,6 +167,8 @@ def main() -> int:
         print(f"{label:36s} {ratio:5.2f}  (target <= {limit})  {verdict}")
     print(f"lens_recorded_attr / python_span     "
           f"{median['lens_recorded_attr'] / median['python_span']:5.2f}  (reported)")
+    print(f"lens_disabled_attr / nullcontext     "
+          f"{median['lens_disabled_attr'] / median['nullcontext']:5.2f}  (reported)")
     print(f"spans recorded: {recorded} of {expected}; ended {stats['spans_ended']}, "
           f"dropped {stats['spans_dropped']}")
     if recorded != expected:

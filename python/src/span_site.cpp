@@ -500,8 +500,9 @@ PyObject* managed_span(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   }
   PyObject* site = cached_site(args[0], args[1]);
   if (site == nullptr || kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) return site;
+  // Built even while the group is off: a decorator made now keeps its attributes for the calls
+  // made once the group is on (the values are only referenced, nothing is converted).
   auto* base = reinterpret_cast<SpanSiteObject*>(site);
-  if (!base->group.enabled()) return site;  // attributes are not looked at while the group is off
   PyObject* with_attributes = site_with_attributes(base, args + nargs, kwnames, nullptr);
   Py_DECREF(site);
   return with_attributes;

@@ -148,3 +148,18 @@ def test_extract_reads_a_w3c_carrier():
                                      "remote": True}
     assert lens.extract({"traceparent": "00-zz-b7ad6b7169203331-01"}) is None
     assert lens.extract({}) is None
+
+
+def test_a_decorator_made_while_its_group_is_off_keeps_its_attributes(telemetry):
+    handle, exported = telemetry
+    lens.set_enabled_span_groups(set())
+
+    @lens.managed_span("step", "decorated", phase="warmup")
+    def work():
+        return 7
+
+    assert work() == 7
+    lens.set_enabled_span_groups({"step"})
+    assert work() == 7
+    handle.shutdown(5000)
+    assert attributes(exported.span("decorated")) == {"phase": "warmup"}
