@@ -1,0 +1,597 @@
+// SpanSite and TracedFunction: lens's Python span primitives as C-level types (see span_site.hpp).
+// Every entry point runs with the GIL held, which also guards the site caches below.
+#include "span_site.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "lens/groups.hpp"
+#include "lens/span.hpp"
+#include "native/thread_spans.hpp"
+
+namespace lens::python {
+namespace {
+
+// Sites cached by managed_span/span_cm, keyed by the identity of their argument objects (a call
+// site passes the same constant string objects every time). Bounded: past it a call builds a site
+// of its own that copies its name.
+constexpr std::size_t kMaxCachedSites = 4096;
+
+struct SpanSiteObject {
+  PyObject_HEAD
+  SpanGroupHandle group;
+  bool gated;              // false for span_cm: always starts a span
+  bool status_with_type;   // span_cm: ERROR description "<Type>: <message>"
+  bool exception_events;   // span_cm(record_exception=False): no `exception` event
+  bool static_name;        // `name` is interned for the process lifetime
+  std::string owned_name;  // the name of a site that is not cached
+  std::string_view name;
+  PyObject* attributes;  // a dict, or null
+};
+
+struct TracedFunctionObject {
+  PyObject_HEAD
+  PyObject* site;
+  PyObject* function;
+  PyObject* dict;
+  vectorcallfunc vectorcall;
+};
+
+PyTypeObject g_site_type{};  // filled by add_span_types
+PyTypeObject g_traced_type{};
+
+// One entered `with` of the calling thread: `with` blocks nest, so __exit__ ends the innermost.
+struct OpenSpan {
+  detail::NativeSpanRef ref{nullptr, nullptr};
+  bool started = false;
+};
+thread_local std::vector<OpenSpan> t_open_spans;
+
+// Names of cached sites. Never freed: exported span records keep their address.
+std::string_view interned_name(std::string_view name) {
+  static auto* names = new std::unordered_map<std::string_view, std::unique_ptr<std::string>>();
+  auto found = names->find(name);
+  if (found != names->end()) return *found->second;
+  auto owned = std::make_unique<std::string>(name);
+  std::string_view view = *owned;
+  names->emplace(view, std::move(owned));
+  return view;
+}
+
+struct PairHash {
+  std::size_t operator()(const std::pair<PyObject*, PyObject*>& key) const noexcept {
+    return std::hash<void*>()(key.first) * 31 ^ std::hash<void*>()(key.second);
+  }
+};
+using SiteCache = std::unordered_map<std::pair<PyObject*, PyObject*>, PyObject*, PairHash>;
+// Keys and values hold strong references for the life of the process.
+SiteCache& site_cache() {
+  static auto* cache = new SiteCache();
+  return *cache;
+}
+
+// ---- Attributes --------------------------------------------------------------------------------
+
+// The scalar types attributes accept; anything else is skipped (SPEC §F.4).
+template <class Set>
+void with_attribute_value(PyObject* value, Set&& set) {
+  if (PyBool_Check(value)) {
+    set(AttributeArg(value == Py_True));
+  } else if (PyLong_Check(value)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow == 0 && !(v == -1 && PyErr_Occurred())) set(AttributeArg(std::int64_t{v}));
+    PyErr_Clear();
+  } else if (PyFloat_Check(value)) {
+    set(AttributeArg(PyFloat_AS_DOUBLE(value)));
+  } else if (PyUnicode_Check(value)) {
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(value, &size);
+    if (text != nullptr) set(AttributeArg(std::string_view(text, static_cast<std::size_t>(size))));
+    PyErr_Clear();
+  } else if (PyList_Check(value) || PyTuple_Check(value)) {
+    PyObject* items = PySequence_Fast(value, "");
+    if (items == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
+    PyObject** elements = PySequence_Fast_ITEMS(items);
+    auto all = [&](auto check) {
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        if (!check(elements[i])) return false;
+      }
+      return true;
+    };
+    if (all([](PyObject* e) { return PyBool_Check(e) != 0; })) {
+      std::vector<bool> v;
+      for (Py_ssize_t i = 0; i < n; ++i) v.push_back(elements[i] == Py_True);
+      set(AttributeArg(v));
+    } else if (all([](PyObject* e) { return PyLong_Check(e) && !PyBool_Check(e); })) {
+      std::vector<std::int64_t> v;
+      for (Py_ssize_t i = 0; i < n; ++i) v.push_back(PyLong_AsLongLong(elements[i]));
+      if (!PyErr_Occurred()) set(AttributeArg(v));
+    } else if (all([](PyObject* e) { return PyFloat_Check(e) != 0; })) {
+      std::vector<double> v;
+      for (Py_ssize_t i = 0; i < n; ++i) v.push_back(PyFloat_AS_DOUBLE(elements[i]));
+      set(AttributeArg(v));
+    } else if (all([](PyObject* e) { return PyUnicode_Check(e) != 0; })) {
+      std::vector<std::string> v;
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        const char* text = PyUnicode_AsUTF8(elements[i]);
+        if (text == nullptr) break;
+        v.emplace_back(text);
+      }
+      if (!PyErr_Occurred()) set(AttributeArg(v));
+    }
+    PyErr_Clear();
+    Py_DECREF(items);
+  }
+}
+
+void set_attribute(const detail::NativeSpanRef& span, PyObject* key, PyObject* value) {
+  if (!PyUnicode_Check(key) || value == Py_None) return;
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(key, &size);
+  if (text == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  std::string_view name(text, static_cast<std::size_t>(size));
+  with_attribute_value(value, [&](const AttributeArg& arg) {
+    native::set_attribute(span, name, redact_value(name, arg));
+  });
+}
+
+void set_attributes(const detail::NativeSpanRef& span, PyObject* dict) {
+  PyObject* key = nullptr;
+  PyObject* value = nullptr;
+  Py_ssize_t position = 0;
+  while (PyDict_Next(dict, &position, &key, &value)) set_attribute(span, key, value);
+}
+
+// ---- Starting and ending -------------------------------------------------------------------------
+
+OpenSpan begin(SpanSiteObject* site) noexcept {
+  OpenSpan open;
+  if ((site->gated && !site->group.enabled()) || !native::active()) return open;
+  if (site->static_name) {
+    native::begin_site_span(site->name, {}, open.ref);
+  } else {
+    native::begin_span(site->name, {}, site->exception_events, open.ref);
+  }
+  open.started = open.ref.frame != nullptr;
+  if (open.started && site->attributes != nullptr) set_attributes(open.ref, site->attributes);
+  return open;
+}
+
+// Records `exception` (an instance) on the span when it is an Exception (SPEC §F.1: other
+// BaseExceptions end the span without error). Leaves the Python error state as it found it.
+void record(SpanSiteObject* site, const OpenSpan& open, PyObject* exception) {
+  if (exception == nullptr || !PyObject_TypeCheck(exception, reinterpret_cast<PyTypeObject*>(
+                                                                 PyExc_Exception))) {
+    return;
+  }
+  std::string_view type = Py_TYPE(exception)->tp_name;
+  if (auto dot = type.rfind('.'); dot != std::string_view::npos) type.remove_prefix(dot + 1);
+  std::string_view message;
+  PyObject* text = PyObject_Str(exception);
+  if (text != nullptr) {
+    Py_ssize_t size = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(text, &size);
+    if (utf8 != nullptr) message = std::string_view(utf8, static_cast<std::size_t>(size));
+  }
+  PyErr_Clear();
+  if (site->exception_events) {
+    native::record_exception(open.ref, type, message);
+  }
+  if (site->status_with_type || !site->exception_events) {
+    std::string description = std::string(type) + ": " + std::string(message);
+    native::set_status(open.ref, native::StatusCode::kError,
+                       site->status_with_type ? std::string_view(description) : message);
+  }
+  Py_XDECREF(text);
+}
+
+// ---- SpanSite ----------------------------------------------------------------------------------
+
+SpanSiteObject* new_site(PyObject* group, std::string_view name, bool cached) {
+  auto* site = PyObject_New(SpanSiteObject, &g_site_type);
+  if (site == nullptr) return nullptr;
+  new (&site->group) SpanGroupHandle();
+  new (&site->owned_name) std::string();
+  new (&site->name) std::string_view();
+  site->gated = group != nullptr;
+  site->status_with_type = false;
+  site->exception_events = true;
+  site->attributes = nullptr;
+  if (group != nullptr) {
+    const char* group_name = PyUnicode_AsUTF8(group);
+    if (group_name == nullptr) {
+      Py_DECREF(site);
+      return nullptr;
+    }
+    site->group = span_group_handle(group_name);
+  }
+  site->static_name = cached;
+  if (cached) {
+    site->name = interned_name(name);
+  } else {
+    site->owned_name.assign(name);
+    site->name = site->owned_name;
+  }
+  return site;
+}
+
+void site_dealloc(PyObject* self) {
+  auto* site = reinterpret_cast<SpanSiteObject*>(self);
+  Py_XDECREF(site->attributes);
+  site->owned_name.~basic_string();
+  PyObject_Free(self);
+}
+
+PyObject* site_enter(PyObject* self, PyObject*) {
+  auto* site = reinterpret_cast<SpanSiteObject*>(self);
+  OpenSpan open = begin(site);
+  t_open_spans.push_back(open);
+  if (open.started) {
+    Py_INCREF(self);
+    return self;
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* site_exit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  auto& open_spans = t_open_spans;
+  if (open_spans.empty()) Py_RETURN_FALSE;
+  OpenSpan open = open_spans.back();
+  open_spans.pop_back();
+  if (open.started) {
+    if (nargs >= 2 && args[1] != Py_None) {
+      record(reinterpret_cast<SpanSiteObject*>(self), open, args[1]);
+    }
+    native::end_span(open.ref.thread, open.ref.frame);
+  }
+  Py_RETURN_FALSE;  // never swallows the exception
+}
+
+// The innermost span this thread entered through a site, when it records.
+const OpenSpan* innermost() {
+  auto& open_spans = t_open_spans;
+  if (open_spans.empty() || !open_spans.back().started) return nullptr;
+  return &open_spans.back();
+}
+
+PyObject* site_set_attribute(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "set_attribute(key, value) takes 2 arguments");
+    return nullptr;
+  }
+  if (const OpenSpan* open = innermost()) set_attribute(open->ref, args[0], args[1]);
+  Py_RETURN_NONE;
+}
+
+PyObject* site_record_exception(PyObject* self, PyObject* exception) {
+  if (const OpenSpan* open = innermost()) {
+    record(reinterpret_cast<SpanSiteObject*>(self), *open, exception);
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* site_name(PyObject* self, void*) {
+  auto* site = reinterpret_cast<SpanSiteObject*>(self);
+  return PyUnicode_FromStringAndSize(site->name.data(), static_cast<Py_ssize_t>(site->name.size()));
+}
+
+PyObject* site_group(PyObject* self, void*) {
+  auto* site = reinterpret_cast<SpanSiteObject*>(self);
+  if (!site->gated) Py_RETURN_NONE;
+  std::string_view group = site->group.name();
+  return PyUnicode_FromStringAndSize(group.data(), static_cast<Py_ssize_t>(group.size()));
+}
+
+PyObject* site_enabled(PyObject* self, void*) {
+  auto* site = reinterpret_cast<SpanSiteObject*>(self);
+  return PyBool_FromLong(!site->gated || site->group.enabled());
+}
+
+PyObject* traced_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
+                            PyObject* kwnames);
+
+// site(function): the function traced by this site (the decorator form).
+PyObject* site_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  PyObject* function = nullptr;
+  if ((kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0) ||
+      !PyArg_ParseTuple(args, "O:span site decorator", &function)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a span site decorates one function");
+    return nullptr;
+  }
+  if (!PyCallable_Check(function)) {
+    PyErr_Format(PyExc_TypeError, "a span site decorates a callable, not %.100s",
+                 Py_TYPE(function)->tp_name);
+    return nullptr;
+  }
+  auto* traced = PyObject_GC_New(TracedFunctionObject, &g_traced_type);
+  if (traced == nullptr) return nullptr;
+  Py_INCREF(self);
+  Py_INCREF(function);
+  traced->site = self;
+  traced->function = function;
+  traced->dict = nullptr;
+  traced->vectorcall = traced_vectorcall;
+  PyObject_GC_Track(traced);
+  // functools.update_wrapper: __name__, __doc__, __wrapped__, ... (once, at decoration).
+  static PyObject* update_wrapper = [] {
+    PyObject* functools = PyImport_ImportModule("functools");
+    PyObject* f = functools ? PyObject_GetAttrString(functools, "update_wrapper") : nullptr;
+    Py_XDECREF(functools);
+    return f;
+  }();
+  if (update_wrapper == nullptr) {
+    Py_DECREF(traced);
+    return nullptr;
+  }
+  PyObject* updated = PyObject_CallFunctionObjArgs(update_wrapper, traced, function, nullptr);
+  if (updated == nullptr) {
+    Py_DECREF(traced);
+    return nullptr;
+  }
+  Py_DECREF(updated);
+  return reinterpret_cast<PyObject*>(traced);
+}
+
+PyMethodDef g_site_methods[] = {
+    {"__enter__", site_enter, METH_NOARGS, "Starts the span (when its group is on)."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(site_exit)),
+     METH_FASTCALL, "Records an Exception, ends the span; never suppresses the exception."},
+    {"set_attribute", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(site_set_attribute)),
+     METH_FASTCALL, "Sets an attribute on the innermost span entered on this thread."},
+    {"record_exception", site_record_exception, METH_O,
+     "Records an exception on the innermost span entered on this thread (status ERROR)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef g_site_getset[] = {
+    {"name", site_name, nullptr, "The span name.", nullptr},
+    {"group", site_group, nullptr, "The span group (None: ungated).", nullptr},
+    {"enabled", site_enabled, nullptr, "Whether entering now starts a span.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// ---- TracedFunction ----------------------------------------------------------------------------
+
+PyObject* traced_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
+                            PyObject* kwnames) {
+  auto* traced = reinterpret_cast<TracedFunctionObject*>(self);
+  auto* site = reinterpret_cast<SpanSiteObject*>(traced->site);
+  if (site->gated && !site->group.enabled()) {
+    return PyObject_Vectorcall(traced->function, args, nargsf, kwnames);
+  }
+  OpenSpan open = begin(site);
+  PyObject* result = PyObject_Vectorcall(traced->function, args, nargsf, kwnames);
+  if (open.started) {
+    if (result == nullptr) {
+      PyObject* type = nullptr;
+      PyObject* value = nullptr;
+      PyObject* traceback = nullptr;
+      PyErr_Fetch(&type, &value, &traceback);
+      PyErr_NormalizeException(&type, &value, &traceback);
+      record(site, open, value);
+      PyErr_Restore(type, value, traceback);
+    }
+    native::end_span(open.ref.thread, open.ref.frame);
+  }
+  return result;
+}
+
+PyObject* traced_get(PyObject* self, PyObject* instance, PyObject*) {
+  if (instance == nullptr || instance == Py_None) {
+    Py_INCREF(self);
+    return self;
+  }
+  return PyMethod_New(self, instance);
+}
+
+int traced_traverse(PyObject* self, visitproc visit, void* arg) {
+  auto* traced = reinterpret_cast<TracedFunctionObject*>(self);
+  Py_VISIT(traced->site);
+  Py_VISIT(traced->function);
+  Py_VISIT(traced->dict);
+  return 0;
+}
+
+int traced_clear(PyObject* self) {
+  auto* traced = reinterpret_cast<TracedFunctionObject*>(self);
+  Py_CLEAR(traced->site);
+  Py_CLEAR(traced->function);
+  Py_CLEAR(traced->dict);
+  return 0;
+}
+
+void traced_dealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
+  traced_clear(self);
+  PyObject_GC_Del(self);
+}
+
+PyGetSetDef g_traced_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+// ---- The module functions ----------------------------------------------------------------------
+
+bool is_keyword(PyObject* name, const char* keyword) {
+  return PyUnicode_CompareWithASCIIString(name, keyword) == 0;
+}
+
+// The cached site for (group, name), made on first use; a new reference.
+PyObject* cached_site(PyObject* group, PyObject* name) {
+  if ((group != nullptr && !PyUnicode_Check(group)) || !PyUnicode_Check(name)) {
+    PyErr_SetString(PyExc_TypeError, "span group and name must be str");
+    return nullptr;
+  }
+  auto& cache = site_cache();
+  auto found = cache.find({group, name});
+  if (found != cache.end()) {
+    Py_INCREF(found->second);
+    return found->second;
+  }
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(name, &size);
+  if (text == nullptr) return nullptr;
+  bool cache_it = cache.size() < kMaxCachedSites;
+  SpanSiteObject* site =
+      new_site(group, std::string_view(text, static_cast<std::size_t>(size)), cache_it);
+  if (site == nullptr) return nullptr;
+  if (cache_it) {
+    Py_XINCREF(group);
+    Py_INCREF(name);
+    Py_INCREF(site);
+    cache.emplace(std::make_pair(group, name), reinterpret_cast<PyObject*>(site));
+  }
+  return reinterpret_cast<PyObject*>(site);
+}
+
+// A site for one call with attributes: shares the cached site's gate and interned name.
+PyObject* site_with_attributes(SpanSiteObject* base, PyObject* const* values, PyObject* kwnames,
+                               bool* record_exception) {
+  PyObject* attributes = PyDict_New();
+  if (attributes == nullptr) return nullptr;
+  Py_ssize_t count = PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+    if (is_keyword(key, "tracer")) continue;  // the seed's parameter; lens has one tracer
+    if (record_exception != nullptr && is_keyword(key, "record_exception")) {
+      *record_exception = PyObject_IsTrue(values[i]) == 1;
+      continue;
+    }
+    if (PyDict_SetItem(attributes, key, values[i]) != 0) {
+      Py_DECREF(attributes);
+      return nullptr;
+    }
+  }
+  auto* site = PyObject_New(SpanSiteObject, &g_site_type);
+  if (site == nullptr) {
+    Py_DECREF(attributes);
+    return nullptr;
+  }
+  new (&site->group) SpanGroupHandle(base->group);
+  new (&site->owned_name) std::string(base->static_name ? std::string() : base->owned_name);
+  new (&site->name) std::string_view(base->static_name ? base->name : site->owned_name);
+  site->gated = base->gated;
+  site->status_with_type = base->status_with_type;
+  site->exception_events = record_exception != nullptr ? *record_exception : true;
+  site->static_name = base->static_name && site->exception_events;
+  site->attributes = PyDict_GET_SIZE(attributes) != 0 ? attributes : nullptr;
+  if (site->attributes == nullptr) Py_DECREF(attributes);
+  return reinterpret_cast<PyObject*>(site);
+}
+
+PyObject* managed_span(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "managed_span(group, name, **attributes) takes 2 positional "
+                                     "arguments");
+    return nullptr;
+  }
+  PyObject* site = cached_site(args[0], args[1]);
+  if (site == nullptr || kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) return site;
+  // Built even while the group is off: a decorator made now keeps its attributes for the calls
+  // made once the group is on (the values are only referenced, nothing is converted).
+  auto* base = reinterpret_cast<SpanSiteObject*>(site);
+  PyObject* with_attributes = site_with_attributes(base, args + nargs, kwnames, nullptr);
+  Py_DECREF(site);
+  return with_attributes;
+}
+
+PyObject* span_cm(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs != 1) {
+    PyErr_SetString(PyExc_TypeError, "span_cm(name, **attributes) takes 1 positional argument");
+    return nullptr;
+  }
+  PyObject* site = cached_site(nullptr, args[0]);
+  if (site == nullptr) return nullptr;
+  reinterpret_cast<SpanSiteObject*>(site)->status_with_type = true;
+  if (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) return site;
+  bool record_exception = true;
+  PyObject* with_attributes = site_with_attributes(reinterpret_cast<SpanSiteObject*>(site),
+                                                   args + nargs, kwnames, &record_exception);
+  Py_DECREF(site);
+  return with_attributes;
+}
+
+PyObject* trace_fn(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs != 2 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0)) {
+    PyErr_SetString(PyExc_TypeError, "trace_fn(group, name) takes 2 arguments");
+    return nullptr;
+  }
+  return cached_site(args[0], args[1]);
+}
+
+// In a forked child (os.register_at_fork): the spans the forking thread had entered belong to
+// the parent's pipeline, which the child forgot; their __exit__ must not end them.
+PyObject* forget_open_spans(PyObject*, PyObject*) {
+  for (OpenSpan& open : t_open_spans) open = OpenSpan{};
+  Py_RETURN_NONE;
+}
+
+PyMethodDef g_functions[] = {
+    {"_forget_open_spans", forget_open_spans, METH_NOARGS,
+     "After fork, in the child: the spans entered before the fork are no longer ended."},
+    {"managed_span", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(managed_span)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "managed_span(group, name, **attributes): a span gated by `group`, as a context manager or "
+     "a decorator. Entering yields the site (set_attribute, record_exception) when the span "
+     "records, else None."},
+    {"span_cm", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(span_cm)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "span_cm(name, record_exception=True, **attributes): an ungated span (context manager)."},
+    {"trace_fn", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(trace_fn)),
+     METH_FASTCALL | METH_KEYWORDS,
+     "trace_fn(group, name): a decorator; each call of the function is a span when `group` is on "
+     "at call time."},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
+bool add_span_types(PyObject* module) {
+  // Static types made at run time: PyType_Ready fills ob_type; the module keeps a reference.
+  Py_SET_REFCNT(&g_site_type, 1);
+  Py_SET_REFCNT(&g_traced_type, 1);
+  g_site_type.tp_name = "lens._lens.SpanSite";
+  g_site_type.tp_basicsize = sizeof(SpanSiteObject);
+  g_site_type.tp_flags = Py_TPFLAGS_DEFAULT;
+  g_site_type.tp_doc = "A span site: a span name with its group's handle, resolved once.";
+  g_site_type.tp_dealloc = site_dealloc;
+  g_site_type.tp_call = site_call;
+  g_site_type.tp_methods = g_site_methods;
+  g_site_type.tp_getset = g_site_getset;
+  if (PyType_Ready(&g_site_type) != 0) return false;
+
+  g_traced_type.tp_name = "lens._lens.TracedFunction";
+  g_traced_type.tp_basicsize = sizeof(TracedFunctionObject);
+  g_traced_type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
+  g_traced_type.tp_doc = "A function whose calls are spans of its site.";
+  g_traced_type.tp_dealloc = traced_dealloc;
+  g_traced_type.tp_traverse = traced_traverse;
+  g_traced_type.tp_clear = traced_clear;
+  g_traced_type.tp_call = PyVectorcall_Call;
+  g_traced_type.tp_vectorcall_offset = offsetof(TracedFunctionObject, vectorcall);
+  g_traced_type.tp_descr_get = traced_get;
+  g_traced_type.tp_dictoffset = offsetof(TracedFunctionObject, dict);
+  g_traced_type.tp_getset = g_traced_getset;
+  if (PyType_Ready(&g_traced_type) != 0) return false;
+
+  if (PyModule_AddObjectRef(module, "SpanSite", reinterpret_cast<PyObject*>(&g_site_type)) != 0 ||
+      PyModule_AddObjectRef(module, "TracedFunction",
+                            reinterpret_cast<PyObject*>(&g_traced_type)) != 0) {
+    return false;
+  }
+  return PyModule_AddFunctions(module, g_functions) == 0;
+}
+
+}  // namespace lens::python

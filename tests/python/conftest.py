@@ -1,0 +1,74 @@
+"""Fixtures of the lens Python suite: telemetry set up with the file exporter into a temporary
+directory, and readers that decode what it exported (OTLP JSON lines) independently of lens."""
+
+import json
+import os
+
+import pytest
+
+import lens
+
+
+def _value(v):
+    kind, inner = next(iter(v.items()))
+    if kind == "intValue":
+        return int(inner)
+    if kind == "arrayValue":
+        return [_value(x) for x in inner.get("values", [])]
+    return inner
+
+
+def attributes(item):
+    return {a["key"]: _value(a["value"]) for a in item.get("attributes", [])}
+
+
+class Exported:
+    def __init__(self, directory):
+        self.directory = directory
+
+    def _lines(self, name):
+        path = os.path.join(self.directory, name)
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def spans(self):
+        return [span for request in self._lines("traces.jsonl")
+                for resource in request["resourceSpans"]
+                for scope in resource["scopeSpans"] for span in scope["spans"]]
+
+    def span(self, name):
+        found = [s for s in self.spans() if s["name"] == name]
+        assert len(found) == 1, f"{len(found)} spans named {name!r}"
+        return found[0]
+
+    def resources(self):
+        return [attributes(resource["resource"]) for request in self._lines("traces.jsonl")
+                for resource in request["resourceSpans"]]
+
+    def logs(self):
+        return [record for request in self._lines("logs.jsonl")
+                for resource in request["resourceLogs"]
+                for scope in resource["scopeLogs"] for record in scope["logRecords"]]
+
+
+@pytest.fixture
+def telemetry(tmp_path, monkeypatch):
+    """Sets up an exporting rank (file exporter, every group on, logs on); yields
+    (handle, exported). Shutting the handle down writes everything out."""
+    for name in list(os.environ):
+        if name.startswith(("NEMO_LENS_", "MEGATRON_OTEL_", "OTEL_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("NEMO_LENS_ENABLED", "1")
+    monkeypatch.setenv("NEMO_LENS_EXPORTER", "file")
+    monkeypatch.setenv("NEMO_LENS_FILE_PATH", str(tmp_path) + "/")
+    monkeypatch.setenv("NEMO_LENS_SPAN_GROUPS", "all")
+    monkeypatch.setenv("NEMO_LENS_EXPORT_STRATEGY", "all_ranks")
+    monkeypatch.setenv("NEMO_LENS_LOGS_ENABLED", "1")
+    monkeypatch.setenv("NEMO_LENS_METRICS_ENABLED", "0")
+    handle = lens.setup_telemetry(lens.NemoLensConfig.from_env(), rank=0, world_size=1,
+                                  _allow_reinit=True)
+    assert handle.is_exporting()
+    yield handle, Exported(str(tmp_path))
+    handle.shutdown(5000)

@@ -1,0 +1,165 @@
+"""managed_span, trace_fn, span_cm: nesting, attributes, exceptions, gating, the C++ side."""
+
+import pytest
+
+import lens
+from conftest import attributes
+
+
+def test_nested_spans_share_the_trace_and_nest(telemetry):
+    handle, exported = telemetry
+    with lens.managed_span("step", "outer", iteration=3) as outer:
+        assert isinstance(outer, lens.SpanSite)
+        with lens.managed_span("forward_backward", "inner"):
+            pass
+    handle.shutdown(5000)
+    outer_span, inner_span = exported.span("outer"), exported.span("inner")
+    assert inner_span["traceId"] == outer_span["traceId"]
+    assert inner_span["parentSpanId"] == outer_span["spanId"]
+    assert "parentSpanId" not in outer_span or outer_span["parentSpanId"] == ""
+    assert attributes(outer_span) == {"iteration": 3}
+
+
+def test_attributes_are_typed_redacted_and_unsupported_ones_skipped(telemetry):
+    handle, exported = telemetry
+    with lens.managed_span("step", "typed", flag=True, rate=0.5, name="x", token="secret-value",
+                           ids=[1, 2], words=["a", "b"], skipped={"a": 1}, nothing=None) as span:
+        span.set_attribute("later", 7)
+    handle.shutdown(5000)
+    assert attributes(exported.span("typed")) == {
+        "flag": True, "rate": 0.5, "name": "x", "token": "[REDACTED]", "ids": [1, 2],
+        "words": ["a", "b"], "later": 7}
+
+
+def test_exception_is_recorded_and_reraised_untouched(telemetry):
+    handle, exported = telemetry
+    raised = ValueError("bad batch")
+    with pytest.raises(ValueError) as caught:
+        with lens.managed_span("step", "failing"):
+            raise raised
+    assert caught.value is raised
+    handle.shutdown(5000)
+    span = exported.span("failing")
+    assert span["status"] == {"code": 2, "message": "bad batch"}
+    (event,) = span["events"]
+    assert event["name"] == "exception"
+    assert attributes(event) == {"exception.type": "ValueError", "exception.message": "bad batch"}
+
+
+def test_base_exceptions_end_the_span_without_error(telemetry):
+    handle, exported = telemetry
+    with pytest.raises(KeyboardInterrupt):
+        with lens.managed_span("step", "interrupted"):
+            raise KeyboardInterrupt()
+    handle.shutdown(5000)
+    span = exported.span("interrupted")
+    assert "events" not in span
+    assert span.get("status", {}).get("code", 0) == 0
+
+
+def test_span_cm_is_ungated_and_describes_errors_with_the_type(telemetry):
+    handle, exported = telemetry
+    lens.set_enabled_span_groups(set())
+    with pytest.raises(RuntimeError):
+        with lens.span_cm("ungated", phase="load"):
+            raise RuntimeError("disk gone")
+    with pytest.raises(RuntimeError):
+        with lens.span_cm("no_event", record_exception=False):
+            raise RuntimeError("quiet")
+    handle.shutdown(5000)
+    span = exported.span("ungated")
+    assert attributes(span) == {"phase": "load"}
+    assert span["status"] == {"code": 2, "message": "RuntimeError: disk gone"}
+    assert [e["name"] for e in span["events"]] == ["exception"]
+    quiet = exported.span("no_event")
+    assert quiet["status"] == {"code": 2, "message": "RuntimeError: quiet"}
+    assert "events" not in quiet
+
+
+def test_a_disabled_group_yields_none_and_records_nothing(telemetry):
+    handle, exported = telemetry
+    lens.set_enabled_span_groups({"step"})
+    with lens.managed_span("checkpoint", "skipped", expensive=1) as span:
+        assert span is None
+    with lens.managed_span("step", "kept"):
+        pass
+    handle.shutdown(5000)
+    assert [s["name"] for s in exported.spans()] == ["kept"]
+
+
+def test_trace_fn_checks_the_group_at_call_time_and_keeps_the_identity(telemetry):
+    handle, exported = telemetry
+
+    @lens.trace_fn("optimizer", "optimizer.step")
+    def step(x, *, scale=1):
+        """Does a step."""
+        return x * scale
+
+    assert step.__name__ == "step" and step.__doc__ == "Does a step."
+    assert step(2, scale=3) == 6
+    lens.set_enabled_span_groups(set())
+    assert step(1) == 1
+    lens.set_enabled_span_groups({"optimizer"})
+    assert step(5) == 5
+    handle.shutdown(5000)
+    assert [s["name"] for s in exported.spans()] == ["optimizer.step", "optimizer.step"]
+
+
+def test_trace_fn_records_exceptions_and_binds_as_a_method(telemetry):
+    handle, exported = telemetry
+
+    class Model:
+        @lens.managed_span("forward_backward", "model.forward")
+        def forward(self, x):
+            if x < 0:
+                raise ValueError("negative")
+            return x + 1
+
+    model = Model()
+    assert model.forward(1) == 2
+    with pytest.raises(ValueError):
+        model.forward(-1)
+    handle.shutdown(5000)
+    spans = exported.spans()
+    assert [s["name"] for s in spans] == ["model.forward", "model.forward"]
+    assert spans[1]["status"] == {"code": 2, "message": "negative"}
+
+
+def test_cpp_spans_and_propagation_see_the_python_span(telemetry):
+    handle, exported = telemetry
+    with lens.managed_span("step", "parent"):
+        carrier = lens.inject()
+        with lens.create_linked_span("cpp_child") as child:
+            assert child.is_recording()
+    linked = lens.create_linked_span("linked_root", carrier)
+    linked.end()
+    handle.shutdown(5000)
+    parent, child_span = exported.span("parent"), exported.span("cpp_child")
+    assert child_span["parentSpanId"] == parent["spanId"]
+    assert carrier["traceparent"] == f"00-{parent['traceId']}-{parent['spanId']}-01"
+    (link,) = exported.span("linked_root")["links"]
+    assert (link["traceId"], link["spanId"]) == (parent["traceId"], parent["spanId"])
+
+
+def test_extract_reads_a_w3c_carrier():
+    carrier = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+    assert lens.extract(carrier) == {"trace_id": "0af7651916cd43dd8448eb211c80319c",
+                                     "span_id": "b7ad6b7169203331", "sampled": True,
+                                     "remote": True}
+    assert lens.extract({"traceparent": "00-zz-b7ad6b7169203331-01"}) is None
+    assert lens.extract({}) is None
+
+
+def test_a_decorator_made_while_its_group_is_off_keeps_its_attributes(telemetry):
+    handle, exported = telemetry
+    lens.set_enabled_span_groups(set())
+
+    @lens.managed_span("step", "decorated", phase="warmup")
+    def work():
+        return 7
+
+    assert work() == 7
+    lens.set_enabled_span_groups({"step"})
+    assert work() == 7
+    handle.shutdown(5000)
+    assert attributes(exported.span("decorated")) == {"phase": "warmup"}

@@ -1,0 +1,139 @@
+"""Rank strategies as Python callables, the logging handler, metrics, and set-up at exit."""
+
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+
+import lens
+from conftest import attributes
+
+
+def test_a_python_rank_strategy_decides_and_sees_the_rank(monkeypatch, tmp_path):
+    calls = []
+
+    def odd_ranks(config, rank, world_size):
+        calls.append((config.service_name, rank, world_size))
+        return rank % 2 == 1
+
+    lens.register_rank_strategy("odd_ranks_py", odd_ranks, allow_override=True)
+    assert "odd_ranks_py" in lens.registered_rank_strategies()
+    config = lens.NemoLensConfig()
+    config.enabled = True
+    config.exporter = "none"
+    config.export_strategy = "odd_ranks_py"
+    handle = lens.setup_telemetry(config, rank=2, world_size=4, _allow_reinit=True)
+    assert handle.is_exporting() is False
+    handle.shutdown(1000)
+    handle = lens.setup_telemetry(config, rank=3, world_size=4, _allow_reinit=True)
+    assert handle.is_exporting() is True
+    handle.shutdown(1000)
+    assert calls == [("nemo", 2, 4), ("nemo", 3, 4)]
+
+
+def test_an_exception_in_a_strategy_propagates_from_setup():
+    def broken(config, rank, world_size):
+        raise KeyError("LOCAL_RANK")
+
+    lens.register_rank_strategy("broken_py", broken, allow_override=True)
+    config = lens.NemoLensConfig()
+    config.enabled = True
+    config.exporter = "none"
+    config.export_strategy = "broken_py"
+    with pytest.raises(KeyError, match="LOCAL_RANK"):
+        lens.setup_telemetry(config, rank=0, world_size=1, _allow_reinit=True)
+    assert lens.is_span_group_enabled("job") is False
+
+
+def test_registering_twice_names_the_problem():
+    lens.register_rank_strategy("twice_py", lambda c, r, w: True, allow_override=True)
+    with pytest.raises(ValueError, match="already registered"):
+        lens.register_rank_strategy("twice_py", lambda c, r, w: True)
+
+
+def test_log_records_carry_the_active_span(telemetry):
+    handle, exported = telemetry
+    logger = logging.getLogger("lens.test")
+    logger.setLevel(logging.DEBUG)
+    handler = lens.LensLoggingHandler(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        with lens.managed_span("step", "logged"):
+            logger.warning("loss is %s", "nan")
+        logger.debug("below the level")
+        logger.error("outside")
+    finally:
+        logger.removeHandler(handler)
+    handle.shutdown(5000)
+    span = exported.span("logged")
+    records = exported.logs()
+    assert [r["body"]["stringValue"] for r in records] == ["loss is nan", "outside"]
+    assert [r["severityText"] for r in records] == ["WARN", "ERROR"]
+    assert records[0]["traceId"] == span["traceId"] and records[0]["spanId"] == span["spanId"]
+    assert "traceId" not in records[1] or records[1]["traceId"] == ""
+    assert attributes(records[0])["logger.name"] == "lens.test"
+    assert attributes(records[0])["code.function"] == "test_log_records_carry_the_active_span"
+
+
+def test_atexit_shuts_down_and_exports(tmp_path):
+    script = (
+        "import lens\n"
+        "h = lens.setup_telemetry(lens.NemoLensConfig.from_env(), rank=0, world_size=1)\n"
+        "with lens.managed_span('step', 'at_exit'):\n"
+        "    pass\n")
+    env = dict(os.environ, NEMO_LENS_ENABLED="1", NEMO_LENS_EXPORTER="file",
+               NEMO_LENS_FILE_PATH=str(tmp_path) + "/", NEMO_LENS_SPAN_GROUPS="all",
+               NEMO_LENS_EXPORT_STRATEGY="all_ranks", NEMO_LENS_METRICS_ENABLED="0")
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=30)
+    with open(tmp_path / "traces.jsonl") as f:
+        assert '"name":"at_exit"' in f.read()
+
+
+def _file_config(monkeypatch, tmp_path, **variables):
+    for name in list(os.environ):
+        if name.startswith(("NEMO_LENS_", "OTEL_")):
+            monkeypatch.delenv(name)
+    base = {"NEMO_LENS_ENABLED": "1", "NEMO_LENS_EXPORTER": "file",
+            "NEMO_LENS_FILE_PATH": str(tmp_path) + "/", "NEMO_LENS_SPAN_GROUPS": "all",
+            "NEMO_LENS_EXPORT_STRATEGY": "all_ranks", "NEMO_LENS_METRICS_ENABLED": "0"}
+    for name, value in {**base, **variables}.items():
+        monkeypatch.setenv(name, value)
+    return lens.NemoLensConfig.from_env()
+
+
+def test_a_python_sampling_strategy_builds_the_sampler(monkeypatch, tmp_path):
+    seen = []
+
+    def drop_even_ranks(config, rank, world_size, default_sampler):
+        seen.append((rank, world_size, default_sampler.description))
+        return lens.rank_aware_sampler(rank, world_size, 1.0 if rank % 2 else 0.0,
+                                       lens.standard_sampler("always_on"))
+
+    lens.register_sampling_strategy("drop_even_py", drop_even_ranks, allow_override=True)
+    assert "drop_even_py" in lens.registered_sampling_strategies()
+    config = _file_config(monkeypatch, tmp_path, NEMO_LENS_SAMPLING_STRATEGY="drop_even_py")
+    for rank in (0, 1):
+        handle = lens.setup_telemetry(config, rank=rank, world_size=2, _allow_reinit=True)
+        with lens.managed_span("step", f"rank{rank}"):
+            pass
+        handle.shutdown(5000)
+    assert seen == [(0, 2, "ParentBased{AlwaysOnSampler}"), (1, 2, "ParentBased{AlwaysOnSampler}")]
+    with open(tmp_path / "traces.jsonl") as f:
+        exported = f.read()
+    assert '"name":"rank1"' in exported and '"name":"rank0"' not in exported
+
+
+def test_a_failing_sampling_factory_fails_setup_with_its_error(monkeypatch, tmp_path):
+    def broken(config, rank, world_size, default_sampler):
+        raise RuntimeError("no sampler today")
+
+    lens.register_sampling_strategy("broken_sampler_py", broken, allow_override=True)
+    config = _file_config(monkeypatch, tmp_path, NEMO_LENS_SAMPLING_STRATEGY="broken_sampler_py")
+    with pytest.raises(ValueError) as error:
+        lens.setup_telemetry(config, rank=0, world_size=1, _allow_reinit=True)
+    assert str(error.value) == ("Sampling strategy 'broken_sampler_py' failed: RuntimeError: "
+                                "no sampler today")
+    with pytest.raises(ValueError, match="Unknown sampler 'ratio'"):
+        lens.standard_sampler("ratio")
