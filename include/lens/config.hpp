@@ -31,6 +31,14 @@ std::string_view to_string(ExporterKind kind) noexcept;
 // any other text.
 std::optional<ExporterKind> exporter_kind(std::string_view name) noexcept;
 
+// How the console exporter writes (CONSOLE_FORMAT): JSON lines for tools, or short lines a
+// person can read (see docs/exporters.md).
+enum class ConsoleFormat { json, text };
+inline constexpr std::string_view kAcceptedConsoleFormats = "json, text (any case)";
+std::string_view to_string(ConsoleFormat format) noexcept;
+// The format a name in kAcceptedConsoleFormats means, in any case; nullopt for any other text.
+std::optional<ConsoleFormat> console_format(std::string_view name) noexcept;
+
 // Overrides from command-line flags (Megatron's --otel-* flags, `lens config`).
 struct CliOverrides {
   bool otel_enabled = false;                // --otel-enabled: can only turn telemetry on
@@ -50,6 +58,7 @@ struct Config {
   bool logs_enabled = false;
   std::string span_groups = "default";
   ExporterKind exporter = ExporterKind::otlp;
+  ConsoleFormat console_format = ConsoleFormat::json;
   // The bound on memory for finished native spans not yet exported, all threads together.
   std::int64_t span_buffer_mb = 64;
   std::string file_path = "./lens-telemetry/";

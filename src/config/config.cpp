@@ -166,6 +166,18 @@ void read_sampling_strategy(const Reader& reader, Config& config) {
 
 namespace {
 constexpr std::string_view kExporterNames[] = {"otlp", "console", "file", "none"};
+constexpr std::string_view kConsoleFormatNames[] = {"json", "text"};
+
+// Any case, as for every closed set of words lens reads (booleans, protocols, samplers).
+bool same_ignoring_case(std::string_view text, std::string_view lower) {
+  if (text.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c =
+        text[i] >= 'A' && text[i] <= 'Z' ? static_cast<char>(text[i] - 'A' + 'a') : text[i];
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
 }  // namespace
 
 std::string_view to_string(ExporterKind kind) noexcept {
@@ -173,17 +185,19 @@ std::string_view to_string(ExporterKind kind) noexcept {
 }
 
 std::optional<ExporterKind> exporter_kind(std::string_view name) noexcept {
-  // Any case, as for every closed set of words lens reads (booleans, protocols, samplers).
-  const auto same_ignoring_case = [](std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
-      if (c != b[i]) return false;
-    }
-    return true;
-  };
   for (std::size_t i = 0; i < std::size(kExporterNames); ++i) {
     if (same_ignoring_case(name, kExporterNames[i])) return static_cast<ExporterKind>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(ConsoleFormat format) noexcept {
+  return kConsoleFormatNames[static_cast<int>(format)];
+}
+
+std::optional<ConsoleFormat> console_format(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < std::size(kConsoleFormatNames); ++i) {
+    if (same_ignoring_case(name, kConsoleFormatNames[i])) return static_cast<ConsoleFormat>(i);
   }
   return std::nullopt;
 }
@@ -234,8 +248,17 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
       config.sources["exporter"] = "env:" + found.variable;
     } else {
       config.problems.emplace_back("Unknown exporter " + detail::quoted(found.value) + " in " +
-                                   found.variable + "; accepted: " +
-                                   std::string(kAcceptedExporters));
+                                   found.variable +
+                                   "; accepted: " + std::string(kAcceptedExporters));
+    }
+  }
+  if (const Found found = reader.read("CONSOLE_FORMAT")) {
+    if (const auto format = lens::console_format(found.value)) {
+      config.console_format = *format;
+      config.sources["console_format"] = "env:" + found.variable;
+    } else {
+      config.problems.push_back(
+          invalid_value("console format", found.variable, found.value, kAcceptedConsoleFormats));
     }
   }
   read_string(reader, "FILE_PATH", "file_path", config.file_path, config);

@@ -45,14 +45,15 @@ std::string unread_message(const std::string& name, const std::optional<std::str
 }  // namespace
 
 const std::vector<std::string_view>& known_prefixed_keys() {
-  // Read by Config::from_env (src/config/config.cpp), in its order.
+  // Read by Config::from_env (src/config/config.cpp), in its order (CONSOLE_FORMAT after
+  // EXPORTER).
   static const std::vector<std::string_view> keys = {
       "ENABLED",         "RANK_STRATEGY",      "EXPORT_STRATEGY",
       "EXPORT_RANK",     "EXPORT_SAMPLE_RATE", "SAMPLING_STRATEGY",
       "SAMPLER_ENABLED", "TRACES_ENABLED",     "METRICS_ENABLED",
       "LOGS_ENABLED",    "SPAN_GROUPS",        "EXPORTER",
       "FILE_PATH",       "SPAN_BUFFER_MB",     "RUN_ID",
-      "USER_ID"};
+      "USER_ID",         "CONSOLE_FORMAT"};
   return keys;
 }
 

@@ -7,9 +7,11 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "export/append_file.hpp"
 #include "export/console_json.hpp"
+#include "export/console_text.hpp"
 #include "export/otlp_exporters.hpp"
 #include "export/otlp_requests.hpp"
 #include "lens/otlp_json.hpp"
@@ -104,6 +106,57 @@ class ConsoleExporter final : public LocalExporter<S, ConsoleExporter<S>, DataRe
   std::mutex mutex_;
 };
 
+// The text console's recordables: spans keep the depth they are given.
+template <Signal S>
+using TextRecordable = std::conditional_t<S == Signal::traces, SpanDataWithDepth, LogRecordData>;
+
+template <Signal S>
+class TextConsoleExporter final
+    : public LocalExporter<S, TextConsoleExporter<S>, TextRecordable<S>> {
+ public:
+  TextConsoleExporter(std::shared_ptr<TextConsole> console, TemporalityPreference temporality)
+      : LocalExporter<S, TextConsoleExporter<S>, TextRecordable<S>>(temporality),
+        console_(std::move(console)) {}
+
+  ExportResult write(const BatchOf<S>& batch) noexcept {
+    std::string resource;
+    std::vector<std::string> lines;
+    try {
+      if constexpr (S == Signal::metrics) {
+        if (batch.resource_ != nullptr) resource = text_resource_line(*batch.resource_);
+        lines.push_back(text_line(batch));
+      } else {
+        for (const auto& recordable : batch) {
+          const auto* data = dynamic_cast<const TextRecordable<S>*>(recordable.get());
+          if (data == nullptr) continue;
+          if (resource.empty()) resource = resource_line_of(*data);
+          if constexpr (S == Signal::traces) {
+            lines.push_back(text_line(data->span(), data->depth()));
+          } else {
+            lines.push_back(text_line(*data));
+          }
+        }
+      }
+    } catch (...) {
+      return ExportResult::kFailure;  // out of memory
+    }
+    if (lines.empty()) return ExportResult::kSuccess;
+    return console_->write(resource, lines) ? ExportResult::kSuccess : ExportResult::kFailure;
+  }
+  bool ForceFlush(std::chrono::microseconds) noexcept override { return console_->flush(); }
+  bool close() noexcept { return true; }
+
+ private:
+  static std::string resource_line_of(const SpanDataWithDepth& span) {
+    return text_resource_line(span.span().GetResource());
+  }
+  static std::string resource_line_of(const LogRecordData& record) {
+    return record.resource() != nullptr ? text_resource_line(*record.resource()) : std::string();
+  }
+
+  std::shared_ptr<TextConsole> console_;
+};
+
 // Each batch as the OTLP exporter would send it, one OTLP/JSON request per line.
 template <Signal S>
 class FileExporter final
@@ -173,6 +226,12 @@ ExporterPtr<S> make_console_exporter(std::FILE* out, TemporalityPreference tempo
 }
 
 template <Signal S>
+ExporterPtr<S> make_text_console_exporter(std::shared_ptr<TextConsole> console,
+                                          TemporalityPreference temporality) {
+  return std::make_unique<TextConsoleExporter<S>>(std::move(console), temporality);
+}
+
+template <Signal S>
 Result<ExporterPtr<S>> make_file_exporter(const Config& config) {
   auto file = AppendFile::open(config, file_name(S), kFileItems[static_cast<int>(S)]);
   if (!file.ok()) return Error(file.message());
@@ -189,8 +248,11 @@ Result<ExporterPtr<S>> make_exporter(const Config& config, std::shared_ptr<Expor
       return make_reporting_exporter<S>(make_discarding_exporter<S>(temporality), std::move(report),
                                         "none");
     case ExporterKind::console:
-      return make_reporting_exporter<S>(make_console_exporter<S>(stdout, temporality),
-                                        std::move(report), "stdout");
+      return make_reporting_exporter<S>(
+          config.console_format == ConsoleFormat::text
+              ? make_text_console_exporter<S>(stdout_text_console(), temporality)
+              : make_console_exporter<S>(stdout, temporality),
+          std::move(report), "stdout");
     case ExporterKind::file: {
       auto file = make_file_exporter<S>(config);
       if (!file.ok()) return Error(file.message());
@@ -212,6 +274,8 @@ Result<ExporterPtr<S>> make_exporter(const Config& config, std::shared_ptr<Expor
 #define LENS_EXPORTERS_OF(S)                                                                      \
   template Result<ExporterPtr<S>> make_exporter<S>(const Config&, std::shared_ptr<ExportReport>); \
   template ExporterPtr<S> make_console_exporter<S>(std::FILE*, TemporalityPreference);            \
+  template ExporterPtr<S> make_text_console_exporter<S>(std::shared_ptr<TextConsole>,             \
+                                                        TemporalityPreference);                   \
   template Result<ExporterPtr<S>> make_file_exporter<S>(const Config&);                           \
   template ExporterPtr<S> make_discarding_exporter<S>(TemporalityPreference);
 LENS_EXPORTERS_OF(Signal::traces)

@@ -1,5 +1,6 @@
 // Builds the exporter of a signal that config.exporter names: OTLP over gRPC, HTTP/protobuf or
-// HTTP/JSON (otlp_exporters.hpp), console JSON lines on stdout (console_json.hpp), one OTLP/JSON
+// HTTP/JSON (otlp_exporters.hpp), console JSON lines on stdout (console_json.hpp) or, with
+// CONSOLE_FORMAT=text, short lines a person reads (console_text.hpp), one OTLP/JSON
 // request per line in <file_path>/{traces,metrics,logs}.jsonl, or none (record, then discard —
 // for overhead measurements). Every exporter's outcomes are counted in an ExportReport, and the
 // metric exporters ask for the temporality of OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE.
@@ -14,6 +15,7 @@
 
 #include "export/export_report.hpp"
 #include "export/signal_sdk.hpp"
+#include "export/text_console.hpp"
 #include "lens/config.hpp"
 #include "lens/result.hpp"
 
@@ -31,6 +33,13 @@ Result<ExporterPtr<S>> make_exporter(const Config& config,
 template <Signal S>
 ExporterPtr<S> make_console_exporter(
     std::FILE* out = stdout, TemporalityPreference temporality = TemporalityPreference::cumulative);
+
+// Writes each batch as console_text.hpp's lines on `console`, the resource line when it changes;
+// spans are indented by the depth their recordable was given (core/span_depth.hpp).
+template <Signal S>
+ExporterPtr<S> make_text_console_exporter(
+    std::shared_ptr<TextConsole> console,
+    TemporalityPreference temporality = TemporalityPreference::cumulative);
 
 // Creates config.file_path (with its parents) and opens the signal's file for appending; the
 // error names the variable that set the path, the path and the OS error. Each batch becomes one

@@ -7,10 +7,13 @@
 #include <opentelemetry/trace/trace_id.h>
 
 #include <array>
+#include <atomic>
 #include <functional>
 
+#include "core/span_depth.hpp"
 #include "native/attribute_codec.hpp"
 #include "native/export_pipeline_impl.hpp"
+#include "native/span_depths.hpp"
 
 namespace lens::native {
 namespace {
@@ -27,6 +30,13 @@ constexpr std::string_view kTruncatedReasonKey = "nemo.span.truncated.reason";
 constexpr std::string_view kTruncatedReason = "still open at telemetry shutdown";
 
 nostd::string_view view(std::string_view s) noexcept { return {s.data(), s.size()}; }
+
+// The big-endian value of an id's 8 bytes, as Identity::span_id holds it.
+std::uint64_t span_id_value(const otel::trace::SpanId& id) noexcept {
+  std::uint64_t value = 0;
+  for (const std::uint8_t byte : id.Id()) value = (value << 8) | byte;
+  return value;
+}
 
 class OneAttribute final : public common::KeyValueIterable {
  public:
@@ -187,12 +197,17 @@ class LimitingRecordable final : public sdktrace::Recordable {
         limits_(limits),
         counters_(std::move(counters)),
         origins_(std::move(origins)),
-        limiter_(limits_, *counters_) {}
+        limiter_(limits_, *counters_),
+        depth_sink_(dynamic_cast<core::SpanDepthSink*>(inner_.get())) {}
 
   RecordablePtr release() noexcept { return std::move(inner_); }
+  // Where the span's depth goes, when the exporter shows depths; null otherwise.
+  core::SpanDepthSink* depth_sink() const noexcept { return depth_sink_; }
+  std::uint64_t span_id() const noexcept { return span_id_; }
 
   void SetIdentity(const otel::trace::SpanContext& context,
                    otel::trace::SpanId parent) noexcept override {
+    span_id_ = span_id_value(context.span_id());
     inner_->SetIdentity(context, parent);
   }
   void SetAttribute(nostd::string_view key, const common::AttributeValue& value) noexcept override {
@@ -236,6 +251,8 @@ class LimitingRecordable final : public sdktrace::Recordable {
   const std::shared_ptr<PipelineCounters> counters_;
   const std::shared_ptr<ForeignOrigins> origins_;
   Limiter limiter_;
+  core::SpanDepthSink* const depth_sink_;
+  std::uint64_t span_id_ = 0;
 };
 
 // What one record carries, wherever it comes from (a ring, or a snapshot of an open span).
@@ -267,11 +284,25 @@ class HandoffProcessor final : public sdktrace::SpanProcessor {
       return nullptr;
     }
   }
-  void OnStart(sdktrace::Recordable&, const otel::trace::SpanContext&) noexcept override {
+  void OnStart(sdktrace::Recordable& span,
+               const otel::trace::SpanContext& parent) noexcept override {
     PipelineCounters::add(core_->counters->foreign_started);
+    auto* limited = dynamic_cast<LimitingRecordable*>(&span);
+    if (limited == nullptr || limited->depth_sink() == nullptr) return;
+    // Below a local parent open now (native or API), else a local root; a remote parent starts
+    // this process's part of the trace at 0.
+    std::uint8_t depth = 0;
+    if (parent.IsValid() && !parent.IsRemote()) {
+      depth = core::child_depth(open_span_depth(span_id_value(parent.span_id())).value_or(0));
+    }
+    limited->depth_sink()->set_depth(depth);
+    if (limited->span_id() != 0) remember_span_depth(limited->span_id(), depth);
   }
   void OnEnd(RecordablePtr&& span) noexcept override {
-    if (auto* limited = dynamic_cast<LimitingRecordable*>(span.get())) span = limited->release();
+    if (auto* limited = dynamic_cast<LimitingRecordable*>(span.get())) {
+      if (limited->depth_sink() != nullptr) forget_span_depth(limited->span_id());
+      span = limited->release();
+    }
     if (span == nullptr) return;
     core::tsan_publish(span.get());
     core_->enqueue_foreign(std::move(span));
@@ -403,6 +434,9 @@ class SpanSignal::State {
           has_state ? otel::trace::TraceState::FromHeader(view(r.extras->trace_state))
                     : default_trace_state_);
       out->SetIdentity(context, span_id_of(r.id->parent_span_id));
+      if (exporter_shows_depth(*out)) {
+        dynamic_cast<core::SpanDepthSink&>(*out).set_depth(r.id->depth);
+      }
       out->SetTraceFlags(flags);
       out->SetResource(core_.resource);
       out->SetInstrumentationScope(*core_.scope);
@@ -446,7 +480,19 @@ class SpanSignal::State {
     return out;
   }
 
+  // Whether the exporter's recordables take a depth (asked of the first one: they are all of one
+  // type). Export thread only.
+  bool exporter_shows_depth(sdktrace::Recordable& recordable) noexcept {
+    int shows = shows_depth_.load(std::memory_order_relaxed);
+    if (shows < 0) {
+      shows = dynamic_cast<core::SpanDepthSink*>(&recordable) != nullptr ? 1 : 0;
+      shows_depth_.store(shows, std::memory_order_relaxed);
+    }
+    return shows == 1;
+  }
+
   Core& core_;
+  std::atomic<int> shows_depth_{-1};  // unknown until the first conversion
   // Shared by every span without a trace state (one reference count less per span).
   const nostd::shared_ptr<otel::trace::TraceState> default_trace_state_ =
       otel::trace::TraceState::GetDefault();

@@ -16,6 +16,7 @@
 #include "lens/otel_settings.hpp"
 #include "lens/sampling.hpp"
 #include "native/export_pipeline.hpp"
+#include "native/span_depths.hpp"
 #include "native/thread_spans.hpp"
 
 namespace lens::native {
@@ -46,6 +47,9 @@ struct SpanPipelineOptions : PipelineOptions {
   std::size_t buffer_bytes = std::size_t{64} << 20;
   std::shared_ptr<const Sampler> sampler;  // which native spans record; null: all
   SpanLimits limits;
+  // The exporter shows span depths (its recordables are core::SpanDepthSink): spans that other
+  // threads may parent have their depths remembered (span_depths.hpp).
+  bool track_depths = false;
 };
 
 struct SpanSignal {
@@ -69,9 +73,19 @@ extern template class ExportPipeline<SpanSignal>;
 
 class SpanPipeline : public ExportPipeline<SpanSignal> {
  public:
-  using ExportPipeline::ExportPipeline;
+  SpanPipeline(const SpanPipelineOptions& options,
+               std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> exporter,
+               const opentelemetry::sdk::resource::Resource& resource)
+      : ExportPipeline(options, std::move(exporter), resource),
+        track_depths_(options.track_depths) {}
   // Makes native spans on every thread go to this pipeline (until shutdown).
-  void activate() noexcept { native::activate(registry()); }
+  void activate() noexcept {
+    set_depth_tracking(track_depths_);
+    native::activate(registry());
+  }
+
+ private:
+  const bool track_depths_;
 };
 
 }  // namespace lens::native

@@ -58,6 +58,9 @@ struct Identity {
   std::uint64_t span_id = 0;  // big-endian value of the 8 id bytes
   std::uint64_t parent_span_id = 0;
   std::uint8_t flags = 0;  // kFlagSampled or 0, as exported
+  // The span's nesting depth when it started (docs/exporters.md, "Span depth"): 0 without a
+  // local parent. In what was padding: the record's layout does not change.
+  std::uint8_t depth = 0;
 };
 
 // The opentelemetry span id of an Identity span id value.

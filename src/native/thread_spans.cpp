@@ -18,9 +18,11 @@
 #include <string>
 
 #include "core/fork_generation.hpp"
+#include "core/span_depth.hpp"
 #include "core/tsan_handoff.hpp"
 #include "native/attribute_codec.hpp"
 #include "native/context_storage.hpp"
+#include "native/span_depths.hpp"
 #include "native/tick_clock.hpp"
 
 #if defined(LENS_TSAN_ENABLED)
@@ -285,6 +287,7 @@ Parent parent_from_context(
   id_storage.span_id = span_id_value(sc.span_id());
   id_storage.parent_span_id = 0;
   id_storage.flags = sc.trace_flags().flags();
+  id_storage.depth = 0;  // unknown here: see parent_from_attached
   const auto state = sc.trace_state();
   if (state != nullptr && !state->Empty()) {
     state_storage = state;
@@ -297,9 +300,14 @@ Parent parent_from_context(
 // was attached to the opentelemetry context after it started (a ContextScope, a third-party span).
 // Out of line: rare, and keeps the hot path free of context objects.
 [[gnu::noinline]] Parent parent_from_attached(ThreadSpans& spans, bool installed) noexcept {
-  return parent_from_context(
+  const Parent parent = parent_from_context(
       installed ? attached_context() : otel::context::RuntimeContext::GetCurrent(),
       spans.context_parent, spans.context_trace_state);
+  // A local parent of unknown depth (a native span of another thread) counts as depth 0.
+  if (parent.id != nullptr && !parent.remote) {
+    spans.context_parent.depth = open_span_depth(spans.context_parent.span_id).value_or(0);
+  }
+  return parent;
 }
 
 [[gnu::always_inline]] inline Parent resolve_parent(ThreadSpans& spans) noexcept {
@@ -373,7 +381,9 @@ Parent parent_from_context(
     if (parent.id != nullptr) {
       id.trace_id = parent.id->trace_id;
       id.parent_span_id = parent.id->span_id;
+      id.depth = parent.remote ? 0 : core::child_depth(parent.id->depth);
     } else {
+      id.depth = 0;
       if (root_trace_id != nullptr) {
         id.trace_id = *root_trace_id;
       } else {
@@ -857,6 +867,10 @@ DetachedSpan* begin_detached_span(std::string_view name, AttributeList attribute
     start(*spans, name, attributes, true, false, resolve_parent(*spans), nullptr, link,
           &span->frame);
   }
+  // On no thread's stack: its children find its depth here.
+  if (depth_tracking()) {
+    remember_span_depth(span->frame.data.record.id.span_id, span->frame.data.record.id.depth);
+  }
   return span;
 }
 
@@ -875,6 +889,7 @@ void end_detached_span(DetachedSpan* span) noexcept {
     std::lock_guard<std::mutex> lock(span->mutex);
     span->ended = true;
     FrameData& data = span->frame.data;
+    forget_span_depth(data.record.id.span_id);
     if (data.recording()) {
       // Into this thread's ring while the pipeline takes spans.
       ThreadSpans* spans = t_fast.spans;
@@ -915,6 +930,7 @@ namespace {
   if (data.has(FrameData::kHasView)) {
     frame.view = nullptr;
     data.set(FrameData::kHasView, false);
+    forget_span_depth(data.record.id.span_id);
   }
   // A forked child never writes into what it inherited (the pool's lock may be held).
   const bool inherited = spans->fork_generation() != core::fork_generation();
@@ -1030,6 +1046,16 @@ bool current_span_identity(Identity& out) noexcept {
 
 void set_context_depth(std::int64_t depth) noexcept { t_fast.context_depth = depth; }
 
+std::optional<std::uint8_t> open_span_depth(std::uint64_t span_id) noexcept {
+  if (const ThreadSpans* spans = t_fast.spans) {
+    for (std::uint32_t i = spans->depth(); i > 0; --i) {
+      const RecordHeader& record = spans->frame_at(i - 1)->data.record;
+      if (record.id.span_id == span_id) return record.id.depth;
+    }
+  }
+  return remembered_span_depth(span_id);
+}
+
 otel::context::Context overlay_current_span(const otel::context::Context& attached) noexcept {
   ThreadSpans* spans = t_fast.spans;
   if (spans == nullptr) return attached;
@@ -1046,6 +1072,9 @@ otel::context::Context overlay_current_span(const otel::context::Context& attach
     }
     FrameWrite write(*top);
     top->data.set(FrameData::kHasView, true);
+    // Seen through the context, it may parent spans on other threads.
+    if (depth_tracking())
+      remember_span_depth(top->data.record.id.span_id, top->data.record.id.depth);
   }
   otel::context::Context context = attached;
   return otel::trace::SetSpan(context, top->view);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "core/span_depth.hpp"
 #include "lens/sampling.hpp"
 #include "native/span_pipeline.hpp"
 #include "sdk/id_generator.hpp"
@@ -37,6 +38,9 @@ Result<BuiltTracerProvider> build_tracer_provider(
   options.clock = std::move(clock);
   options.sampler = *sampler;
   options.limits = native::SpanLimits::from(config.otel.limits);
+  // Asked of one recordable: the exporter's are all of one type.
+  options.track_depths = exporter != nullptr && dynamic_cast<core::SpanDepthSink*>(
+                                                    exporter->MakeRecordable().get()) != nullptr;
   built.pipeline = std::make_shared<native::SpanPipeline>(options, std::move(exporter),
                                                           to_otel_resource(resource));
   // One processor only: every extra processor costs the SDK a recordable per span.

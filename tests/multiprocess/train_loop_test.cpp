@@ -553,6 +553,73 @@ TEST_F(TrainLoop, SeedConsoleExporterPrintsSpansAndMetricsOnStdout) {
   EXPECT_EQ(metric_names.count("megatron.training.step_duration_ms"), 1U) << result.output;
 }
 
+// MEGATRON_OTEL_CONSOLE_FORMAT=text: one short line per span, indented by depth, the resource
+// once, a line per metrics export, and the trainer's own lines whole between them.
+TEST_F(TrainLoop, ReadableConsolePrintsOneIndentedLinePerSpanAndTheResourceOnce) {
+  const RunResult result = run(1, kShortRun,
+                               {{"MEGATRON_OTEL_ENABLED", "1"},
+                                {"MEGATRON_OTEL_EXPORTER", "console"},
+                                {"MEGATRON_OTEL_CONSOLE_FORMAT", "text"},
+                                {"MEGATRON_OTEL_SPAN_GROUPS", "all"}});
+  ASSERT_EQ(result.status, 0) << result.output;
+  const std::regex span_line(R"(\[lens\] ( *)([a-z_.]+) [0-9.]+ (ns|us|ms|s)( .*)?)");
+  const std::regex trainer_line(R"( iteration +\d+/ +4 \| lm loss: .* \| tokens/s: \d+)");
+  int resource_lines = 0;
+  int metrics_lines = 0;
+  int iteration_lines = 0;
+  std::map<std::string, std::set<std::size_t>> depths;  // span name -> depths seen
+  std::vector<std::string> steps;                       // the train_step lines' iterations
+  std::istringstream lines(result.output);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_NE(line.front(), '{') << "a JSON line in text mode: " << line;
+    if (line.find("elapsed time per iteration") != std::string::npos) {
+      EXPECT_TRUE(std::regex_match(line, trainer_line)) << "a trainer line cut: " << line;
+      ++iteration_lines;
+    }
+    if (line.rfind("[lens] ", 0) != 0) continue;
+    if (line.rfind("[lens] resource ", 0) == 0) {
+      ++resource_lines;
+      EXPECT_NE(line.find(" service.name=megatron-lm "), std::string::npos) << line;
+      continue;
+    }
+    if (line.rfind("[lens] metrics ", 0) == 0) {
+      ++metrics_lines;
+      EXPECT_NE(line.find(" megatron.training.loss="), std::string::npos) << line;
+      continue;
+    }
+    std::smatch match;
+    ASSERT_TRUE(std::regex_match(line, match, span_line)) << line;
+    depths[match[2]].insert(match[1].length() / 2);
+    if (match[2] == "megatron.train_step") {
+      const std::regex iteration(R"( megatron\.iteration=(\d+))");
+      std::smatch number;
+      ASSERT_TRUE(std::regex_search(line, number, iteration)) << line;
+      steps.push_back(number[1]);
+    }
+  }
+  EXPECT_EQ(resource_lines, 1) << result.output;
+  EXPECT_GE(metrics_lines, 1) << result.output;
+  EXPECT_EQ(iteration_lines, 3) << result.output;  // iterations 1, 2 and 4
+  EXPECT_EQ(steps, (std::vector<std::string>{"1", "2", "3", "4"})) << result.output;
+  // Each span at the depth of its place in the documented tree (docs/megatron.md): the job under
+  // megatron.pretrain, each step a trace of its own.
+  const std::map<std::string, std::set<std::size_t>> expected = {
+      {"megatron.pretrain", {0}},
+      {"megatron.model_init", {1}},
+      {"megatron.train", {1}},
+      {"megatron.first_iteration", {2}},
+      {"megatron.train_step", {0}},
+      {"megatron.forward_backward", {1}},
+      {"megatron.optimizer_step", {1}},
+      {"megatron.microbatch.forward", {2}},
+      {"megatron.microbatch.backward", {2}},
+      {"megatron.layer.forward", {3}},
+      {"megatron.layer.mlp", {4}}};
+  for (const auto& [name, depth] : expected) {
+    EXPECT_EQ(depths[name], depth) << name << "\n" << result.output;
+  }
+}
+
 // "Local collector": OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4317 and a collector there.
 TEST_F(TrainLoop, SeedLocalCollectorOn4317ReceivesTheRun) {
   lens::test_servers::CollectProcess collector({}, "127.0.0.1:4317");

@@ -51,6 +51,32 @@ TEST(ConfigFromEnv, NoVariablesGivesDefaultsAllFromDefault) {
   }
 }
 
+TEST(ConfigFromEnv, ConsoleFormatJsonByDefaultTextInAnyCaseUnderEitherPrefix) {
+  EXPECT_EQ(read({}).console_format, ConsoleFormat::json);
+  for (const char* value : {"text", "Text", "TEXT", " text "}) {
+    const Config config = read({{"NEMO_LENS_CONSOLE_FORMAT", value}});
+    EXPECT_EQ(config.console_format, ConsoleFormat::text) << value;
+    EXPECT_TRUE(config.problems.empty()) << value;
+    EXPECT_EQ(config.source_of("console_format"), "env:NEMO_LENS_CONSOLE_FORMAT");
+  }
+  EXPECT_EQ(read({{"NEMO_LENS_CONSOLE_FORMAT", "JSON"}}).console_format, ConsoleFormat::json);
+  const Config prefixed =
+      read({{"MEGATRON_OTEL_CONSOLE_FORMAT", "text"}}, "MEGATRON_OTEL", "NEMO_LENS");
+  EXPECT_EQ(prefixed.console_format, ConsoleFormat::text);
+  EXPECT_EQ(prefixed.source_of("console_format"), "env:MEGATRON_OTEL_CONSOLE_FORMAT");
+  EXPECT_EQ(to_string(ConsoleFormat::text), "text");
+  EXPECT_EQ(to_string(ConsoleFormat::json), "json");
+}
+
+TEST(ConfigFromEnv, ConsoleFormatOutsideTheSetIsAProblemNamingVariableValueAndChoices) {
+  const Config config =
+      read({{"MEGATRON_OTEL_CONSOLE_FORMAT", "pretty"}}, "MEGATRON_OTEL", "NEMO_LENS");
+  EXPECT_EQ(config.console_format, ConsoleFormat::json);
+  EXPECT_EQ(first_problem(config),
+            "Invalid console format for MEGATRON_OTEL_CONSOLE_FORMAT: 'pretty'; accepted: json, "
+            "text (any case)");
+}
+
 TEST(ConfigFromEnv, EnabledTrueSpellings) {
   for (const char* value : {"1", "true", "yes", "on", "True", "YES", " on "}) {
     const Config config = read({{"NEMO_LENS_ENABLED", value}});

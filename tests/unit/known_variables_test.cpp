@@ -116,6 +116,15 @@ TEST(UnknownVariableWarnings, OnlyTheActivePrefixesAreChecked) {
             std::vector<std::string>{});
 }
 
+TEST(UnknownVariableWarnings, ConsoleFormatIsKnownUnderBothPrefixesAndCloseMisspellingsAreNamed) {
+  EXPECT_EQ(warnings_for(
+                {{"MEGATRON_OTEL_CONSOLE_FORMAT", "text"}, {"NEMO_LENS_CONSOLE_FORMAT", "text"}}),
+            std::vector<std::string>{});
+  EXPECT_EQ(warnings_for({{"MEGATRON_OTEL_CONSOLE_FORMATS", "text"}}),
+            std::vector<std::string>{"MEGATRON_OTEL_CONSOLE_FORMATS is set but nothing reads it; "
+                                     "did you mean MEGATRON_OTEL_CONSOLE_FORMAT?"});
+}
+
 TEST(UnknownVariableWarnings, FarFromEveryNameGetsThePointerToTheDocs) {
   EXPECT_EQ(warnings_for({{"NEMO_LENS_COLOUR", "red"}, {"OTEL_FOO", "1"}}),
             (std::vector<std::string>{
