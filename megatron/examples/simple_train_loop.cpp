@@ -471,6 +471,7 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
       loss = trainer->shared_loss(local_loss);
       step.set_attribute(attrs::kLoss, loss);
       step.set_attribute(attrs::kGradNorm, grad_norm);
+      step.set_attribute(attrs::kLearningRate, args.lr);
       step_context = step.context();
     }
     last_loss = loss;

@@ -327,7 +327,8 @@ const std::vector<std::string>& config_field_names() {
                                                  "run_id",
                                                  "user_id",
                                                  "wandb_entity",
-                                                 "wandb_project"};
+                                                 "wandb_project",
+                                                 "console_format"};
   return names;
 }
 

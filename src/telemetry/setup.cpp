@@ -262,8 +262,19 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
   }
   if (state->meter_provider != nullptr) {
     // The readers' shutdown exports one last time (metrics::PeriodicMetricReader,
-    // ManualMetricReader has nothing to push).
-    jobs.push_back({"metrics", [state, deadline] {
+    // ManualMetricReader has nothing to push). That last collection reads the lens.exporter.*
+    // self-metrics, the rank's own account of its spans and log records (`lens report`'s
+    // completeness section): it waits for their flushes, up to three quarters of the timeout,
+    // so that it counts them exported rather than still queued.
+    const int flushes = (state->tracer_provider != nullptr ? 1 : 0) +
+                        (state->logger_provider != nullptr ? 1 : 0);
+    const auto flushes_deadline = deadline - timeout / 4;
+    jobs.push_back({"metrics", [state, deadline, done, flushes, flushes_deadline] {
+                      {
+                        std::unique_lock<std::mutex> lock(done->mutex);
+                        done->cv.wait_until(lock, flushes_deadline,
+                                            [&] { return done->finished >= flushes; });
+                      }
                       state->meter_provider->Shutdown(remaining_until(deadline));
                       // Frees the port: a later setup may serve on it again.
                       state->prometheus_endpoint.reset();

@@ -219,6 +219,20 @@ TEST_F(RunCommand, ARunWithoutASlowRankHasNoLargeSuspect) {
   for (const auto& suspect : summary["suspects"]) {
     EXPECT_LT(suspect["share"].get<double>(), 1.0 / 3.0) << summary.dump();
   }
+  // Telemetry completeness: each rank's own count, read from its final self-metrics, matches
+  // what lens collect received; nothing dropped.
+  ASSERT_EQ(summary["completeness"].size(), 2U) << summary.dump();
+  for (const auto& rank : summary["completeness"]) {
+    const auto& spans = rank["signals"]["spans"];
+    EXPECT_EQ(rank["complete"], true) << rank.dump();
+    EXPECT_GT(spans["received"].get<int>(), 16) << rank.dump();
+    EXPECT_EQ(spans["exported"], spans["received"]) << rank.dump();
+    EXPECT_EQ(spans["dropped"], 0) << rank.dump();
+    EXPECT_EQ(rank["signals"]["metric points"]["failed"], 0) << rank.dump();
+  }
+  EXPECT_EQ(summary["silent_ranks"], nlohmann::json::array());
+  EXPECT_NE(read_file(dir_ / "run" / "report.html").find("<h2>Telemetry completeness</h2>"),
+            std::string::npos);
 }
 
 // The example's --slow-stage optimizer --slow-from 3: rank 2 sleeps 200 ms in its optimizer step

@@ -382,11 +382,16 @@ TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
       EXPECT_EQ(name_of[linked], "megatron.train");
       EXPECT_EQ(instance_of[linked], s.resource.at("service.instance.id").at("stringValue"));
       std::int64_t iteration = -1;
+      double learning_rate = -1.0;
       for (const json& attribute : s.span.at("attributes")) {
         if (attribute.at("key") == "megatron.iteration") {
           iteration = std::stoll(attribute.at("value").at("intValue").get<std::string>());
         }
+        if (attribute.at("key") == "megatron.learning_rate") {
+          learning_rate = attribute.at("value").at("doubleValue").get<double>();
+        }
       }
+      EXPECT_DOUBLE_EQ(learning_rate, 0.001) << "the trainer's default --lr, on every step";
       step_traces[iteration].insert(s.span.at("traceId").get<std::string>());
       ++step_ranks[iteration];
       continue;

@@ -56,7 +56,13 @@ TEST(ReportCli, WritesTheReportAndTheTraceAndPrintsTheSummary) {
                             "first_iteration": 1, "last_iteration": 20, "steps": 20,
                             "exposed_ms": 2000.0, "share": 0.25641, "others_wait": true,
                             "others_wait_in": "communication",
-                            "sentence": "rank 2 spends +100.0 ms per step in forward_backward from iteration 1 on; the other ranks wait for it in communication (26% of the run)"}]})json"));
+                            "sentence": "rank 2 spends +100.0 ms per step in forward_backward from iteration 1 on; the other ranks wait for it in communication (26% of the run)"}],
+              "completeness": [
+                {"rank": 0, "complete": null, "signals": {"spans": {"received": 185}, "metric points": {"received": 16}}},
+                {"rank": 1, "complete": null, "signals": {"spans": {"received": 185}, "metric points": {"received": 16}}},
+                {"rank": 2, "complete": null, "signals": {"spans": {"received": 185}, "metric points": {"received": 16}}},
+                {"rank": 3, "complete": null, "signals": {"spans": {"received": 185}, "metric points": {"received": 16}}}],
+              "silent_ranks": []})json"));
 
   // A second run reads the same directory, its own outputs included, to the same result.
   const ProcessResult again = lens({dir.path().string()});

@@ -116,6 +116,14 @@ Json otel_json(const OtelSettings& o, Json& sources) {
   w.put("metric_export_interval_ms", o.metric_export_interval_ms.value,
         o.metric_export_interval_ms);
   w.put("metric_export_timeout_ms", o.metric_export_timeout_ms.value, o.metric_export_timeout_ms);
+  Json metrics_exporters = Json::array();
+  for (const MetricsExporter exporter : o.metrics_exporters.value) {
+    metrics_exporters.push_back(std::string(to_string(exporter)));
+  }
+  // Empty: the metrics go where the lens exporter sends every signal.
+  w.put("metrics_exporter", metrics_exporters, o.metrics_exporters);
+  w.put("exporter_prometheus/host", o.prometheus_host.value, o.prometheus_host);
+  w.put("exporter_prometheus/port", o.prometheus_port.value, o.prometheus_port);
   const LimitSettings& l = o.limits;
   w.put("limits/attribute_value_length", optional_json(l.attribute_value_length.value),
         l.attribute_value_length);
@@ -375,6 +383,7 @@ int config_command(const std::vector<std::string>& args) {
   out["span_groups"] = config.span_groups;
   out["resolved_span_groups"] = groups.ok() ? Json(*groups) : Json::array();
   out["exporter"] = to_string(config.exporter);
+  out["console_format"] = to_string(config.console_format);
   out["file_path"] = config.file_path;
   out["span_buffer_mb"] = config.span_buffer_mb;
   out["run_id"] = config.run_id;

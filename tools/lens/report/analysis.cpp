@@ -83,6 +83,7 @@ RunAnalysis analyze(RunData data, const StragglerOptions& options) {
   }
   out.stragglers = detect_stragglers(out.steps, options);
   out.stalls = attribute_stalls(out.steps);
+  out.completeness = telemetry_completeness(out.data, out.info.missing_ranks);
   out.step_percentiles = histogram_percentiles(out.data.ranks, kStepDurationMetric);
   out.t0_ns = earliest_time(out.data.ranks);
   return out;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "report/completeness.hpp"
 #include "report/metric_series.hpp"
 #include "report/run_model.hpp"
 #include "report/stall_attribution.hpp"
@@ -36,6 +37,7 @@ struct RunAnalysis {
   std::set<std::int64_t> iterations;  // every iteration seen on any rank
   StragglerResult stragglers;  // per-rank medians and the threshold rule (the medians table)
   StallResult stalls;          // who the others wait for: the summary and summary.json
+  Completeness completeness;   // received against the ranks' own export counts
   std::vector<PercentilePoint> step_percentiles;  // from kStepDurationMetric
   std::int64_t t0_ns = 0;  // earliest span start or metric time: the report's time origin
   std::uint64_t span_count = 0;

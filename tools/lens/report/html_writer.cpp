@@ -353,6 +353,46 @@ void write_resources(const RunAnalysis& analysis, std::ostream& out) {
   }
 }
 
+// Per rank and signal: what the directory holds against the rank's own count.
+void write_completeness(const Completeness& completeness, std::ostream& out) {
+  out << "<h2>Telemetry completeness</h2>\n";
+  if (!completeness.any_reported) {
+    out << "<p class=\"note\">No rank's lens.exporter.* self-metrics are in this directory "
+           "(metrics off, or not collected here): received counts only.</p>\n";
+  } else {
+    out << "<p class=\"note\">received: records in this directory; exported, dropped, failed: "
+           "the rank's own count at its last metric collection (at shutdown after the spans are "
+           "flushed; its final metric export and later log records are not in it). missing: "
+           "exported by the rank's count and not here.</p>\n";
+  }
+  out << "<table><tr><th>rank</th><th>signal</th><th>received</th><th>exported</th>"
+         "<th>dropped</th><th>failed</th><th>missing</th><th>complete</th></tr>\n";
+  for (const RankCompleteness& rank : completeness.ranks) {
+    for (const SignalCompleteness& signal : rank.signals) {
+      const bool lost = signal.dropped > 0 || signal.missing > 0;
+      out << (lost ? "<tr class=\"straggler\">" : "<tr>");
+      cell(out, std::to_string(rank.rank), true);
+      cell(out, signal.signal);
+      cell(out, std::to_string(signal.received), true);
+      for (const std::uint64_t value :
+           {signal.exported, signal.dropped, signal.failed, signal.missing}) {
+        cell(out, signal.reported ? std::to_string(value) : "not reported", true);
+      }
+      cell(out, !signal.reported ? "unknown" : lost ? "no" : "yes");
+      out << "</tr>\n";
+    }
+  }
+  out << "</table>\n";
+  if (!completeness.silent_ranks.empty()) {
+    std::string silent;
+    for (const int r : completeness.silent_ranks) {
+      silent += (silent.empty() ? "" : ", ") + std::to_string(r);
+    }
+    out << "<p class=\"note\">No telemetry at all from ranks " << html_escape(silent)
+        << " (not exporting under the rank strategy, or lost).</p>\n";
+  }
+}
+
 void write_stragglers(const RunAnalysis& analysis, std::ostream& out) {
   const StragglerResult& result = analysis.stragglers;
   out << "<h2>Per-rank medians</h2>\n";
@@ -505,7 +545,8 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
 
   out << "<div class=\"summary\">";
   for (const std::string& line : context.summary_lines) {
-    const bool flag = line.rfind("rank ", 0) == 0;  // a stall suspect's sentence
+    // A stall suspect's sentence, or telemetry that was lost.
+    const bool flag = line.rfind("rank ", 0) == 0 || line.rfind("telemetry ", 0) == 0;
     out << (flag ? "<span class=\"flag\">" : "<span>") << html_escape(line) << "</span>\n";
   }
   out << "</div>\n";
@@ -548,6 +589,7 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
          "<div class=\"chart\"><svg id=\"percentile-chart\"></svg></div>\n"
          "<div id=\"metric-charts\"></div>\n"
          "<h2>lens self-metrics</h2>\n<div id=\"self-metric-charts\"></div>\n";
+  write_completeness(analysis.completeness, out);
   write_resources(analysis, out);
   if (!context.warnings.empty()) {
     out << "<h2>Warnings</h2>\n<ul class=\"warnings\">\n";

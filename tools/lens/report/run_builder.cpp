@@ -1,7 +1,9 @@
 // RunData from OTLP requests (see run_builder.hpp).
 #include "report/run_builder.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <string_view>
 
 #include "report/otlp_values.hpp"
 
@@ -21,6 +23,30 @@ double number_value(const metrics_pb::NumberDataPoint& point) {
   return point.value_case() == metrics_pb::NumberDataPoint::kAsInt
              ? static_cast<double>(point.as_int())
              : point.as_double();
+}
+
+// The rank's own lens.exporter.{exported,failed,dropped} counters, per signal attribute.
+void record_reported_totals(const metrics_pb::Metric& metric, RankData& rank) {
+  constexpr std::string_view kPrefix = "lens.exporter.";
+  const std::string& name = metric.name();
+  if (name.rfind(kPrefix, 0) != 0) return;
+  const std::string_view what = std::string_view(name).substr(kPrefix.size());
+  if (what != "exported" && what != "failed" && what != "dropped") return;
+  for (const auto& point : metric.sum().data_points()) {
+    std::string signal;
+    for (const auto& attribute : point.attributes()) {
+      if (attribute.key() == "signal") signal = attribute.value().string_value();
+    }
+    if (signal.empty()) continue;
+    ReportedTotals& totals = rank.reported[signal];
+    const std::int64_t time = as_signed(point.time_unix_nano());
+    const auto value = static_cast<std::uint64_t>(std::max(0.0, number_value(point)));
+    // The counters of one collection share its time; a newer collection replaces all three.
+    if (time < totals.time_ns) continue;
+    if (time > totals.time_ns) totals = ReportedTotals{0, 0, 0, time};
+    (what == "exported" ? totals.exported : what == "failed" ? totals.failed : totals.dropped) =
+        value;
+  }
 }
 
 }  // namespace
@@ -124,6 +150,7 @@ void RunBuilder::on_metrics(
           }
         } else if (metric.has_sum()) {
           points = static_cast<std::uint64_t>(metric.sum().data_points_size());
+          if (rank != nullptr) record_reported_totals(metric, *rank);
         }
         if (rank != nullptr) {
           rank->metric_points += points;

@@ -44,6 +44,15 @@ struct HistogramPoint {
   std::vector<std::uint64_t> bucket_counts;
 };
 
+// A rank's own account of one signal: the last values of its lens.exporter.* self-metrics
+// (cumulative counters; the newest point wins).
+struct ReportedTotals {
+  std::uint64_t exported = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t dropped = 0;
+  std::int64_t time_ns = -1;  // the newest point's time; -1 until one is read
+};
+
 struct RankData {
   int rank = 0;
   AttributeList resource;  // every key seen on this rank's resources, first value kept
@@ -53,6 +62,8 @@ struct RankData {
   std::uint64_t metric_points = 0;
   std::uint64_t log_records = 0;
   std::uint64_t error_logs = 0;  // severity ERROR or worse
+  // signal ("traces", "metrics", "logs") -> what the rank says it exported, failed and dropped.
+  std::map<std::string, ReportedTotals> reported;
 };
 
 struct RunData {

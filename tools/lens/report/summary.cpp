@@ -77,6 +77,9 @@ std::string step_line(const RunAnalysis& analysis) {
 
 std::vector<std::string> summary_lines(const RunAnalysis& analysis) {
   std::vector<std::string> lines = stall_lines(analysis.stalls);
+  for (std::string& line : completeness_lines(analysis.completeness)) {
+    lines.push_back(std::move(line));
+  }
   lines.push_back(ranks_line(analysis));
   lines.push_back(step_line(analysis));
   return lines;

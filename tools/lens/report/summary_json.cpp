@@ -37,6 +37,26 @@ nlohmann::json summary_json(const RunAnalysis& analysis) {
                         {"run_ms", rounded(stalls.run_ms)},
                         {"exposed_ms", rounded(stalls.exposed_ms)},
                         {"suspects", std::move(suspects)}};
+  nlohmann::json completeness = nlohmann::json::array();
+  for (const RankCompleteness& rank : analysis.completeness.ranks) {
+    nlohmann::json signals = nlohmann::json::object();
+    for (const SignalCompleteness& signal : rank.signals) {
+      nlohmann::json entry = {{"received", signal.received}};
+      if (signal.reported) {
+        entry["exported"] = signal.exported;
+        entry["dropped"] = signal.dropped;
+        entry["failed"] = signal.failed;
+        entry["missing"] = signal.missing;
+      }
+      signals[signal.signal] = std::move(entry);
+    }
+    completeness.push_back(
+        {{"rank", rank.rank},
+         {"complete", rank.complete() ? nlohmann::json(*rank.complete()) : nlohmann::json(nullptr)},
+         {"signals", std::move(signals)}});
+  }
+  out["completeness"] = std::move(completeness);
+  out["silent_ranks"] = analysis.completeness.silent_ranks;
   if (!stalls.iterations.empty()) {
     out["first_iteration"] = stalls.iterations.front();
     out["last_iteration"] = stalls.iterations.back();

@@ -30,6 +30,7 @@ inline constexpr std::string_view kGlobalBatchSize = "megatron.global_batch_size
 inline constexpr std::string_view kIteration = "megatron.iteration";  // train_step, save_checkpoint
 inline constexpr std::string_view kLoss = "megatron.loss";            // train_step
 inline constexpr std::string_view kGradNorm = "megatron.grad_norm";   // train_step, optimizer_step
+inline constexpr std::string_view kLearningRate = "megatron.learning_rate";  // train_step
 inline constexpr std::string_view kNumMicrobatches =
     "megatron.num_microbatches";                                               // forward_backward
 inline constexpr std::string_view kMicrobatchId = "megatron.microbatch_id";    // microbatch.forward
@@ -56,7 +57,7 @@ using namespace attributes;
 inline constexpr std::string_view kPretrain[] = {kModelType, kTrainIters, kGlobalBatchSize};
 inline constexpr std::string_view kTrain[] = {kTrainIters};
 inline constexpr std::string_view kIterationOnly[] = {kIteration};
-inline constexpr std::string_view kTrainStep[] = {kIteration, kLoss, kGradNorm};
+inline constexpr std::string_view kTrainStep[] = {kIteration, kLoss, kGradNorm, kLearningRate};
 inline constexpr std::string_view kForwardBackward[] = {kNumMicrobatches};
 inline constexpr std::string_view kMicrobatchForward[] = {kMicrobatchId};
 inline constexpr std::string_view kLayerForward[] = {kLayerNumber};
