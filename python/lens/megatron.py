@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 from . import LensLoggingHandler, TelemetryHandle, _lens, setup_telemetry, torch_broadcast
@@ -304,8 +305,16 @@ def set_telemetry(args: Any, rank: Optional[int] = None, world_size: Optional[in
 
 
 def get_telemetry() -> Optional[TelemetryHandle]:
-    """The handle set_telemetry made, or None."""
+    """The handle set_telemetry made, or None (also in a forked child: telemetry is off there)."""
     return _handle
+
+
+def _after_fork_in_child() -> None:
+    global _handle
+    _handle = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def record_training_metrics(handle: Optional[TelemetryHandle] = None, **values: Any) -> None:

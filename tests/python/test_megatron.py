@@ -179,6 +179,22 @@ def test_set_telemetry_exports_with_the_training_resource_and_the_run_id(monkeyp
     assert [s["name"] for s in exported.spans()] == ["megatron.train"]
 
 
+def test_a_forked_child_has_no_handle(monkeypatch, tmp_path):
+    exporting_to_files(monkeypatch, tmp_path)
+    handle = lm.set_telemetry(training_args(), _allow_reinit=True)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report and leave without running the parent's exit hooks
+        os.write(write, b"none" if lm.get_telemetry() is None else b"handle")
+        os._exit(0)
+    os.close(write)
+    assert os.read(read, 16) == b"none"
+    os.close(read)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert lm.get_telemetry() is handle
+    handle.shutdown(1000)
+
+
 def test_a_disabled_run_builds_nothing_and_gates_every_group():
     handle = lm.set_telemetry(training_args())
     assert handle.is_exporting() is False
