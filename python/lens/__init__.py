@@ -33,6 +33,8 @@ from ._lens import (
     SpanSite,
     TelemetryHandle,
     TracedFunction,
+    TraceRootSpan,
+    TraceSeed,
     create_linked_span,
     enabled_span_groups,
     extract,
@@ -51,19 +53,21 @@ from ._lens import (
     span_cm,
     standard_sampler,
     trace_fn,
+    trace_root_span,
     unregister_rank_strategy,
     unregister_sampling_strategy,
 )
 
 __all__ = [
     "Counter", "Gauge", "Histogram", "LensLoggingHandler", "NemoLensConfig", "Sampler", "Span",
-    "SpanSite", "TelemetryHandle", "TracedFunction", "broadcast_trace_context",
-    "create_linked_span", "enabled_span_groups", "extract", "get_telemetry", "inject",
-    "is_span_group_enabled", "managed_span", "rank_aware_sampler", "register_export_strategy",
-    "register_rank_strategy", "register_sampling_strategy", "register_span_groups",
-    "registered_rank_strategies", "registered_sampling_strategies", "registered_span_groups",
-    "resolve_span_groups", "set_enabled_span_groups", "setup_telemetry", "span_cm",
-    "standard_sampler", "trace_fn", "unregister_rank_strategy", "unregister_sampling_strategy",
+    "SpanSite", "TelemetryHandle", "TraceRootSpan", "TraceSeed", "TracedFunction",
+    "broadcast_trace_context", "create_linked_span", "enabled_span_groups", "extract",
+    "get_telemetry", "inject", "is_span_group_enabled", "managed_span", "rank_aware_sampler",
+    "register_export_strategy", "register_rank_strategy", "register_sampling_strategy",
+    "register_span_groups", "registered_rank_strategies", "registered_sampling_strategies",
+    "registered_span_groups", "resolve_span_groups", "set_enabled_span_groups",
+    "setup_telemetry", "share_trace_seed", "span_cm", "standard_sampler", "torch_broadcast",
+    "trace_fn", "trace_root_span", "unregister_rank_strategy", "unregister_sampling_strategy",
 ]
 
 # The seed's name for register_rank_strategy.
@@ -80,18 +84,23 @@ ATEXIT_SHUTDOWN_TIMEOUT_MS = 5000
 def setup_telemetry(config: NemoLensConfig, rank: Optional[int] = None,
                     world_size: Optional[int] = None,
                     resource_attributes: Optional[Dict[str, Any]] = None,
-                    _allow_reinit: bool = False) -> TelemetryHandle:
+                    _allow_reinit: bool = False,
+                    broadcast: Optional[Callable[[bytes, int], bytes]] = None
+                    ) -> TelemetryHandle:
     """Sets telemetry up for this process and returns its handle.
 
     rank/world_size default to the launcher's variables (torchrun, MPI, SLURM). Raises ValueError
     with the message of the C++ core (naming the variable, the bad value and what is accepted)
     when the configuration is invalid; after that, nothing raises. The handle is shut down at
     interpreter exit (atexit) within ATEXIT_SHUTDOWN_TIMEOUT_MS.
+
+    broadcast (e.g. torch_broadcast()) is the job's collective: when no run id is configured
+    and the launcher gives none, rank 0 generates one and shares it, so every rank calls setup.
     """
     global _handle, _atexit_registered
     handle = _lens.setup_telemetry(config, rank=rank, world_size=world_size,
                                    resource_attributes=resource_attributes or {},
-                                   allow_reinit=_allow_reinit)
+                                   allow_reinit=_allow_reinit, broadcast=broadcast)
     with _state_lock:
         _handle = handle
         if not _atexit_registered:
@@ -156,3 +165,34 @@ def broadcast_trace_context(src: int = 0, group: Any = None) -> Dict[str, str]:
     payload = [inject() if dist.get_rank() == src else None]
     dist.broadcast_object_list(payload, src=src, group=group)
     return payload[0] or {}
+
+
+def torch_broadcast(group: Any = None) -> Optional[Callable[[bytes, int], bytes]]:
+    """broadcast(payload, root) -> root's payload over torch.distributed (`group`, default the
+    world), for setup_telemetry and share_trace_seed; None when torch.distributed is not
+    initialised. Every rank must call what it is given to."""
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return None
+    if not dist.is_available() or not dist.is_initialized():
+        return None
+
+    def broadcast(payload: bytes, root: int) -> bytes:
+        box = [payload if dist.get_rank() == root else None]
+        dist.broadcast_object_list(box, src=root, group=group)
+        return box[0]
+
+    return broadcast
+
+
+def share_trace_seed(src_rank: int = 0) -> TraceSeed:
+    """A collective over torch.distributed (every rank calls it): rank `src_rank`'s random seed,
+    from which every rank derives the same trace id for the same iteration
+    (seed.trace_id_for(iteration), for trace_root_span). Without torch.distributed each process
+    has its own seed."""
+    broadcast = torch_broadcast()
+    if broadcast is None:
+        return _lens.share_trace_seed(None, 0, 1, src_rank)
+    import torch.distributed as dist
+    return _lens.share_trace_seed(broadcast, dist.get_rank(), dist.get_world_size(), src_rank)

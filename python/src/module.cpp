@@ -26,6 +26,7 @@
 #include "lens/strategies.hpp"
 #include "lens/telemetry.hpp"
 #include "span_site.hpp"
+#include "training_bindings.hpp"
 
 namespace py = pybind11;
 
@@ -42,8 +43,10 @@ void raise_if_failed(const Status& status) {
   if (!status.ok()) throw py::value_error(status.message());
 }
 
-// Python values as attribute values: bool, int, float, str and lists of one of them; other
-// values are left out (SPEC §F.4).
+}  // namespace
+
+// Python values as attribute values: bool, int, float and str; other values are left out
+// (SPEC §F.4).
 Attributes to_attributes(const py::dict& values) {
   Attributes attributes;
   for (auto [key, value] : values) {
@@ -65,6 +68,8 @@ Attributes to_attributes(const py::dict& values) {
   }
   return attributes;
 }
+
+namespace {
 
 // A Python exception raised by a rank strategy during setup, raised again once setup returned.
 struct PendingStrategyError {
@@ -135,7 +140,8 @@ SamplingStrategyFactory python_sampling_factory(py::function function) {
 }
 
 TelemetryHandle setup(Config config, std::optional<int> rank, std::optional<int> world_size,
-                      const py::dict& resource_attributes, bool allow_reinit) {
+                      const py::dict& resource_attributes, bool allow_reinit,
+                      py::object broadcast) {
   RankInfo rank_info;
   if (rank.has_value() || world_size.has_value()) {
     RankInfo detected = value_or_raise(RankInfo::detect());
@@ -148,6 +154,11 @@ TelemetryHandle setup(Config config, std::optional<int> rank, std::optional<int>
   }
   SetupOverrides overrides;
   overrides.allow_reinit = allow_reinit;
+  std::optional<PythonCollective> collective;
+  if (!broadcast.is_none()) {
+    collective.emplace(std::move(broadcast), rank_info.rank, rank_info.world_size);
+    overrides.collective = &*collective;
+  }
   PendingStrategyError pending;
   g_pending_strategy_error = &pending;
   Result<TelemetryHandle> handle =
@@ -333,9 +344,11 @@ PYBIND11_MODULE(_lens, m) {
 
   m.def("setup_telemetry", &setup, py::arg("config"), py::arg("rank") = py::none(),
         py::arg("world_size") = py::none(), py::arg("resource_attributes") = py::dict(),
-        py::arg("allow_reinit") = false,
+        py::arg("allow_reinit") = false, py::arg("broadcast") = py::none(),
         "Sets telemetry up for this process; raises ValueError naming the bad variable. rank and "
-        "world_size default to the launcher's (torchrun, MPI, SLURM).");
+        "world_size default to the launcher's (torchrun, MPI, SLURM). broadcast(payload: bytes, "
+        "root: int) -> bytes, a collective every rank calls, lets rank 0 share a generated run "
+        "id (see lens.torch_broadcast).");
 
   m.def("is_span_group_enabled", [](const std::string& group) {
     return is_span_group_enabled(group);
@@ -471,5 +484,6 @@ PYBIND11_MODULE(_lens, m) {
       [](int level) { return setup_logging_bridge(level_of(level)); }, py::arg("level") = 20,
       "Lets log records of `level` and above through; True when records flow now.");
 
+  add_training_bindings(m);
   if (!add_span_types(m.ptr())) throw py::error_already_set();
 }
