@@ -341,7 +341,7 @@ def train_loop(args: argparse.Namespace, trainer: Trainer, step_traces: lens.Tra
             if step is not None:
                 step.set_attribute(A.LOSS, loss)
                 step.set_attribute(A.GRAD_NORM, grad_norm)
-                step.set_attribute("megatron.learning_rate", args.lr)
+                step.set_attribute(A.LEARNING_RATE, args.lr)
             interval_loss += loss
             interval_iterations += 1
             if iteration % args.log_interval == 0 or iteration == 1:

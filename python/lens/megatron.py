@@ -92,6 +92,7 @@ class attributes:  # noqa: N801 (a namespace of constants, as lens::megatron::sp
     ITERATION = "megatron.iteration"                # train_step, first_iteration, save_checkpoint
     LOSS = "megatron.loss"                          # train_step
     GRAD_NORM = "megatron.grad_norm"                # train_step, optimizer_step
+    LEARNING_RATE = "megatron.learning_rate"        # train_step
     NUM_MICROBATCHES = "megatron.num_microbatches"  # forward_backward
     MICROBATCH_ID = "megatron.microbatch_id"        # microbatch.forward
     EVAL_ITERS = "megatron.eval_iters"              # evaluate
@@ -124,7 +125,7 @@ TRAIN = SpanDef("megatron.train", groups.JOB, "megatron.pretrain", keys=(_a.TRAI
 FIRST_ITERATION = SpanDef("megatron.first_iteration", groups.FIRST_ITERATION, "megatron.train",
                           keys=(_a.ITERATION,))
 TRAIN_STEP = SpanDef("megatron.train_step", groups.STEP, "megatron.train", True,
-                     (_a.ITERATION, _a.LOSS, _a.GRAD_NORM))
+                     (_a.ITERATION, _a.LOSS, _a.GRAD_NORM, _a.LEARNING_RATE))
 FORWARD_BACKWARD = SpanDef("megatron.forward_backward", groups.FORWARD_BACKWARD,
                            "megatron.train_step", keys=(_a.NUM_MICROBATCHES,))
 MICROBATCH_FORWARD = SpanDef("megatron.microbatch.forward", groups.MICROBATCH,

@@ -120,7 +120,7 @@ def test_the_catalogue_constants_are_the_cpp_catalogue():
     assert len(lm.CATALOGUE) == 29
     assert lm.TRAIN_STEP == lm.SpanDef("megatron.train_step", "step", "megatron.train", True,
                                        ("megatron.iteration", "megatron.loss",
-                                        "megatron.grad_norm"))
+                                        "megatron.grad_norm", "megatron.learning_rate"))
 
 
 def test_groups_presets_metrics_and_resource_keys_are_the_cpp_ones():
