@@ -1,0 +1,142 @@
+// The fast trace decoder gives exactly otlp_json::decode's message on the lines it accepts, and
+// declines every form outside its subset (those lines take the general decoder).
+#include "report/otlp_fast_traces.hpp"
+
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "lens/otlp_json.hpp"
+#include "report_fixtures.hpp"
+
+namespace lens::report {
+namespace {
+
+using opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
+
+// Decodes `line` both ways; fails the test unless the fast decoder accepts it and agrees.
+void expect_same_as_general(const std::string& line) {
+  ExportTraceServiceRequest general;
+  const Status status = otlp_json::decode(line, general);
+  ASSERT_TRUE(status.ok()) << status.message();
+  FastTraceDecoder decoder;
+  std::string copy = line;
+  ExportTraceServiceRequest fast;
+  ASSERT_TRUE(decoder.decode(copy, fast)) << line;
+  EXPECT_EQ(copy, line);  // the padding does not change the text
+  std::string difference;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&difference);
+  EXPECT_TRUE(differencer.Compare(general, fast)) << difference;
+  EXPECT_EQ(fast.SerializeAsString(), general.SerializeAsString());
+}
+
+bool declines(const std::string& line) {
+  FastTraceDecoder decoder;
+  std::string copy = line;
+  ExportTraceServiceRequest request;
+  return !decoder.decode(copy, request);
+}
+
+TEST(ReportFastTraces, AgreesWithTheGeneralDecoderOnLensCollectLines) {
+  for (const testing::RunSpec& spec :
+       {testing::RunSpec{.ranks = 3, .iterations = 4},
+        testing::RunSpec{.ranks = 2, .iterations = 3, .slow_rank = 1, .slow_ms = 50.0,
+                         .steps_are_roots = false}}) {
+    for (const auto& request : testing::make_traces(spec)) {
+      ASSERT_GT(request.resource_spans(0).scope_spans(0).spans_size(), 10);
+      expect_same_as_general(otlp_json::encode(request));
+    }
+  }
+}
+
+// Every form the fast decoder accepts, in one line: snake_case names, uppercase hex, 64-bit
+// integers as numbers and strings, negative integers, every AnyValue kind nested, status,
+// counts, flags, empty event and link lists, unset ids.
+constexpr const char* kEveryForm = R"({"resource_spans":[{"resource":{"attributes":[
+ {"key":"dl.rank","value":{"int_value":7}},{"key":"s","value":{"stringValue":"a\"\u00e9\n"}},
+ {"key":"neg","value":{"intValue":"-9223372036854775808"}},{"key":"d","value":{"doubleValue":-0.0}},
+ {"key":"d2","value":{"doubleValue":1e-300}},{"key":"i2","value":{"doubleValue":3}},
+ {"key":"b","value":{"boolValue":false}},{"key":"empty","value":{}},
+ {"key":"arr","value":{"arrayValue":{"values":[{"intValue":"1"},{"arrayValue":{}},
+   {"kvlistValue":{"values":[{"key":"k","value":{"boolValue":true}}]}}]}}}],
+ "droppedAttributesCount":2},
+ "scopeSpans":[{"scope":{"name":"lens","version":"1.0","attributes":[],"dropped_attributes_count":1},
+  "spans":[{"trace_id":"0123456789ABCDEF0123456789abcdef","span_id":"00000000000000FF",
+   "parent_span_id":"","traceState":"k=v","name":"megatron.train_step","kind":3,
+   "start_time_unix_nano":1700000000000000000,"endTimeUnixNano":"18446744073709551615",
+   "attributes":[{"key":"megatron.iteration","value":{"intValue":12}}],
+   "droppedAttributesCount":0,"events":[],"dropped_events_count":4,"links":[],
+   "droppedLinksCount":5,"status":{"code":2,"message":"boom"},"flags":257},
+   {"traceId":"","spanId":"","name":""}],"schemaUrl":"https://x"}],
+ "schema_url":"https://y"}]})";
+
+TEST(ReportFastTraces, AgreesWithTheGeneralDecoderOnEveryAcceptedForm) {
+  std::string line = kEveryForm;
+  std::erase(line, '\n');
+  expect_same_as_general(line);
+  expect_same_as_general(R"({"resourceSpans":[]})");
+}
+
+TEST(ReportFastTraces, DeclinesWhatItDoesNotKnow) {
+  const std::string span_prefix =
+      R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0123456789abcdef0123456789abcdef",)";
+  const std::string suffix = "}]}]}]}";
+  const char* cases[] = {
+      R"("name":"x","events":[{"name":"e","timeUnixNano":"1"}])",  // an event
+      R"("name":"x","links":[{"traceId":""}])",                    // a link
+      R"("name":"x","kind":"SPAN_KIND_SERVER")",                   // an enum by name
+      R"("name":"x","unknownField":1)",                            // unknown field
+      R"("name":"x","name":"y")",                                  // repeated key
+      R"("name":"x","trace_id":"0123456789abcdef0123456789abcdef")",  // both spellings
+      R"("spanId":"0123")",                                        // id of the wrong length
+      R"("spanId":"0123456789abcdeg")",                            // not hex
+      R"("parentSpanId":null)",                                    // null
+      R"("startTimeUnixNano":"007")",                              // leading zeros
+      R"("startTimeUnixNano":"1e9")",                              // not digits
+      R"("startTimeUnixNano":-1)",                                 // negative unsigned
+      R"("startTimeUnixNano":"18446744073709551616")",             // out of range
+      R"("kind":1.5)",                                             // not an integer
+      R"("flags":4294967296)",                                     // out of uint32
+      R"("attributes":[{"key":"b","value":{"bytesValue":"AAE="}}])",  // base64 bytes
+      R"("attributes":[{"key":"d","value":{"doubleValue":"NaN"}}])",  // double as a string
+      R"("attributes":[{"key":"i","value":{"intValue":"1","stringValue":"a"}}])",  // two values
+      R"("attributes":[{"key":"i","value":{"intValue":"-0"}}])",   // negative zero integer
+      R"("status":{"code":"STATUS_CODE_ERROR"})",                  // status by name
+  };
+  for (const char* fields : cases) {
+    EXPECT_TRUE(declines(span_prefix + fields + suffix)) << fields;
+  }
+  EXPECT_TRUE(declines(R"({"resourceMetrics":[]})"));
+  EXPECT_TRUE(declines(R"({"resourceSpans":[],"extra":1})"));
+  EXPECT_TRUE(declines(R"({"resourceSpans":[]})" "x"));
+  EXPECT_TRUE(declines(R"({"resourceSpans":[)"));
+  EXPECT_TRUE(declines("[]"));
+  EXPECT_TRUE(declines("{}"));
+  EXPECT_TRUE(declines(""));
+  EXPECT_TRUE(declines("{\"resourceSpans\":[{\"schemaUrl\":\"\xff\"}]}"));  // invalid UTF-8
+  // Nesting beyond the decoder's depth goes the general way.
+  std::string deep = R"({"stringValue":"x"})";
+  for (int i = 0; i < 20; ++i) deep = R"({"arrayValue":{"values":[)" + deep + "]}}";
+  EXPECT_TRUE(declines(span_prefix + R"("attributes":[{"key":"deep","value":)" + deep + "}]" +
+                       suffix));
+}
+
+TEST(ReportFastTraces, OneDecoderReadsLineAfterLine) {
+  FastTraceDecoder decoder;
+  ExportTraceServiceRequest request;
+  std::string first = R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a"},{"name":"b"}]}]}]})";
+  ASSERT_TRUE(decoder.decode(first, request));
+  EXPECT_EQ(request.resource_spans(0).scope_spans(0).spans_size(), 2);
+  std::string declined = R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":"X"}]}]}]})";
+  EXPECT_FALSE(decoder.decode(declined, request));
+  std::string second = R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"c"}]}]}]})";
+  ASSERT_TRUE(decoder.decode(second, request));  // cleared first: nothing of the earlier lines
+  ASSERT_EQ(request.resource_spans_size(), 1);
+  ASSERT_EQ(request.resource_spans(0).scope_spans(0).spans_size(), 1);
+  EXPECT_EQ(request.resource_spans(0).scope_spans(0).spans(0).name(), "c");
+}
+
+}  // namespace
+}  // namespace lens::report
