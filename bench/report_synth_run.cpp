@@ -90,7 +90,8 @@ std::string id_bytes(std::uint64_t high, std::uint64_t low, int size) {
   std::string out(static_cast<std::size_t>(size), '\0');
   for (int i = 0; i < 8; ++i) {
     out[static_cast<std::size_t>(size - 1 - i)] = static_cast<char>((low >> (8 * i)) & 0xff);
-    if (size == 16) out[static_cast<std::size_t>(7 - i)] = static_cast<char>((high >> (8 * i)) & 0xff);
+    if (size == 16)
+      out[static_cast<std::size_t>(7 - i)] = static_cast<char>((high >> (8 * i)) & 0xff);
   }
   return out;
 }
@@ -175,7 +176,9 @@ int main(int argc, char** argv) {
 
   std::mt19937_64 random(options.seed);
   std::normal_distribution<double> gaussian(0.0, 1.0);
-  const auto noisy = [&](double ms) { return std::max(0.05, ms * (1.0 + 0.03 * gaussian(random))); };
+  const auto noisy = [&](double ms) {
+    return std::max(0.05, ms * (1.0 + 0.03 * gaussian(random)));
+  };
   const int slow_rank = options.ranks / 3;
   const int slow_from = std::max(1, options.iterations / 2);
   const auto to_ns = [](double ms) { return kStartNs + static_cast<std::int64_t>(ms * 1e6); };
@@ -192,7 +195,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i <= options.iterations; ++i) {
     for (std::size_t r = 0; r < step_start.size(); ++r) {
       data[r] = noisy(3.0);
-      forward_backward[r] = noisy(22.0) + (static_cast<int>(r) == slow_rank && i >= slow_from ? 5.0 : 0.0);
+      forward_backward[r] =
+          noisy(22.0) + (static_cast<int>(r) == slow_rank && i >= slow_from ? 5.0 : 0.0);
       arrival[r] = step_start[r] + 0.5 + data[r] + forward_backward[r];
     }
     const double released = *std::max_element(arrival.begin(), arrival.end()) + noisy(3.0);

@@ -41,9 +41,11 @@ bool declines(const std::string& line) {
 
 TEST(ReportFastTraces, AgreesWithTheGeneralDecoderOnLensCollectLines) {
   for (const testing::RunSpec& spec :
-       {testing::RunSpec{.ranks = 3, .iterations = 4},
-        testing::RunSpec{.ranks = 2, .iterations = 3, .slow_rank = 1, .slow_ms = 50.0,
-                         .steps_are_roots = false}}) {
+       {testing::RunSpec{.ranks = 3, .iterations = 4}, testing::RunSpec{.ranks = 2,
+                                                       .iterations = 3,
+                                                       .slow_rank = 1,
+                                                       .slow_ms = 50.0,
+                                                       .steps_are_roots = false}}) {
     for (const auto& request : testing::make_traces(spec)) {
       ASSERT_GT(request.resource_spans(0).scope_spans(0).spans_size(), 10);
       expect_same_as_general(otlp_json::encode(request));
@@ -84,33 +86,34 @@ TEST(ReportFastTraces, DeclinesWhatItDoesNotKnow) {
       R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0123456789abcdef0123456789abcdef",)";
   const std::string suffix = "}]}]}]}";
   const char* cases[] = {
-      R"("name":"x","events":[{"name":"e","timeUnixNano":"1"}])",  // an event
-      R"("name":"x","links":[{"traceId":""}])",                    // a link
-      R"("name":"x","kind":"SPAN_KIND_SERVER")",                   // an enum by name
-      R"("name":"x","unknownField":1)",                            // unknown field
-      R"("name":"x","name":"y")",                                  // repeated key
+      R"("name":"x","events":[{"name":"e","timeUnixNano":"1"}])",     // an event
+      R"("name":"x","links":[{"traceId":""}])",                       // a link
+      R"("name":"x","kind":"SPAN_KIND_SERVER")",                      // an enum by name
+      R"("name":"x","unknownField":1)",                               // unknown field
+      R"("name":"x","name":"y")",                                     // repeated key
       R"("name":"x","trace_id":"0123456789abcdef0123456789abcdef")",  // both spellings
-      R"("spanId":"0123")",                                        // id of the wrong length
-      R"("spanId":"0123456789abcdeg")",                            // not hex
-      R"("parentSpanId":null)",                                    // null
-      R"("startTimeUnixNano":"007")",                              // leading zeros
-      R"("startTimeUnixNano":"1e9")",                              // not digits
-      R"("startTimeUnixNano":-1)",                                 // negative unsigned
-      R"("startTimeUnixNano":"18446744073709551616")",             // out of range
-      R"("kind":1.5)",                                             // not an integer
-      R"("flags":4294967296)",                                     // out of uint32
+      R"("spanId":"0123")",                                           // id of the wrong length
+      R"("spanId":"0123456789abcdeg")",                               // not hex
+      R"("parentSpanId":null)",                                       // null
+      R"("startTimeUnixNano":"007")",                                 // leading zeros
+      R"("startTimeUnixNano":"1e9")",                                 // not digits
+      R"("startTimeUnixNano":-1)",                                    // negative unsigned
+      R"("startTimeUnixNano":"18446744073709551616")",                // out of range
+      R"("kind":1.5)",                                                // not an integer
+      R"("flags":4294967296)",                                        // out of uint32
       R"("attributes":[{"key":"b","value":{"bytesValue":"AAE="}}])",  // base64 bytes
       R"("attributes":[{"key":"d","value":{"doubleValue":"NaN"}}])",  // double as a string
       R"("attributes":[{"key":"i","value":{"intValue":"1","stringValue":"a"}}])",  // two values
-      R"("attributes":[{"key":"i","value":{"intValue":"-0"}}])",   // negative zero integer
-      R"("status":{"code":"STATUS_CODE_ERROR"})",                  // status by name
+      R"("attributes":[{"key":"i","value":{"intValue":"-0"}}])",  // negative zero integer
+      R"("status":{"code":"STATUS_CODE_ERROR"})",                 // status by name
   };
   for (const char* fields : cases) {
     EXPECT_TRUE(declines(span_prefix + fields + suffix)) << fields;
   }
   EXPECT_TRUE(declines(R"({"resourceMetrics":[]})"));
   EXPECT_TRUE(declines(R"({"resourceSpans":[],"extra":1})"));
-  EXPECT_TRUE(declines(R"({"resourceSpans":[]})" "x"));
+  EXPECT_TRUE(declines(R"({"resourceSpans":[]})"
+                       "x"));
   EXPECT_TRUE(declines(R"({"resourceSpans":[)"));
   EXPECT_TRUE(declines("[]"));
   EXPECT_TRUE(declines("{}"));
@@ -119,14 +122,15 @@ TEST(ReportFastTraces, DeclinesWhatItDoesNotKnow) {
   // Nesting beyond the decoder's depth goes the general way.
   std::string deep = R"({"stringValue":"x"})";
   for (int i = 0; i < 20; ++i) deep = R"({"arrayValue":{"values":[)" + deep + "]}}";
-  EXPECT_TRUE(declines(span_prefix + R"("attributes":[{"key":"deep","value":)" + deep + "}]" +
-                       suffix));
+  EXPECT_TRUE(
+      declines(span_prefix + R"("attributes":[{"key":"deep","value":)" + deep + "}]" + suffix));
 }
 
 TEST(ReportFastTraces, OneDecoderReadsLineAfterLine) {
   FastTraceDecoder decoder;
   ExportTraceServiceRequest request;
-  std::string first = R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a"},{"name":"b"}]}]}]})";
+  std::string first =
+      R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a"},{"name":"b"}]}]}]})";
   ASSERT_TRUE(decoder.decode(first, request));
   EXPECT_EQ(request.resource_spans(0).scope_spans(0).spans_size(), 2);
   std::string declined = R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":"X"}]}]}]})";
