@@ -35,6 +35,11 @@ std::optional<int> rank_of(const AttributeList& resource) {
   return std::nullopt;
 }
 
+RunData RunBuilder::take() {
+  for (auto& [rank, data] : data_.ranks) data.spans.shrink_to_fit();
+  return std::move(data_);
+}
+
 bool RunBuilder::wanted(const opentelemetry::proto::resource::v1::Resource& resource) {
   std::string run_id;
   for (const auto& attribute : resource.attributes()) {
