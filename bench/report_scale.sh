@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `lens report` at scale: generates synthetic runs in lens collect's format (lens_report_synth)
-# and measures the report's wall time and peak RSS (/usr/bin/time -v), median of REPEAT runs.
+# and measures the report's wall time, CPU time (user + system) and peak RSS (/usr/bin/time -v),
+# median of REPEAT runs; sizes in MB of 10^6 bytes for the input, MiB for the outputs.
 #
 #   bench/report_scale.sh [BUILD_DIR] [RANKS...]      (defaults: build, 256 1024)
 #   REPEAT=3 ITERATIONS=500 WORK=/tmp/lens-report-scale
@@ -23,18 +24,20 @@ for ranks in "${ranks_list[@]}"; do
   if [ ! -s "$dir/traces.jsonl" ]; then
     "$synth" --ranks "$ranks" --iterations "$iterations" --out "$dir" >/dev/null
   fi
-  input_mb=$(du -cm "$dir"/*.jsonl | awk 'END { print $1 }')
-  walls=() rss=()
+  input_mb=$(cat "$dir"/*.jsonl | wc -c | awk '{ printf "%.0f", $1 / 1e6 }')
+  walls=() cpus=() rss=()
   for _ in $(seq "$repeat"); do
     "/usr/bin/time" -v "$lens" report "$dir" -o "$work/report.html" --perfetto "$work/trace.json" \
       >"$work/stdout.txt" 2>"$work/time.txt" || { cat "$work/time.txt" >&2; exit 1; }
     walls+=("$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
                 for (i = 1; i <= n; ++i) s = s * 60 + p[i]; print s }' "$work/time.txt")")
+    cpus+=("$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.2f", s }' "$work/time.txt")")
     rss+=("$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$work/time.txt")")
   done
   html_mb=$(awk '{ printf "%.1f", $1 / 1048576 }' <<<"$(stat -c %s "$work/report.html")")
   trace_mb=$(awk '{ printf "%.1f", $1 / 1048576 }' <<<"$(stat -c %s "$work/trace.json")")
-  printf '%s ranks x %s iterations (%s MB input): wall %s s, peak RSS %s MB (median of %s; walls %s); HTML %s MB, Perfetto %s MB\n' \
+  printf '%s ranks x %s iterations (%s MB input): wall %s s, CPU %s s, peak RSS %s MB (median of %s; walls %s); HTML %s MB, Perfetto %s MB\n' \
     "$ranks" "$iterations" "$input_mb" "$(printf '%s\n' "${walls[@]}" | median)" \
-    "$(printf '%s\n' "${rss[@]}" | median)" "$repeat" "${walls[*]}" "$html_mb" "$trace_mb"
+    "$(printf '%s\n' "${cpus[@]}" | median)" "$(printf '%s\n' "${rss[@]}" | median)" \
+    "$repeat" "${walls[*]}" "$html_mb" "$trace_mb"
 done

@@ -363,7 +363,7 @@ constexpr std::string_view kScript = R"JS(
       holder.appendChild(none);
       return;
     }
-    var LEFT = 78, TOP = 6, BOTTOM = 40, LEGEND = 14;
+    var LEFT = 100, TOP = 6, BOTTOM = 40, LEGEND = 14;
     hm.layers.forEach(function (layer) {
       var box = document.createElement('div');
       box.className = 'chart';
@@ -391,7 +391,7 @@ constexpr std::string_view kScript = R"JS(
       canvas.setAttribute('data-rows', String(rows));
       canvas.setAttribute('data-columns', String(cols));
       var w = Math.max(widthOf(box) - 8, 400);
-      var ph = Math.min(Math.max(rows * 3, 120), 768), pw = w - LEFT - 12;
+      var ph = Math.min(Math.max(rows * 2, 120), 512), pw = w - LEFT - 12;
       canvas.width = w;
       canvas.height = TOP + ph + BOTTOM + LEGEND;
       box.appendChild(canvas);
