@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "lens/otlp_json.hpp"
-#include "report/otlp_fast_traces.hpp"
+#include "report/otlp_fast_decoder.hpp"
 
 namespace lens::report {
 namespace {
@@ -78,11 +78,13 @@ bool looks_like_request(const std::string& line) {
   return line.find("\"resource") != std::string::npos;
 }
 
-// Most lines are trace requests of the common form: the fast decoder takes them in one pass;
-// the others (and anything it declines) take the general path below, warnings included.
+// Most lines are trace and metrics requests of the common form: the fast decoder takes them in
+// one pass; the others (and anything it declines) take the general path below, warnings
+// included.
 struct FastPath {
-  FastTraceDecoder decoder;
-  collector_trace::ExportTraceServiceRequest request;  // reused: keeps its allocations
+  FastOtlpDecoder decoder;
+  collector_trace::ExportTraceServiceRequest traces;  // reused: keep their allocations
+  collector_metrics::ExportMetricsServiceRequest metrics;
 };
 
 void read_file(const std::filesystem::path& path, TelemetrySink& sink, ReadStats& stats,
@@ -96,10 +98,16 @@ void read_file(const std::filesystem::path& path, TelemetrySink& sink, ReadStats
   while (std::getline(in, line)) {
     ++number;
     const bool terminated = !in.eof();
-    if (fast.decoder.decode(line, fast.request)) {
+    if (const FastOtlpDecoder::Result decoded =
+            fast.decoder.decode(line, fast.traces, fast.metrics);
+        decoded != FastOtlpDecoder::Result::declined) {
       if (!telemetry) stats.telemetry_files.push_back(name);
       telemetry = true;
-      sink.on_traces(fast.request);
+      if (decoded == FastOtlpDecoder::Result::traces) {
+        sink.on_traces(fast.traces);
+      } else {
+        sink.on_metrics(fast.metrics);
+      }
       ++stats.requests;
       continue;
     }

@@ -1,6 +1,6 @@
-// Fast OTLP JSON trace decoding (see otlp_fast_traces.hpp). Each function returns false to
-// decline: the line then takes the general decoder, which knows every other form.
-#include "report/otlp_fast_traces.hpp"
+// Fast OTLP JSON trace and metrics decoding (see otlp_fast_decoder.hpp). Each function returns
+// false to decline: the line then takes the general decoder, which knows every other form.
+#include "report/otlp_fast_decoder.hpp"
 
 #include <simdjson.h>
 
@@ -15,6 +15,7 @@ namespace dom = simdjson::dom;
 namespace common = opentelemetry::proto::common::v1;
 namespace trace = opentelemetry::proto::trace::v1;
 namespace resource_pb = opentelemetry::proto::resource::v1;
+namespace metrics_pb = opentelemetry::proto::metrics::v1;
 
 // Nested arrays and kvlists deeper than this are left to the general decoder.
 constexpr int kMaxValueDepth = 16;
@@ -383,37 +384,263 @@ bool read_resource_spans(dom::element value, trace::ResourceSpans& out) {
   return true;
 }
 
+// A repeated double field: JSON numbers only.
+bool read_doubles(dom::element value, google::protobuf::RepeatedField<double>& out) {
+  dom::array array;
+  if (value.get_array().get(array)) return false;
+  for (dom::element item : array) {
+    double number = 0.0;
+    if (!item.is_number() || item.get_double().get(number)) return false;
+    out.Add(number);
+  }
+  return true;
+}
+
+bool read_double(dom::element value, double& out) {
+  return value.is_number() && !value.get_double().get(out);
+}
+
+bool read_number_point(dom::element value, metrics_pb::NumberDataPoint& out) {
+  dom::object object;
+  if (value.get_object().get(object)) return false;
+  std::uint32_t seen = 0;
+  for (dom::key_value_pair field : object) {
+    const std::string_view key = field.key;
+    bool ok = false;
+    if (key == "attributes") {
+      ok = first_time(seen, 0) && read_key_values(field.value, *out.mutable_attributes(), 0);
+    } else if (is(key, "startTimeUnixNano", "start_time_unix_nano")) {
+      std::uint64_t time = 0;
+      ok = first_time(seen, 1) && read_uint64(field.value, time);
+      out.set_start_time_unix_nano(time);
+    } else if (is(key, "timeUnixNano", "time_unix_nano")) {
+      std::uint64_t time = 0;
+      ok = first_time(seen, 2) && read_uint64(field.value, time);
+      out.set_time_unix_nano(time);
+    } else if (is(key, "asDouble", "as_double")) {
+      double number = 0.0;
+      ok = first_time(seen, 3) && !(seen & (1u << 4)) && read_double(field.value, number);
+      out.set_as_double(number);
+    } else if (is(key, "asInt", "as_int")) {
+      std::int64_t number = 0;
+      ok = first_time(seen, 4) && !(seen & (1u << 3)) && read_int64(field.value, number);
+      out.set_as_int(number);
+    } else if (key == "exemplars") {
+      ok = first_time(seen, 5) && empty_array(field.value);
+    } else if (key == "flags") {
+      std::uint32_t flags = 0;
+      ok = first_time(seen, 6) && read_uint32(field.value, flags);
+      out.set_flags(flags);
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool read_histogram_point(dom::element value, metrics_pb::HistogramDataPoint& out) {
+  dom::object object;
+  if (value.get_object().get(object)) return false;
+  std::uint32_t seen = 0;
+  for (dom::key_value_pair field : object) {
+    const std::string_view key = field.key;
+    bool ok = false;
+    std::uint64_t number = 0;
+    double real = 0.0;
+    if (key == "attributes") {
+      ok = first_time(seen, 0) && read_key_values(field.value, *out.mutable_attributes(), 0);
+    } else if (is(key, "startTimeUnixNano", "start_time_unix_nano")) {
+      ok = first_time(seen, 1) && read_uint64(field.value, number);
+      out.set_start_time_unix_nano(number);
+    } else if (is(key, "timeUnixNano", "time_unix_nano")) {
+      ok = first_time(seen, 2) && read_uint64(field.value, number);
+      out.set_time_unix_nano(number);
+    } else if (key == "count") {
+      ok = first_time(seen, 3) && read_uint64(field.value, number);
+      out.set_count(number);
+    } else if (key == "sum") {
+      ok = first_time(seen, 4) && read_double(field.value, real);
+      out.set_sum(real);
+    } else if (is(key, "bucketCounts", "bucket_counts")) {
+      dom::array counts;
+      ok = first_time(seen, 5) && !field.value.get_array().get(counts);
+      for (auto it = counts.begin(); ok && it != counts.end(); ++it) {
+        ok = read_uint64(*it, number);
+        out.add_bucket_counts(number);
+      }
+    } else if (is(key, "explicitBounds", "explicit_bounds")) {
+      ok = first_time(seen, 6) && read_doubles(field.value, *out.mutable_explicit_bounds());
+    } else if (key == "exemplars") {
+      ok = first_time(seen, 7) && empty_array(field.value);
+    } else if (key == "flags") {
+      std::uint32_t flags = 0;
+      ok = first_time(seen, 8) && read_uint32(field.value, flags);
+      out.set_flags(flags);
+    } else if (key == "min") {
+      ok = first_time(seen, 9) && read_double(field.value, real);
+      out.set_min(real);
+    } else if (key == "max") {
+      ok = first_time(seen, 10) && read_double(field.value, real);
+      out.set_max(real);
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// The data points of a gauge, sum or histogram, and its other fields.
+template <class Points, class ReadPoint>
+bool read_points_object(dom::element value, Points& points, int* temporality, bool* monotonic,
+                        ReadPoint read_point) {
+  dom::object object;
+  if (value.get_object().get(object)) return false;
+  std::uint32_t seen = 0;
+  for (dom::key_value_pair field : object) {
+    const std::string_view key = field.key;
+    bool ok = false;
+    if (is(key, "dataPoints", "data_points")) {
+      dom::array list;
+      ok = first_time(seen, 0) && !field.value.get_array().get(list);
+      for (auto it = list.begin(); ok && it != list.end(); ++it)
+        ok = read_point(*it, *points.Add());
+    } else if (temporality != nullptr &&
+               is(key, "aggregationTemporality", "aggregation_temporality")) {
+      ok = first_time(seen, 1) && read_enum(field.value, *temporality);
+    } else if (monotonic != nullptr && is(key, "isMonotonic", "is_monotonic")) {
+      ok = first_time(seen, 2) && !field.value.get_bool().get(*monotonic);
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool read_metric(dom::element value, metrics_pb::Metric& out) {
+  dom::object object;
+  if (value.get_object().get(object)) return false;
+  std::uint32_t seen = 0;
+  bool has_data = false;  // one of gauge, sum, histogram (a oneof)
+  for (dom::key_value_pair field : object) {
+    const std::string_view key = field.key;
+    bool ok = false;
+    int temporality = 0;
+    bool monotonic = false;
+    if (key == "name") {
+      ok = first_time(seen, 0) && read_string(field.value, out.mutable_name());
+    } else if (key == "description") {
+      ok = first_time(seen, 1) && read_string(field.value, out.mutable_description());
+    } else if (key == "unit") {
+      ok = first_time(seen, 2) && read_string(field.value, out.mutable_unit());
+    } else if (key == "metadata") {
+      ok = first_time(seen, 3) && read_key_values(field.value, *out.mutable_metadata(), 0);
+    } else if (key == "gauge" && !has_data) {
+      has_data = true;
+      ok = read_points_object(field.value, *out.mutable_gauge()->mutable_data_points(), nullptr,
+                              nullptr, read_number_point);
+    } else if (key == "sum" && !has_data) {
+      has_data = true;
+      metrics_pb::Sum* sum = out.mutable_sum();
+      ok = read_points_object(field.value, *sum->mutable_data_points(), &temporality, &monotonic,
+                              read_number_point);
+      sum->set_aggregation_temporality(
+          static_cast<metrics_pb::AggregationTemporality>(temporality));
+      sum->set_is_monotonic(monotonic);
+    } else if (key == "histogram" && !has_data) {
+      has_data = true;
+      metrics_pb::Histogram* histogram = out.mutable_histogram();
+      ok = read_points_object(field.value, *histogram->mutable_data_points(), &temporality, nullptr,
+                              read_histogram_point);
+      histogram->set_aggregation_temporality(
+          static_cast<metrics_pb::AggregationTemporality>(temporality));
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool read_scope_metrics(dom::element value, metrics_pb::ScopeMetrics& out) {
+  dom::object object;
+  if (value.get_object().get(object)) return false;
+  std::uint32_t seen = 0;
+  for (dom::key_value_pair field : object) {
+    const std::string_view key = field.key;
+    bool ok = false;
+    if (key == "scope") {
+      ok = first_time(seen, 0) && read_scope(field.value, *out.mutable_scope());
+    } else if (key == "metrics") {
+      dom::array list;
+      ok = first_time(seen, 1) && !field.value.get_array().get(list);
+      for (auto it = list.begin(); ok && it != list.end(); ++it) {
+        ok = read_metric(*it, *out.add_metrics());
+      }
+    } else if (is(key, "schemaUrl", "schema_url")) {
+      ok = first_time(seen, 2) && read_string(field.value, out.mutable_schema_url());
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool read_resource_metrics(dom::element value, metrics_pb::ResourceMetrics& out) {
+  dom::object object;
+  if (value.get_object().get(object)) return false;
+  std::uint32_t seen = 0;
+  for (dom::key_value_pair field : object) {
+    const std::string_view key = field.key;
+    bool ok = false;
+    if (key == "resource") {
+      ok = first_time(seen, 0) && read_resource(field.value, *out.mutable_resource());
+    } else if (is(key, "scopeMetrics", "scope_metrics")) {
+      dom::array list;
+      ok = first_time(seen, 1) && !field.value.get_array().get(list);
+      for (auto it = list.begin(); ok && it != list.end(); ++it) {
+        ok = read_scope_metrics(*it, *out.add_scope_metrics());
+      }
+    } else if (is(key, "schemaUrl", "schema_url")) {
+      ok = first_time(seen, 2) && read_string(field.value, out.mutable_schema_url());
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-struct FastTraceDecoder::Parser {
+struct FastOtlpDecoder::Parser {
   dom::parser parser;
 };
 
-FastTraceDecoder::FastTraceDecoder() : parser_(std::make_unique<Parser>()) {}
-FastTraceDecoder::~FastTraceDecoder() = default;
+FastOtlpDecoder::FastOtlpDecoder() : parser_(std::make_unique<Parser>()) {}
+FastOtlpDecoder::~FastOtlpDecoder() = default;
 
-bool FastTraceDecoder::decode(
+FastOtlpDecoder::Result FastOtlpDecoder::decode(
     std::string& line,
-    opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest& request) {
-  request.Clear();
+    opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest& traces,
+    opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest& metrics) {
   const std::size_t size = line.size();
   if (line.capacity() < size + simdjson::SIMDJSON_PADDING) {
     line.reserve(size + simdjson::SIMDJSON_PADDING);
   }
   dom::element root;
-  if (parser_->parser.parse(line.data(), size, false).get(root)) return false;
+  if (parser_->parser.parse(line.data(), size, false).get(root)) return Result::declined;
   dom::object object;
-  if (root.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    if (!is(field.key, "resourceSpans", "resource_spans") || !first_time(seen, 0)) return false;
-    dom::array list;
-    if (field.value.get_array().get(list)) return false;
+  if (root.get_object().get(object) || object.size() != 1) return Result::declined;
+  const dom::key_value_pair field = *object.begin();
+  dom::array list;
+  if (field.value.get_array().get(list)) return Result::declined;
+  if (is(field.key, "resourceSpans", "resource_spans")) {
+    traces.Clear();
     for (dom::element item : list) {
-      if (!read_resource_spans(item, *request.add_resource_spans())) return false;
+      if (!read_resource_spans(item, *traces.add_resource_spans())) return Result::declined;
     }
+    return Result::traces;
   }
-  return seen != 0;
+  if (is(field.key, "resourceMetrics", "resource_metrics")) {
+    metrics.Clear();
+    for (dom::element item : list) {
+      if (!read_resource_metrics(item, *metrics.add_resource_metrics())) return Result::declined;
+    }
+    return Result::metrics;
+  }
+  return Result::declined;
 }
 
 }  // namespace lens::report

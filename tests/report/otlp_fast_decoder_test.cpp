@@ -1,11 +1,12 @@
-// The fast trace decoder gives exactly otlp_json::decode's message on the lines it accepts, and
-// declines every form outside its subset (those lines take the general decoder).
-#include "report/otlp_fast_traces.hpp"
+// The fast decoder gives exactly otlp_json::decode's message on the trace and metrics lines it
+// accepts, and declines every form outside its subset (those lines take the general decoder).
+#include "report/otlp_fast_decoder.hpp"
 
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
 #include <string>
+#include <type_traits>
 
 #include "lens/otlp_json.hpp"
 #include "report_fixtures.hpp"
@@ -13,30 +14,44 @@
 namespace lens::report {
 namespace {
 
+using opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
 using opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
+using Result = FastOtlpDecoder::Result;
 
-// Decodes `line` both ways; fails the test unless the fast decoder accepts it and agrees.
+// Decodes `line` both ways; fails the test unless the fast decoder accepts it as `Message` and
+// agrees.
+template <class Message>
 void expect_same_as_general(const std::string& line) {
-  ExportTraceServiceRequest general;
+  Message general;
   const Status status = otlp_json::decode(line, general);
   ASSERT_TRUE(status.ok()) << status.message();
-  FastTraceDecoder decoder;
+  FastOtlpDecoder decoder;
   std::string copy = line;
-  ExportTraceServiceRequest fast;
-  ASSERT_TRUE(decoder.decode(copy, fast)) << line;
+  ExportTraceServiceRequest traces;
+  ExportMetricsServiceRequest metrics;
+  const Result result = decoder.decode(copy, traces, metrics);
   EXPECT_EQ(copy, line);  // the padding does not change the text
+  const Message* fast = nullptr;
+  if constexpr (std::is_same_v<Message, ExportTraceServiceRequest>) {
+    ASSERT_EQ(result, Result::traces) << line;
+    fast = &traces;
+  } else {
+    ASSERT_EQ(result, Result::metrics) << line;
+    fast = &metrics;
+  }
   std::string difference;
   google::protobuf::util::MessageDifferencer differencer;
   differencer.ReportDifferencesToString(&difference);
-  EXPECT_TRUE(differencer.Compare(general, fast)) << difference;
-  EXPECT_EQ(fast.SerializeAsString(), general.SerializeAsString());
+  EXPECT_TRUE(differencer.Compare(general, *fast)) << difference;
+  EXPECT_EQ(fast->SerializeAsString(), general.SerializeAsString());
 }
 
 bool declines(const std::string& line) {
-  FastTraceDecoder decoder;
+  FastOtlpDecoder decoder;
   std::string copy = line;
-  ExportTraceServiceRequest request;
-  return !decoder.decode(copy, request);
+  ExportTraceServiceRequest traces;
+  ExportMetricsServiceRequest metrics;
+  return decoder.decode(copy, traces, metrics) == Result::declined;
 }
 
 TEST(ReportFastTraces, AgreesWithTheGeneralDecoderOnLensCollectLines) {
@@ -48,7 +63,7 @@ TEST(ReportFastTraces, AgreesWithTheGeneralDecoderOnLensCollectLines) {
                                                        .steps_are_roots = false}}) {
     for (const auto& request : testing::make_traces(spec)) {
       ASSERT_GT(request.resource_spans(0).scope_spans(0).spans_size(), 10);
-      expect_same_as_general(otlp_json::encode(request));
+      expect_same_as_general<ExportTraceServiceRequest>(otlp_json::encode(request));
     }
   }
 }
@@ -77,8 +92,8 @@ constexpr const char* kEveryForm = R"({"resource_spans":[{"resource":{"attribute
 TEST(ReportFastTraces, AgreesWithTheGeneralDecoderOnEveryAcceptedForm) {
   std::string line = kEveryForm;
   std::erase(line, '\n');
-  expect_same_as_general(line);
-  expect_same_as_general(R"({"resourceSpans":[]})");
+  expect_same_as_general<ExportTraceServiceRequest>(line);
+  expect_same_as_general<ExportTraceServiceRequest>(R"({"resourceSpans":[]})");
 }
 
 TEST(ReportFastTraces, DeclinesWhatItDoesNotKnow) {
@@ -110,7 +125,8 @@ TEST(ReportFastTraces, DeclinesWhatItDoesNotKnow) {
   for (const char* fields : cases) {
     EXPECT_TRUE(declines(span_prefix + fields + suffix)) << fields;
   }
-  EXPECT_TRUE(declines(R"({"resourceMetrics":[]})"));
+  EXPECT_TRUE(declines(R"({"resourceLogs":[]})"));
+  EXPECT_TRUE(declines(R"({"resourceSpans":[],"resourceMetrics":[]})"));
   EXPECT_TRUE(declines(R"({"resourceSpans":[],"extra":1})"));
   EXPECT_TRUE(declines(R"({"resourceSpans":[]})"
                        "x"));
@@ -127,19 +143,80 @@ TEST(ReportFastTraces, DeclinesWhatItDoesNotKnow) {
 }
 
 TEST(ReportFastTraces, OneDecoderReadsLineAfterLine) {
-  FastTraceDecoder decoder;
-  ExportTraceServiceRequest request;
+  FastOtlpDecoder decoder;
+  ExportTraceServiceRequest traces;
+  ExportMetricsServiceRequest metrics;
   std::string first =
       R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a"},{"name":"b"}]}]}]})";
-  ASSERT_TRUE(decoder.decode(first, request));
-  EXPECT_EQ(request.resource_spans(0).scope_spans(0).spans_size(), 2);
+  ASSERT_EQ(decoder.decode(first, traces, metrics), Result::traces);
+  EXPECT_EQ(traces.resource_spans(0).scope_spans(0).spans_size(), 2);
   std::string declined = R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":"X"}]}]}]})";
-  EXPECT_FALSE(decoder.decode(declined, request));
+  EXPECT_EQ(decoder.decode(declined, traces, metrics), Result::declined);
+  std::string gauge = R"({"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"g"}]}]}]})";
+  ASSERT_EQ(decoder.decode(gauge, traces, metrics), Result::metrics);
   std::string second = R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"c"}]}]}]})";
-  ASSERT_TRUE(decoder.decode(second, request));  // cleared first: nothing of the earlier lines
-  ASSERT_EQ(request.resource_spans_size(), 1);
-  ASSERT_EQ(request.resource_spans(0).scope_spans(0).spans_size(), 1);
-  EXPECT_EQ(request.resource_spans(0).scope_spans(0).spans(0).name(), "c");
+  ASSERT_EQ(decoder.decode(second, traces, metrics), Result::traces);  // cleared first
+  ASSERT_EQ(traces.resource_spans_size(), 1);
+  ASSERT_EQ(traces.resource_spans(0).scope_spans(0).spans_size(), 1);
+  EXPECT_EQ(traces.resource_spans(0).scope_spans(0).spans(0).name(), "c");
+  ASSERT_EQ(decoder.decode(gauge, traces, metrics), Result::metrics);
+  EXPECT_EQ(metrics.resource_metrics_size(), 1);
+}
+
+TEST(ReportFastMetrics, AgreesWithTheGeneralDecoderOnLensCollectLines) {
+  for (const bool cumulative : {true, false}) {
+    for (const auto& request : testing::make_metrics({.ranks = 2, .iterations = 10}, cumulative)) {
+      ASSERT_GT(request.resource_metrics(0).scope_metrics(0).metrics_size(), 2);
+      expect_same_as_general<ExportMetricsServiceRequest>(otlp_json::encode(request));
+    }
+  }
+}
+
+// Every metrics form the fast decoder accepts: gauges and sums with int and double points,
+// histograms with sum, min, max, bounds and counts as strings or numbers, snake_case names.
+constexpr const char* kEveryMetricsForm = R"({"resource_metrics":[{"resource":{"attributes":[
+ {"key":"dl.rank","value":{"intValue":"3"}}]},"schemaUrl":"s",
+ "scope_metrics":[{"scope":{"name":"lens"},"schema_url":"t","metrics":[
+  {"name":"g","description":"d","unit":"ms","metadata":[{"key":"m","value":{"boolValue":true}}],
+   "gauge":{"dataPoints":[{"attributes":[{"key":"a","value":{"stringValue":"x"}}],
+    "startTimeUnixNano":"1","timeUnixNano":2,"asDouble":2.5,"exemplars":[],"flags":1},
+    {"time_unix_nano":"3","as_int":"-7"},{"asDouble":0},{"asInt":9}]}},
+  {"name":"s","sum":{"data_points":[{"asInt":"5"}],"aggregationTemporality":2,"isMonotonic":true}},
+  {"name":"s0","sum":{}},
+  {"name":"h","histogram":{"aggregation_temporality":1,"dataPoints":[
+   {"count":"7","sum":0,"bucketCounts":["1",2,"4"],"explicitBounds":[1,2.5],"min":-1,"max":9.5},
+   {"count":0,"bucket_counts":[],"explicit_bounds":[]}]}}]}]}]})";
+
+TEST(ReportFastMetrics, AgreesWithTheGeneralDecoderOnEveryAcceptedForm) {
+  std::string line = kEveryMetricsForm;
+  std::erase(line, '\n');
+  expect_same_as_general<ExportMetricsServiceRequest>(line);
+  expect_same_as_general<ExportMetricsServiceRequest>(R"({"resourceMetrics":[]})");
+}
+
+TEST(ReportFastMetrics, DeclinesWhatItDoesNotKnow) {
+  const std::string prefix = R"({"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"m",)";
+  const std::string suffix = "}]}]}]}";
+  const char* cases[] = {
+      R"("exponentialHistogram":{})",                                // not read fast
+      R"("summary":{})",                                             // not read fast
+      R"("gauge":{},"sum":{})",                                      // two members of the oneof
+      R"("gauge":{"dataPoints":[{"asDouble":1,"asInt":"1"}]})",      // two values
+      R"("gauge":{"dataPoints":[{"asDouble":"NaN"}]})",              // a double as a string
+      R"("gauge":{"dataPoints":[{"exemplars":[{"asDouble":1}]}]})",  // an exemplar
+      R"("gauge":{"dataPoints":[{"flags":-1}]})",                    // negative flags
+      R"("gauge":{"aggregationTemporality":1})",                     // not a gauge field
+      R"("sum":{"aggregationTemporality":"AGGREGATION_TEMPORALITY_DELTA"})",  // enum by name
+      R"("sum":{"isMonotonic":1})",                                           // not a bool
+      R"("histogram":{"dataPoints":[{"bucketCounts":[-1]}]})",                // negative count
+      R"("histogram":{"dataPoints":[{"explicitBounds":["1"]}]})",             // bound as a string
+      R"("histogram":{"dataPoints":[{"count":"1","count":"2"}]})",            // repeated key
+      R"("histogram":{"isMonotonic":true})",  // not a histogram field
+      R"("unknown":1)",                       // unknown field
+  };
+  for (const char* fields : cases) {
+    EXPECT_TRUE(declines(prefix + fields + suffix)) << fields;
+  }
 }
 
 }  // namespace
