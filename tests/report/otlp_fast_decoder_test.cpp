@@ -79,7 +79,8 @@ constexpr const char* kEveryForm = R"({"resource_spans":[{"resource":{"attribute
  {"key":"arr","value":{"arrayValue":{"values":[{"intValue":"1"},{"arrayValue":{}},
    {"kvlistValue":{"values":[{"key":"k","value":{"boolValue":true}}]}}]}}}],
  "droppedAttributesCount":2},
- "scopeSpans":[{"scope":{"name":"lens","version":"1.0","attributes":[],"dropped_attributes_count":1},
+ "scopeSpans":[{"scope":{"name":"lens","version":"1.0","attributes":[],
+  "dropped_attributes_count":1},
   "spans":[{"trace_id":"0123456789ABCDEF0123456789abcdef","span_id":"00000000000000FF",
    "parent_span_id":"","traceState":"k=v","name":"megatron.train_step","kind":3,
    "start_time_unix_nano":1700000000000000000,"endTimeUnixNano":"18446744073709551615",
@@ -98,7 +99,8 @@ TEST(ReportFastTraces, AgreesWithTheGeneralDecoderOnEveryAcceptedForm) {
 
 TEST(ReportFastTraces, DeclinesWhatItDoesNotKnow) {
   const std::string span_prefix =
-      R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0123456789abcdef0123456789abcdef",)";
+      R"({"resourceSpans":[{"scopeSpans":[{"spans":[)"
+      R"({"traceId":"0123456789abcdef0123456789abcdef",)";
   const std::string suffix = "}]}]}]}";
   const char* cases[] = {
       R"("name":"x","events":[{"name":"e","timeUnixNano":"1"}])",     // an event

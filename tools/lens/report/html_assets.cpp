@@ -349,11 +349,14 @@ constexpr std::string_view kScript = R"JS(
   // lo..hi; one image pixel per cell, scaled up without smoothing, axes and legend around it.
   var RAMP = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
   function rampColor(at) {
-    var x = Math.min(Math.max(at, 0), 1) * (RAMP.length - 1), i = Math.min(Math.floor(x), RAMP.length - 2);
+    var x = Math.min(Math.max(at, 0), 1) * (RAMP.length - 1);
+    var i = Math.min(Math.floor(x), RAMP.length - 2);
     var f = x - i, a = RAMP[i], b = RAMP[i + 1];
     return [0, 1, 2].map(function (k) { return Math.round(a[k] + (b[k] - a[k]) * f); });
   }
-  function rangeText(pair) { return pair[0] === pair[1] ? String(pair[0]) : pair[0] + '-' + pair[1]; }
+  function rangeText(pair) {
+    return pair[0] === pair[1] ? String(pair[0]) : pair[0] + '-' + pair[1];
+  }
   function Heatmaps(holder) {
     var hm = data.heatmap, rows = hm.rows.length, cols = hm.columns.length;
     if (!rows || !cols) {

@@ -245,7 +245,8 @@ json heatmap_json(const Heatmap& heatmap) {
                       {"hi", std::round(layer.hi * 1e3) / 1e3},
                       {"cells", base64(layer.cells)}});
   }
-  return {{"rows", std::move(rows)}, {"columns", std::move(columns)}, {"layers", std::move(layers)}};
+  return {
+      {"rows", std::move(rows)}, {"columns", std::move(columns)}, {"layers", std::move(layers)}};
 }
 
 bool uses_heatmap(const RunAnalysis& analysis, const HtmlContext& context) {

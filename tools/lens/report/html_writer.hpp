@@ -17,9 +17,9 @@
 namespace lens::report {
 
 struct HtmlContext {
-  std::string source_dir;                  // shown in the header
-  std::string perfetto_path;               // the trace file written next to the page ("" when none)
-  std::string perfetto_ranks;              // the trace's ranks when not all (RankSelection::describe)
+  std::string source_dir;      // shown in the header
+  std::string perfetto_path;   // the trace file written next to the page ("" when none)
+  std::string perfetto_ranks;  // the trace's ranks when not all (RankSelection::describe)
   // Past this many ranks the timeline becomes rank x iteration heatmaps (heatmap.hpp), and the
   // per-rank curves and the breakdown show the `detail_ranks` only.
   std::size_t timeline_lanes_max = 32;
