@@ -11,6 +11,7 @@
 
 #include "report/compare_html_writer.hpp"
 #include "report/html_writer.hpp"
+#include "report/rank_selection.hpp"
 #include "report/run_builder.hpp"
 #include "report/run_comparison.hpp"
 #include "report/summary.hpp"
@@ -79,6 +80,32 @@ TEST(ReportChromium, TheReportRendersOneLanePerRankWithoutConsoleErrors) {
               std::string::npos);
   }
   EXPECT_NE(result.out.find("class=\"metric-chart\""), std::string::npos);
+  expect_no_console_errors(result.err);
+}
+
+TEST(ReportChromium, ALargeRunDrawsHeatmapsInsteadOfLanesWithoutConsoleErrors) {
+  if (!on_path("chromium")) GTEST_SKIP() << "chromium is not on PATH";
+  testing::TempDir dir("chromium-heatmap");
+  const RunAnalysis analysis =
+      testing::analyze_spec({.ranks = 6, .iterations = 20, .slow_rank = 2, .slow_ms = 80});
+  HtmlContext context;
+  context.source_dir = dir.path().string();
+  context.summary_lines = summary_lines(analysis);
+  context.timeline_lanes_max = 4;  // 6 ranks are "many"
+  context.detail_ranks = select_ranks(analysis, {.all_ranks_up_to = 4, .typical_ranks = 2});
+  const auto html = dir.path() / "report.html";
+  {
+    std::ofstream out(html);
+    write_html(analysis, context, out);
+  }
+  const lens::testing::ProcessResult result = dump_dom(dir.path(), html);
+  ASSERT_FALSE(result.timed_out) << result.err;
+  EXPECT_NE(result.out.find("data-rendered=\"true\""), std::string::npos) << result.err;
+  EXPECT_EQ(count(result.out, "class=\"rank-lane\""), 0u);
+  EXPECT_EQ(count(result.out, "<canvas class=\"heatmap\""), 2u);
+  EXPECT_NE(result.out.find("data-layer=\"step\" data-rows=\"6\" data-columns=\"20\""),
+            std::string::npos);
+  EXPECT_NE(result.out.find("data-layer=\"wait\""), std::string::npos);
   expect_no_console_errors(result.err);
 }
 

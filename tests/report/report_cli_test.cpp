@@ -188,8 +188,8 @@ TEST(ReportCli, InvalidInputIsOneLineAndStatusTwo) {
        "lens report: invalid value for --window: '0'; accepted: an integer >= 1\n"},
       {{e, "--window"}, "lens report: option '--window' needs a value\n"},
       {{e, "--frobnicate"},
-       "lens report: unknown option '--frobnicate'; accepted: -o, --perfetto, --threshold, "
-       "--window, --run-id, --help\n"},
+       "lens report: unknown option '--frobnicate'; accepted: -o, --perfetto, "
+       "--perfetto-all-ranks, --threshold, --window, --run-id, --help\n"},
       {{e, e, "--perfetto", "t.json"},
        "lens report: option '--perfetto' does not apply when comparing runs; accepted there: -o, "
        "--run-id, --help\n"},

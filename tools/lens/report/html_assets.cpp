@@ -38,7 +38,7 @@ constexpr std::string_view kScript = R"JS(
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('lens-data').textContent);
-  var NS = document.getElementById('timeline').namespaceURI;
+  var NS = document.getElementById('step-chart').namespaceURI;
   var PHASE_COLORS = ['#4e79a7', '#f28e2b', '#e15759', '#59a14f', '#b07aa1', '#edc948',
                       '#bab0ac'];
 
@@ -345,13 +345,116 @@ constexpr std::string_view kScript = R"JS(
     });
   }
 
+  // Rank x iteration heatmaps (large runs): each layer's cells are bytes, 0 = no step, 1-255 =
+  // lo..hi; one image pixel per cell, scaled up without smoothing, axes and legend around it.
+  var RAMP = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  function rampColor(at) {
+    var x = Math.min(Math.max(at, 0), 1) * (RAMP.length - 1);
+    var i = Math.min(Math.floor(x), RAMP.length - 2);
+    var f = x - i, a = RAMP[i], b = RAMP[i + 1];
+    return [0, 1, 2].map(function (k) { return Math.round(a[k] + (b[k] - a[k]) * f); });
+  }
+  function rangeText(pair) {
+    return pair[0] === pair[1] ? String(pair[0]) : pair[0] + '-' + pair[1];
+  }
+  function Heatmaps(holder) {
+    var hm = data.heatmap, rows = hm.rows.length, cols = hm.columns.length;
+    if (!rows || !cols) {
+      var none = document.createElement('p');
+      none.className = 'note';
+      none.textContent = 'no steps with an iteration';
+      holder.appendChild(none);
+      return;
+    }
+    var LEFT = 100, TOP = 6, BOTTOM = 40, LEGEND = 14;
+    hm.layers.forEach(function (layer) {
+      var box = document.createElement('div');
+      box.className = 'chart';
+      var title = document.createElement('h3');
+      title.textContent = layer.name;
+      box.appendChild(title);
+      holder.appendChild(box);
+      var bytes = atob(layer.cells);
+      var image = document.createElement('canvas');
+      image.width = cols;
+      image.height = rows;
+      var pixels = image.getContext('2d').createImageData(cols, rows);
+      for (var i = 0; i < rows * cols; ++i) {
+        var b = bytes.charCodeAt(i);
+        var c = b === 0 ? [232, 234, 238] : rampColor((b - 1) / 254);
+        pixels.data[4 * i] = c[0];
+        pixels.data[4 * i + 1] = c[1];
+        pixels.data[4 * i + 2] = c[2];
+        pixels.data[4 * i + 3] = 255;
+      }
+      image.getContext('2d').putImageData(pixels, 0, 0);
+      var canvas = document.createElement('canvas');
+      canvas.className = 'heatmap';
+      canvas.setAttribute('data-layer', layer.key);
+      canvas.setAttribute('data-rows', String(rows));
+      canvas.setAttribute('data-columns', String(cols));
+      var w = Math.max(widthOf(box) - 8, 400);
+      var ph = Math.min(Math.max(rows * 2, 120), 512), pw = w - LEFT - 12;
+      canvas.width = w;
+      canvas.height = TOP + ph + BOTTOM + LEGEND;
+      box.appendChild(canvas);
+      var readout = document.createElement('div');
+      readout.className = 'note heatmap-readout';
+      readout.textContent = 'hover a cell for its rank, iteration and value';
+      box.appendChild(readout);
+      var ctx = canvas.getContext('2d');
+      ctx.imageSmoothingEnabled = false;
+      ctx.drawImage(image, LEFT, TOP, pw, ph);
+      ctx.fillStyle = '#1d2330';
+      ctx.font = '11px sans-serif';
+      ctx.textAlign = 'right';
+      var rowStep = Math.max(1, Math.ceil(rows / Math.max(1, Math.floor(ph / 16))));
+      for (var r = 0; r < rows; r += rowStep) {
+        ctx.fillText('rank ' + rangeText(hm.rows[r]), LEFT - 4, TOP + ((r + 0.5) / rows) * ph + 4);
+      }
+      ctx.textAlign = 'center';
+      var colStep = Math.max(1, Math.ceil(cols / Math.max(1, Math.floor(pw / 70))));
+      for (var k = 0; k < cols; k += colStep) {
+        ctx.fillText(String(hm.columns[k][0]), LEFT + ((k + 0.5) / cols) * pw, TOP + ph + 14);
+      }
+      ctx.fillText('iteration', LEFT + pw / 2, TOP + ph + 28);
+      var ly = TOP + ph + BOTTOM - 4, lw = Math.min(240, pw / 2);
+      for (var x = 0; x < lw; ++x) {
+        var rc = rampColor(x / (lw - 1));
+        ctx.fillStyle = 'rgb(' + rc[0] + ',' + rc[1] + ',' + rc[2] + ')';
+        ctx.fillRect(LEFT + x, ly, 1, LEGEND);
+      }
+      ctx.fillStyle = '#1d2330';
+      ctx.textAlign = 'right';
+      ctx.fillText(fmt(layer.lo) + ' ms', LEFT - 4, ly + 11);
+      ctx.textAlign = 'left';
+      ctx.fillText(fmt(layer.hi) + ' ms', LEFT + lw + 4, ly + 11);
+      canvas.addEventListener('mousemove', function (e) {
+        var box2 = canvas.getBoundingClientRect();
+        var px = (e.clientX - box2.left) * (canvas.width / box2.width) - LEFT;
+        var py = (e.clientY - box2.top) * (canvas.height / box2.height) - TOP;
+        if (px < 0 || py < 0 || px >= pw || py >= ph) return;
+        var row = Math.floor((py / ph) * rows), col = Math.floor((px / pw) * cols);
+        var b = bytes.charCodeAt(row * cols + col);
+        var value = b === 0 ? 'no step' :
+            '~' + fmt(layer.lo + ((layer.hi - layer.lo) * (b - 1)) / 254) + ' ms';
+        readout.textContent = 'rank ' + rangeText(hm.rows[row]) + ', iteration ' +
+            rangeText(hm.columns[col]) + ': ' + value;
+      });
+    });
+  }
+
   function rankSeries(list) {
     return list.map(function (s, i) {
       return {name: 'rank ' + s.rank, color: rankColor(i, list.length), points: s.points};
     });
   }
 
-  Timeline(document.getElementById('timeline'));
+  if (data.heatmap) {
+    Heatmaps(document.getElementById('heatmaps'));
+  } else {
+    Timeline(document.getElementById('timeline'));
+  }
   lineChart(document.getElementById('step-chart'), rankSeries(data.stepSeries), 'iteration',
             'step time (ms)');
   breakdownChart(document.getElementById('breakdown-chart'));

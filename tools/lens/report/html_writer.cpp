@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "report/heatmap.hpp"
 #include "report/html_assets.hpp"
 #include "report/statistics.hpp"
 
@@ -120,7 +121,7 @@ json timeline_json(const RunAnalysis& analysis, bool& truncated) {
 // The curves against the iteration, one point per recorded step: every numeric attribute of the
 // step spans (megatron.loss, megatron.grad_norm, megatron.learning_rate first), and tokens/s
 // from the step time when the resource gives dl.batch_size and dl.sequence_length.
-json iteration_curves_json(const RunAnalysis& analysis) {
+json iteration_curves_json(const RunAnalysis& analysis, const RankSelection& ranks) {
   struct Curve {
     std::string unit;
     std::map<int, std::vector<std::pair<std::int64_t, double>>> by_rank;
@@ -132,6 +133,7 @@ json iteration_curves_json(const RunAnalysis& analysis) {
       {"tokens/s", "tokens/s"}};
   std::map<std::string, Curve> curves;
   for (const auto& [rank, rank_steps] : analysis.steps) {
+    if (!ranks.keeps(rank)) continue;
     const RankData& data = analysis.data.ranks.at(rank);
     const auto batch = int_attribute(data.resource, "dl.batch_size");
     const auto sequence = int_attribute(data.resource, "dl.sequence_length");
@@ -195,7 +197,7 @@ json step_quantiles_json(const RunAnalysis& analysis) {
 // Gauges named lens.* are the library's own telemetry, shown apart from the training's.
 bool is_self_metric(const std::string& name) { return name.rfind("lens.", 0) == 0; }
 
-json metrics_json(const RunAnalysis& analysis, bool self) {
+json metrics_json(const RunAnalysis& analysis, const RankSelection& ranks, bool self) {
   std::vector<std::pair<std::string, std::string>> names;  // name, unit
   if (!self) {
     for (const KnownMetric& known : kKnownMetrics) names.emplace_back(known.name, known.unit);
@@ -212,6 +214,7 @@ json metrics_json(const RunAnalysis& analysis, bool self) {
   for (const auto& [name, unit] : names) {
     json series = json::array();
     for (const auto& [rank, data] : analysis.data.ranks) {
+      if (!ranks.keeps(rank)) continue;
       auto it = data.gauges.find(name);
       if (it == data.gauges.end() || it->second.empty()) continue;
       std::vector<GaugePoint> points = it->second;
@@ -229,7 +232,28 @@ json metrics_json(const RunAnalysis& analysis, bool self) {
   return out;
 }
 
-json page_data(const RunAnalysis& analysis, bool& truncated) {
+json heatmap_json(const Heatmap& heatmap) {
+  json rows = json::array();
+  for (const auto& [first, last] : heatmap.rows) rows.push_back({first, last});
+  json columns = json::array();
+  for (const auto& [first, last] : heatmap.columns) columns.push_back({first, last});
+  json layers = json::array();
+  for (const HeatmapLayer& layer : heatmap.layers) {
+    layers.push_back({{"key", layer.key},
+                      {"name", layer.name},
+                      {"lo", std::round(layer.lo * 1e3) / 1e3},
+                      {"hi", std::round(layer.hi * 1e3) / 1e3},
+                      {"cells", base64(layer.cells)}});
+  }
+  return {
+      {"rows", std::move(rows)}, {"columns", std::move(columns)}, {"layers", std::move(layers)}};
+}
+
+bool uses_heatmap(const RunAnalysis& analysis, const HtmlContext& context) {
+  return analysis.data.ranks.size() > context.timeline_lanes_max;
+}
+
+json page_data(const RunAnalysis& analysis, const HtmlContext& context, bool& truncated) {
   json data;
   data["phases"] = json::array();
   for (std::size_t p = 0; p < kPhaseCount; ++p) {
@@ -240,10 +264,16 @@ json page_data(const RunAnalysis& analysis, bool& truncated) {
     for (const SpanRecord& span : rank_data.spans) end = std::max(end, span.end_ns);
   }
   data["endMs"] = ms_since(end, analysis.t0_ns);
-  data["ranks"] = timeline_json(analysis, truncated);
+  if (uses_heatmap(analysis, context)) {
+    data["ranks"] = json::array();
+    data["heatmap"] = heatmap_json(build_heatmap(analysis, context.heatmap));
+  } else {
+    data["ranks"] = timeline_json(analysis, truncated);
+  }
   data["stepSeries"] = json::array();
   data["breakdown"] = json::array();
   for (const auto& [rank, rank_steps] : analysis.steps) {
+    if (!context.detail_ranks.keeps(rank)) continue;
     json points = json::array();
     std::vector<const Step*> ordered;
     for (const Step& step : rank_steps.steps) {
@@ -266,9 +296,9 @@ json page_data(const RunAnalysis& analysis, bool& truncated) {
     data["stepPercentiles"].push_back(
         {seconds_since(p.time_ns, analysis.t0_ns), p.p50, p.p90, p.p99, p.mean});
   }
-  data["metrics"] = metrics_json(analysis, false);
-  data["selfMetrics"] = metrics_json(analysis, true);
-  data["iterationCurves"] = iteration_curves_json(analysis);
+  data["metrics"] = metrics_json(analysis, context.detail_ranks, false);
+  data["selfMetrics"] = metrics_json(analysis, context.detail_ranks, true);
+  data["iterationCurves"] = iteration_curves_json(analysis, context.detail_ranks);
   data["stepQuantiles"] = step_quantiles_json(analysis);
   return data;
 }
@@ -466,6 +496,47 @@ void write_stalls(const RunAnalysis& analysis, std::ostream& out) {
 
 std::string header_value(const std::string& value) { return value.empty() ? "-" : value; }
 
+void write_phase_legend(std::ostream& out) {
+  out << "<p class=\"note\">Phases:";
+  for (std::size_t p = 0; p < kPhaseCount; ++p) {
+    out << " " << html_escape(phase_name(static_cast<Phase>(p)));
+  }
+  out << " (colors as in the breakdown below).</p>\n";
+}
+
+void write_timeline_section(bool truncated, std::ostream& out) {
+  out << "<h2>Timeline</h2>\n<div class=\"controls\"><button id=\"zoom-in\" type=\"button\">"
+         "zoom in</button><button id=\"zoom-out\" type=\"button\">zoom out</button>"
+         "<button id=\"zoom-reset\" type=\"button\">reset</button><span class=\"note\">"
+         "wheel to zoom, drag to pan; rows per rank: job spans, steps (and checkpoints or "
+         "evaluations outside steps), phases inside steps</span></div>\n"
+         "<div class=\"chart\"><svg id=\"timeline\"></svg></div>\n";
+  if (truncated) {
+    out << "<p class=\"note\">The timeline shows the first " << kMaxTimelineSteps << " steps and "
+        << kMaxTimelinePhases << " phase spans; open the Perfetto trace for all of them.</p>\n";
+  }
+  write_phase_legend(out);
+}
+
+void write_heatmap_section(const RunAnalysis& analysis, const HtmlContext& context,
+                           std::ostream& out) {
+  out << "<h2>Timeline: ranks x iterations</h2>\n<p class=\"note\">"
+      << analysis.data.ranks.size() << " ranks (more than " << context.timeline_lanes_max
+      << "): one row per rank and one column per iteration; large runs group them (a column is "
+         "the mean of its iterations; a row shows, per column, the rank of its group furthest "
+         "from the column's median, so one slow rank is not averaged away). Colors run from the "
+         "1st to the 99th percentile; hover for the values. In a synchronous run the step time is "
+         "the same down a column; the rank the others wait for is the row that waits least in "
+         "communication.</p>\n<div id=\"heatmaps\"></div>\n";
+}
+
+// Under each per-rank chart of a large run: which ranks it shows.
+void write_detail_note(const HtmlContext& context, std::ostream& out) {
+  if (context.detail_ranks.all) return;
+  out << "<p class=\"note\">Showing " << html_escape(context.detail_ranks.describe())
+      << "; the heatmaps above show every rank.</p>\n";
+}
+
 }  // namespace
 
 std::string html_escape(std::string_view text) {
@@ -519,7 +590,7 @@ std::string script_safe_json(const std::string& json_text) {
 
 void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out) {
   bool truncated = false;
-  const json data = page_data(analysis, truncated);
+  const json data = page_data(analysis, context, truncated);
   const RunInfo& info = analysis.info;
   std::string iterations = "none";
   if (!analysis.iterations.empty()) {
@@ -553,30 +624,24 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
 
   write_stalls(analysis, out);
 
-  out << "<h2>Timeline</h2>\n<div class=\"controls\"><button id=\"zoom-in\" type=\"button\">"
-         "zoom in</button><button id=\"zoom-out\" type=\"button\">zoom out</button>"
-         "<button id=\"zoom-reset\" type=\"button\">reset</button><span class=\"note\">"
-         "wheel to zoom, drag to pan; rows per rank: job spans, steps (and checkpoints or "
-         "evaluations outside steps), phases inside steps</span></div>\n"
-         "<div class=\"chart\"><svg id=\"timeline\"></svg></div>\n";
-  if (truncated) {
-    out << "<p class=\"note\">The timeline shows the first " << kMaxTimelineSteps << " steps and "
-        << kMaxTimelinePhases << " phase spans; open the Perfetto trace for all of them.</p>\n";
+  if (uses_heatmap(analysis, context)) {
+    write_heatmap_section(analysis, context, out);
+  } else {
+    write_timeline_section(truncated, out);
   }
-  out << "<p class=\"note\">Phases:";
-  for (std::size_t p = 0; p < kPhaseCount; ++p) {
-    out << " " << html_escape(phase_name(static_cast<Phase>(p)));
-  }
-  out << " (colors as in the breakdown below).</p>\n";
-  out << "<h2>Step time per rank</h2>\n<div class=\"chart\"><svg id=\"step-chart\"></svg></div>\n"
-         "<h2>Phase breakdown (mean ms per step)</h2>\n"
-         "<div class=\"chart\"><svg id=\"breakdown-chart\"></svg></div>\n"
+  out << "<h2>Step time per rank</h2>\n";
+  write_detail_note(context, out);
+  out << "<div class=\"chart\"><svg id=\"step-chart\"></svg></div>\n"
+         "<h2>Phase breakdown (mean ms per step)</h2>\n";
+  write_detail_note(context, out);
+  out << "<div class=\"chart\"><svg id=\"breakdown-chart\"></svg></div>\n"
          "<p class=\"note\">Each instant of a step counts once, for the innermost phase span "
          "running then; other = step time outside every phase span. Checkpoints and "
          "evaluations outside steps are spread over the steps.</p>\n";
   write_stragglers(analysis, out);
-  out << "<h2>Training curves per iteration</h2>\n"
-         "<p class=\"note\">One point per recorded step, from the megatron.train_step spans: "
+  out << "<h2>Training curves per iteration</h2>\n";
+  write_detail_note(context, out);
+  out << "<p class=\"note\">One point per recorded step, from the megatron.train_step spans: "
          "their numeric attributes (loss, grad norm, ...), tokens/s from the step time and the "
          "resource's dl.batch_size x dl.sequence_length, and the step time across ranks "
          "(median, p90 and max of the step spans, exact).</p>\n"
@@ -598,10 +663,15 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
     }
     out << "</ul>\n";
   }
-  if (!context.perfetto_path.empty()) {
+  if (!context.perfetto_path.empty() && context.perfetto_ranks.empty()) {
     out << "<p class=\"note\">Every span is in the Perfetto trace "
         << html_escape(context.perfetto_path)
         << ": open it in ui.perfetto.dev (Open trace file) or chrome://tracing.</p>\n";
+  } else if (!context.perfetto_path.empty()) {
+    out << "<p class=\"note\">The Perfetto trace " << html_escape(context.perfetto_path)
+        << " has every span of " << html_escape(context.perfetto_ranks)
+        << " (lens report --perfetto-all-ranks writes every rank): open it in ui.perfetto.dev "
+           "(Open trace file) or chrome://tracing.</p>\n";
   }
   out << "<script type=\"application/json\" id=\"lens-data\">"
       << script_safe_json(data.dump(-1, ' ', false, json::error_handler_t::replace))

@@ -1,7 +1,9 @@
 // Writes the self-contained HTML report: no network access of any kind (styles and script
 // inline, no fonts or images fetched). Tables are rendered here with every data string
 // HTML-escaped; the timeline and charts are drawn by the inline script from a JSON block whose
-// strings are escaped so that no data can close the script element. Thread-safe.
+// strings are escaped so that no data can close the script element. Past a few dozen ranks the
+// timeline is a heatmap and the per-rank charts keep a few ranks, so the page stays small and
+// readable at 1024 ranks. Thread-safe.
 #pragma once
 
 #include <ostream>
@@ -9,12 +11,20 @@
 #include <vector>
 
 #include "report/analysis.hpp"
+#include "report/heatmap.hpp"
+#include "report/rank_selection.hpp"
 
 namespace lens::report {
 
 struct HtmlContext {
-  std::string source_dir;                  // shown in the header
-  std::string perfetto_path;               // the trace file written next to the page ("" when none)
+  std::string source_dir;      // shown in the header
+  std::string perfetto_path;   // the trace file written next to the page ("" when none)
+  std::string perfetto_ranks;  // the trace's ranks when not all (RankSelection::describe)
+  // Past this many ranks the timeline becomes rank x iteration heatmaps (heatmap.hpp), and the
+  // per-rank curves and the breakdown show the `detail_ranks` only.
+  std::size_t timeline_lanes_max = 32;
+  HeatmapLimits heatmap;
+  RankSelection detail_ranks;  // every rank by default
   std::vector<std::string> summary_lines;  // the straggler lines
   std::vector<std::string> warnings;       // reader warnings
 };

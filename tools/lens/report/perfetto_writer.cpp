@@ -53,11 +53,12 @@ std::string short_metric_name(const std::string& name) {
 
 }  // namespace
 
-void write_perfetto(const RunAnalysis& analysis, std::ostream& out) {
+void write_perfetto(const RunAnalysis& analysis, std::ostream& out, const RankSelection& ranks) {
   const std::int64_t t0 = analysis.t0_ns;
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
   bool first = true;
   for (const auto& [rank, data] : analysis.data.ranks) {
+    if (!ranks.keeps(rank)) continue;
     const int pid = rank + 1;
     const std::string label = "rank " + std::to_string(rank);
     write_event(out,

@@ -3,15 +3,19 @@
 // ("X") event with ts/dur in microseconds since the run's first span and its attributes as args,
 // gauge metrics as counter ("C") events. Spans of a rank share thread 1 while they nest by time;
 // a span overlapping another without nesting in it (work on another thread) goes to the next
-// thread ("rank N overlap K"). One event per line. Pure function of the analysis; thread-safe.
+// thread ("rank N overlap K"). One event per line. Only the ranks `ranks` keeps (every rank by
+// default; large runs keep a few, see rank_selection.hpp). Pure function of the analysis;
+// thread-safe.
 #pragma once
 
 #include <ostream>
 
 #include "report/analysis.hpp"
+#include "report/rank_selection.hpp"
 
 namespace lens::report {
 
-void write_perfetto(const RunAnalysis& analysis, std::ostream& out);
+void write_perfetto(const RunAnalysis& analysis, std::ostream& out,
+                    const RankSelection& ranks = {});
 
 }  // namespace lens::report

@@ -10,6 +10,7 @@
 #include "report/html_writer.hpp"
 #include "report/otlp_reader.hpp"
 #include "report/perfetto_writer.hpp"
+#include "report/rank_selection.hpp"
 #include "report/run_builder.hpp"
 #include "report/run_comparison.hpp"
 #include "report/summary.hpp"
@@ -158,13 +159,18 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   const RunAnalysis analysis = analyze(std::move(data), {options.threshold, options.window});
   const std::vector<std::string> summary = summary_lines(analysis);
 
-  if (!write_file(options.perfetto, "--perfetto", err,
-                  [&](std::ostream& file) { write_perfetto(analysis, file); })) {
+  const RankSelection perfetto_ranks =
+      select_ranks(analysis, RankSelectionLimits{}, options.perfetto_all_ranks);
+  if (!write_file(options.perfetto, "--perfetto", err, [&](std::ostream& file) {
+        write_perfetto(analysis, file, perfetto_ranks);
+      })) {
     return 1;
   }
   HtmlContext context;
   context.source_dir = dir;
   context.perfetto_path = options.perfetto.string();
+  context.perfetto_ranks = perfetto_ranks.describe();
+  context.detail_ranks = select_ranks(analysis, RankSelectionLimits{});
   context.summary_lines = summary;
   context.warnings = std::move(warnings);
   if (!write_file(options.html, "-o", err,
@@ -181,6 +187,10 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   out << "report: " << options.html.string() << "\n";
   out << "summary: " << summary_path.string() << "\n";
   out << "perfetto trace: " << options.perfetto.string() << " (open in ui.perfetto.dev)\n";
+  if (!perfetto_ranks.all) {
+    out << "perfetto trace keeps " << perfetto_ranks.describe()
+        << "; --perfetto-all-ranks for every rank\n";
+  }
   return 0;
 }
 

@@ -8,7 +8,8 @@
 namespace lens::report {
 namespace {
 
-constexpr const char* kAccepted = "-o, --perfetto, --threshold, --window, --run-id, --help";
+constexpr const char* kAccepted =
+    "-o, --perfetto, --perfetto-all-ranks, --threshold, --window, --run-id, --help";
 constexpr double kMaxThreshold = 10.0;
 
 Result<double> parse_threshold(const std::string& value) {
@@ -65,6 +66,12 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
     if (auto eq = name.find('='); eq != std::string::npos && name.rfind("--", 0) == 0) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
+    }
+    if (name == "--perfetto-all-ranks") {
+      if (value) return Error("option '--perfetto-all-ranks' takes no value");
+      options.perfetto_all_ranks = true;
+      single_run_flags.push_back(name);
+      continue;
     }
     if (name != "-o" && name != "--perfetto" && name != "--threshold" && name != "--window" &&
         name != "--run-id") {

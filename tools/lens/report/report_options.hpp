@@ -1,4 +1,5 @@
-// The command line of `lens report`: DIR [-o FILE] [--perfetto FILE] [--threshold X]
+// The command line of `lens report`: DIR [-o FILE] [--perfetto FILE] [--perfetto-all-ranks]
+// [--threshold X]
 // [--window N] [--run-id ID] [--help], or a comparison of runs: DIR_A DIR_B ... [--run-id ID]
 // or DIR --run-id A --run-id B ... [-o FILE]. Errors are one line naming the flag or path, the bad value and what is
 // accepted. Pure functions; thread-safe.
@@ -14,8 +15,8 @@
 namespace lens::report {
 
 inline constexpr const char* kReportUsage =
-    "usage: lens report DIR [-o report.html] [--perfetto trace.json] [--threshold 0.10]\n"
-    "                   [--window N] [--run-id ID]\n"
+    "usage: lens report DIR [-o report.html] [--perfetto trace.json] [--perfetto-all-ranks]\n"
+    "                   [--threshold 0.10] [--window N] [--run-id ID]\n"
     "       lens report DIR_A DIR_B [...] [-o compare.html] [--run-id ID]\n"
     "       lens report DIR --run-id A --run-id B [...] [-o compare.html]\n"
     "\n"
@@ -26,6 +27,8 @@ inline constexpr const char* kReportUsage =
     "options:\n"
     "  -o FILE            the HTML report (default DIR/report.html)\n"
     "  --perfetto FILE    the trace-event JSON for ui.perfetto.dev (default DIR/trace.json)\n"
+    "  --perfetto-all-ranks  every rank in the trace (default: past 32 ranks or 400,000\n"
+    "                     spans, the stall suspects and 3 typical ranks)\n"
     "  --threshold X      flag a rank whose median step (or phase) time exceeds the median\n"
     "                     across ranks by more than this fraction (default 0.10 = 10%)\n"
     "  --window N         compare the N most recent iterations (default: all)\n"
@@ -50,6 +53,7 @@ struct ReportOptions {
   double threshold = 0.10;
   std::optional<int> window;
   std::optional<std::string> run_id;
+  bool perfetto_all_ranks = false;  // else large runs' traces keep a few ranks (rank_selection)
   bool help = false;
   // Two or more runs to compare (then only `html` applies); empty for the single-run report.
   std::vector<ComparedSource> compare;

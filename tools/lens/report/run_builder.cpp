@@ -49,6 +49,25 @@ void record_reported_totals(const metrics_pb::Metric& metric, RankData& rank) {
   }
 }
 
+// The id as lowercase hex, written straight into the record's inline string: no temporary
+// std::string per id (three per span).
+template <class Text>
+void assign_hex(Text& out, const std::string& bytes) {
+  constexpr std::size_t kMaxInline = 32;
+  if (bytes.size() > kMaxInline) {
+    out = to_hex(bytes);
+    return;
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  char buffer[2 * kMaxInline];
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(bytes[i]);
+    buffer[2 * i] = kDigits[byte >> 4];
+    buffer[2 * i + 1] = kDigits[byte & 0x0f];
+  }
+  out = std::string_view(buffer, 2 * bytes.size());
+}
+
 }  // namespace
 
 std::optional<int> rank_of(const AttributeList& resource) {
@@ -59,6 +78,11 @@ std::optional<int> rank_of(const AttributeList& resource) {
     }
   }
   return std::nullopt;
+}
+
+RunData RunBuilder::take() {
+  for (auto& [rank, data] : data_.ranks) data.spans.shrink_to_fit();
+  return std::move(data_);
 }
 
 bool RunBuilder::wanted(const opentelemetry::proto::resource::v1::Resource& resource) {
@@ -98,9 +122,9 @@ void RunBuilder::on_traces(
       }
       for (const auto& span : scope_spans.spans()) {
         SpanRecord record;
-        record.trace_id = to_hex(span.trace_id());
-        record.span_id = to_hex(span.span_id());
-        record.parent_span_id = to_hex(span.parent_span_id());
+        assign_hex(record.trace_id, span.trace_id());
+        assign_hex(record.span_id, span.span_id());
+        assign_hex(record.parent_span_id, span.parent_span_id());
         record.name = span.name();
         record.start_ns = as_signed(span.start_time_unix_nano());
         record.end_ns = std::max(record.start_ns, as_signed(span.end_time_unix_nano()));

@@ -32,7 +32,8 @@ class RunBuilder final : public TelemetrySink {
       const opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& request) override;
 
   const RunData& data() const { return data_; }
-  RunData take() { return std::move(data_); }
+  // The data, each rank's spans without spare capacity (a large run's biggest cost).
+  RunData take();
   // Resources seen per nemo.run.id ("" for none), those skipped by the filter included.
   const std::map<std::string, std::uint64_t>& run_ids() const { return run_ids_; }
 

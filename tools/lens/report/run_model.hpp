@@ -11,16 +11,19 @@
 #include <utility>
 #include <vector>
 
+#include "report/small_string.hpp"
+
 namespace lens::report {
 
 // Attribute key and value; the value is a JSON scalar, array or object (OTLP kvlist).
 using AttributeList = std::vector<std::pair<std::string, nlohmann::json>>;
 
+// Millions of these in a large run: the ids and the name keep their characters inline.
 struct SpanRecord {
-  std::string trace_id;        // lowercase hex
-  std::string span_id;         // lowercase hex
-  std::string parent_span_id;  // lowercase hex; empty for a trace root
-  std::string name;
+  TraceIdText trace_id;      // lowercase hex
+  ShortText span_id;         // lowercase hex
+  ShortText parent_span_id;  // lowercase hex; empty for a trace root
+  ShortText name;
   std::int64_t start_ns = 0;  // Unix nanoseconds
   std::int64_t end_ns = 0;
   bool error = false;  // status code ERROR
