@@ -39,6 +39,7 @@
 #include "native/thread_spans.hpp"
 #include "native/tick_clock.hpp"
 #include "sdk/diagnostics.hpp"
+#include "telemetry/hang_sources.hpp"
 #include "telemetry/logger_provider.hpp"
 #include "telemetry/meter_provider.hpp"
 #include "telemetry/prometheus_pull.hpp"
@@ -79,6 +80,9 @@ struct TelemetryHandle::State {
   std::unique_ptr<exporters::PrometheusEndpoint> prometheus_endpoint;
   std::once_flag shutdown_once;
   std::atomic<bool> shut_down{false};
+  // HANG_TIMEOUT's watchdog (telemetry/hang_watchdog.hpp); stopped first at shutdown. Last, so
+  // that it goes before what it reads.
+  std::unique_ptr<telemetry::HangWatchdog> hang_watchdog;
 
   // The self-metrics read this state: unregister them before any member goes.
   ~State() { self_metrics.reset(); }
@@ -463,6 +467,7 @@ Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
   }
   Status result;
   std::call_once(state->shutdown_once, [&] {
+    if (state->hang_watchdog != nullptr) state->hang_watchdog->stop();
     {
       std::lock_guard<std::mutex> lock(lifecycle().mutex);
       if (lifecycle().live == state) {
@@ -566,6 +571,8 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
   state->print_totals = config.exporter != ExporterKind::none;
   state->exporting = *exporting;
 
+  // The tick clock of the native pipelines, for the hang watchdog's span ages.
+  std::shared_ptr<native::SharedTickCalibration> hang_clock;
   if (*exporting) {
     sdk::install_sdk_diagnostics();  // before any SDK component can report
     state->resource = build_resource(config, rank, resource_attributes, env);
@@ -626,6 +633,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     if (config.traces_enabled || config.logs_enabled) {
       clock = std::make_shared<native::SharedTickCalibration>();
     }
+    hang_clock = clock;
     if (config.traces_enabled) {
       auto built = telemetry::build_tracer_provider(
           config, rank, state->resource, std::move(span_exporter), clock, concurrent_span_exports);
@@ -695,6 +703,19 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     }
     propagation::GlobalTextMapPropagator::SetGlobalPropagator(make_propagator(config.otel));
     set_enabled_span_groups(*groups);
+    try {
+      state->hang_watchdog = std::make_unique<telemetry::HangWatchdog>(
+          config.hang_timeout,
+          telemetry::hang_sources(
+              rank.rank,
+              state->span_pipeline != nullptr ? state->span_pipeline->registry() : nullptr,
+              hang_clock,
+              state->log_pipeline != nullptr ? state->log_pipeline->registry() : nullptr));
+    } catch (const std::exception& e) {
+      // Out of threads: everything else is installed; the rank runs without the watchdog.
+      std::fprintf(stderr, "lens: warning: no hang watchdog on rank %d: %s\n", rank.rank,
+                   e.what());
+    }
   } else {
     reset_globals();
   }
