@@ -508,7 +508,7 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
     const bool flag = line.rfind("rank ", 0) == 0;  // a stall suspect's sentence
     out << (flag ? "<span class=\"flag\">" : "<span>") << html_escape(line) << "</span>\n";
   }
-  out << "</div>\n";
+  out << "</div>\n" << context.hangs_html;
 
   write_stalls(analysis, out);
 

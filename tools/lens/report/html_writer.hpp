@@ -17,6 +17,7 @@ struct HtmlContext {
   std::string perfetto_path;               // the trace file written next to the page ("" when none)
   std::vector<std::string> summary_lines;  // the straggler lines
   std::vector<std::string> warnings;       // reader warnings
+  std::string hangs_html;                  // the "Hangs" section (hangs.hpp); "" when none
 };
 
 void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out);
