@@ -117,9 +117,9 @@ std::string event_text(const HangEvent& event, const std::vector<OpenStack>& sta
   return text;
 }
 
-HangWatchdog::HangWatchdog(HangTimeout timeout, Sources sources)
-    : timeout_(timeout), sources_(std::move(sources)) {
-  if (timeout_.mode == HangTimeout::Mode::off) return;
+void HangWatchdog::start() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (stopping_ || thread_.joinable() || timeout_.mode == HangTimeout::Mode::off) return;
   thread_ = std::thread([this] { run(); });
 }
 
@@ -129,6 +129,7 @@ void HangWatchdog::stop() noexcept {
     stopping_ = true;
   }
   wake_.notify_all();
+  // start() no longer touches thread_ once stopping_ is set.
   if (thread_.joinable()) thread_.join();
 }
 

@@ -6,8 +6,7 @@
 //
 // HangMonitor is the decision alone (time and progress passed in, so tests drive it);
 // HangWatchdog is the thread that polls it and hands each event to a sink. Thread-safety:
-// HangMonitor belongs to one thread; HangWatchdog's constructor starts its thread, stop() (or
-// the destructor) ends it. Watching starts at the first finished step, so that a process that
+// HangMonitor belongs to one thread; HangWatchdog's start() and stop() may race (any thread). Watching starts at the first finished step, so that a process that
 // never notes one (an inference server, a tool) never reports; a hang before it goes unreported.
 #pragma once
 
@@ -94,13 +93,16 @@ class HangWatchdog {
     std::function<std::vector<OpenStack>()> open_stacks;  // where each thread is
     std::function<void(const HangEvent&, const std::vector<OpenStack>&)> report;
   };
-  // Starts the thread (a fixed timeout of zero or `off` starts nothing).
-  HangWatchdog(HangTimeout timeout, Sources sources);
+  HangWatchdog(HangTimeout timeout, Sources sources)
+      : timeout_(timeout), sources_(std::move(sources)) {}
   ~HangWatchdog() { stop(); }
   HangWatchdog(const HangWatchdog&) = delete;
   HangWatchdog& operator=(const HangWatchdog&) = delete;
 
-  // Ends the thread (idempotent); nothing is reported afterwards.
+  // Starts the thread unless it runs already, was stopped, or the timeout is `off` (setup has
+  // on_first_step call it: see step_progress.hpp). Throws std::system_error without threads.
+  void start();
+  // Ends the thread (idempotent); nothing is reported afterwards and start() does nothing.
   void stop() noexcept;
 
  private:

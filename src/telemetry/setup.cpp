@@ -44,6 +44,7 @@
 #include "telemetry/meter_provider.hpp"
 #include "telemetry/prometheus_pull.hpp"
 #include "telemetry/self_metrics.hpp"
+#include "telemetry/step_progress.hpp"
 #include "telemetry/tracer_provider.hpp"
 
 namespace lens {
@@ -467,7 +468,10 @@ Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
   }
   Status result;
   std::call_once(state->shutdown_once, [&] {
-    if (state->hang_watchdog != nullptr) state->hang_watchdog->stop();
+    if (state->hang_watchdog != nullptr) {
+      telemetry::on_first_step(nullptr);
+      state->hang_watchdog->stop();
+    }
     {
       std::lock_guard<std::mutex> lock(lifecycle().mutex);
       if (lifecycle().live == state) {
@@ -703,7 +707,10 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     }
     propagation::GlobalTextMapPropagator::SetGlobalPropagator(make_propagator(config.otel));
     set_enabled_span_groups(*groups);
-    try {
+    // The hang watchdog: only with spans to show or logs to send, and its thread only once the
+    // process trains (its first noted step).
+    if ((state->span_pipeline != nullptr || state->log_pipeline != nullptr) &&
+        config.hang_timeout.mode != HangTimeout::Mode::off) {
       state->hang_watchdog = std::make_unique<telemetry::HangWatchdog>(
           config.hang_timeout,
           telemetry::hang_sources(
@@ -711,10 +718,15 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
               state->span_pipeline != nullptr ? state->span_pipeline->registry() : nullptr,
               hang_clock,
               state->log_pipeline != nullptr ? state->log_pipeline->registry() : nullptr));
-    } catch (const std::exception& e) {
-      // Out of threads: everything else is installed; the rank runs without the watchdog.
-      std::fprintf(stderr, "lens: warning: no hang watchdog on rank %d: %s\n", rank.rank,
-                   e.what());
+      telemetry::on_first_step([watchdog = state->hang_watchdog.get(), rank_number = rank.rank] {
+        try {
+          watchdog->start();
+        } catch (const std::exception& e) {
+          // Out of threads: the rank trains on without the watchdog.
+          std::fprintf(stderr, "lens: warning: no hang watchdog on rank %d: %s\n", rank_number,
+                       e.what());
+        }
+      });
     }
   } else {
     reset_globals();

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 
 #include "lens/step_progress.hpp"
 
@@ -23,12 +24,49 @@ Steps& steps() {
   return *instance;
 }
 
+struct FirstStepHook {
+  std::mutex mutex;  // held while the hook runs, so that clearing it waits for a running one
+  std::function<void()> hook;
+};
+
+FirstStepHook& first_step_hook() {
+  static FirstStepHook* instance = new FirstStepHook();  // leaked, as steps()
+  return *instance;
+}
+
+void run_first_step_hook() noexcept {
+  FirstStepHook& h = first_step_hook();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  if (!h.hook) return;
+  try {
+    h.hook();
+  } catch (...) {
+    // The hook reports its own failures; the training step is not disturbed.
+  }
+}
+
 }  // namespace
 
 std::int64_t steady_now_ns() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+void on_first_step(std::function<void()> hook) {
+  FirstStepHook& h = first_step_hook();
+  {
+    std::lock_guard<std::mutex> lock(h.mutex);
+    h.hook = std::move(hook);
+  }
+  if (steps().count.load(std::memory_order_acquire) > 0) run_first_step_hook();
+}
+
+void reset_step_progress_for_testing() noexcept {
+  Steps& s = steps();
+  s.count.store(0);
+  s.last_ns.store(0);
+  for (auto& duration : s.durations_ns) duration.store(0);
 }
 
 StepProgress read_step_progress() {
@@ -60,7 +98,7 @@ void note_step_completed() noexcept {
                                                           std::memory_order_relaxed);
   }
   // Release: pairs with read_step_progress's acquire.
-  s.count.fetch_add(1, std::memory_order_release);
+  if (s.count.fetch_add(1, std::memory_order_release) == 0) telemetry::run_first_step_hook();
 }
 
 }  // namespace lens

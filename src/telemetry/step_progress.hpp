@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace lens::telemetry {
@@ -18,6 +19,15 @@ struct StepProgress {
 inline constexpr std::size_t kRecentSteps = 64;
 
 StepProgress read_step_progress();
+
+// `hook` runs once, on the thread that notes the first step of the process, or right away (on
+// the calling thread) when a step was noted already; an empty hook clears it. A hook never runs
+// after the call that replaced or cleared it has returned. (The hang watchdog starts its thread
+// this way: a process that never trains never gets one.)
+void on_first_step(std::function<void()> hook);
+
+// Forgets every step noted (tests that note steps leave the process as they found it).
+void reset_step_progress_for_testing() noexcept;
 
 // steady_clock::now() in nanoseconds since its epoch.
 std::int64_t steady_now_ns() noexcept;

@@ -178,8 +178,10 @@ TEST(HangWatchdogLive, ExportsTheOpenSpansWhileTheStepWaitsThenTheResumption) {
   SetupOverrides overrides;
   overrides.env = Env::from({});
   overrides.log_record_exporter = std::make_unique<KeepingExporter>(records);
+  reset_step_progress_for_testing();
   auto handle = setup_telemetry(config, test_support::rank_of(0, 1), {}, std::move(overrides));
   ASSERT_TRUE(handle.ok()) << handle.message();
+  // No thread until the process trains: its first step starts the watchdog.
   note_step_completed();
   {
     ScopedSpan step("hang.step");
@@ -192,6 +194,7 @@ TEST(HangWatchdogLive, ExportsTheOpenSpansWhileTheStepWaitsThenTheResumption) {
   note_step_completed();
   std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the watchdog sees it
   ASSERT_TRUE(handle->shutdown(std::chrono::milliseconds(2000)).ok());
+  reset_step_progress_for_testing();  // later setups in this process start no watchdog thread
 
   namespace nostd = opentelemetry::nostd;
   std::lock_guard<std::mutex> lock(records->mutex);
