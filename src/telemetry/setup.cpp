@@ -83,7 +83,7 @@ struct TelemetryHandle::State {
   std::atomic<bool> shut_down{false};
   // HANG_TIMEOUT's watchdog (telemetry/hang_watchdog.hpp); stopped first at shutdown. Last, so
   // that it goes before what it reads.
-  std::unique_ptr<telemetry::HangWatchdog> hang_watchdog;
+  std::shared_ptr<telemetry::HangWatchdog> hang_watchdog;
 
   // The self-metrics read this state: unregister them before any member goes.
   ~State() { self_metrics.reset(); }
@@ -711,16 +711,21 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     // process trains (its first noted step).
     if ((state->span_pipeline != nullptr || state->log_pipeline != nullptr) &&
         config.hang_timeout.mode != HangTimeout::Mode::off) {
-      state->hang_watchdog = std::make_unique<telemetry::HangWatchdog>(
+      state->hang_watchdog = std::make_shared<telemetry::HangWatchdog>(
           config.hang_timeout,
           telemetry::hang_sources(
               rank.rank,
               state->span_pipeline != nullptr ? state->span_pipeline->registry() : nullptr,
               hang_clock,
               state->log_pipeline != nullptr ? state->log_pipeline->registry() : nullptr));
-      telemetry::on_first_step([watchdog = state->hang_watchdog.get(), rank_number = rank.rank] {
+      // A weak reference: the hook never keeps a state's watchdog alive nor outlives it. Not in
+      // a forked child: the watchdog watches the parent's pipelines.
+      telemetry::on_first_step([weak = std::weak_ptr<telemetry::HangWatchdog>(
+                                    state->hang_watchdog),
+                                pid = state->pid, rank_number = rank.rank] {
+        if (::getpid() != pid) return;
         try {
-          watchdog->start();
+          if (const auto watchdog = weak.lock()) watchdog->start();
         } catch (const std::exception& e) {
           // Out of threads: the rank trains on without the watchdog.
           std::fprintf(stderr, "lens: warning: no hang watchdog on rank %d: %s\n", rank_number,
