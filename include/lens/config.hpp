@@ -39,6 +39,19 @@ std::string_view to_string(ConsoleFormat format) noexcept;
 // The format a name in kAcceptedConsoleFormats means, in any case; nullopt for any other text.
 std::optional<ConsoleFormat> console_format(std::string_view name) noexcept;
 
+// How long no training step may finish before each rank reports where it is (HANG_TIMEOUT; see
+// docs/configuration.md and lens/step_progress.hpp): `automatic` waits max(10 x the median step,
+// 60 s), `fixed` waits `seconds`, `off` never reports.
+struct HangTimeout {
+  enum class Mode { automatic, fixed, off };
+  Mode mode = Mode::automatic;
+  double seconds = 0.0;  // fixed only: > 0
+};
+inline constexpr std::string_view kAcceptedHangTimeouts =
+    "auto, off, or a number of seconds > 0 such as 90 or 2.5";
+// HANG_TIMEOUT's value: "auto", "off" (any case), or seconds; nullopt for any other text.
+std::optional<HangTimeout> hang_timeout(std::string_view text) noexcept;
+
 // Overrides from command-line flags (Megatron's --otel-* flags, `lens config`).
 struct CliOverrides {
   bool otel_enabled = false;                // --otel-enabled: can only turn telemetry on
@@ -62,6 +75,7 @@ struct Config {
   // The bound on memory for finished native spans not yet exported, all threads together.
   std::int64_t span_buffer_mb = 64;
   std::string file_path = "./lens-telemetry/";
+  HangTimeout hang_timeout;
   std::string run_id;   // empty: resolved at setup (SPEC §1.4)
   std::string user_id;  // resource nemo.user.id
   std::string wandb_entity;

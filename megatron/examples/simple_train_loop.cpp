@@ -31,6 +31,7 @@
 #include "lens/megatron/training_args.hpp"
 #include "lens/megatron/training_metrics.hpp"
 #include "lens/span.hpp"
+#include "lens/step_progress.hpp"
 #include "parallel_state.hpp"
 
 namespace lens::megatron::example {
@@ -102,6 +103,20 @@ struct Slowdown {
   }
 };
 
+// The example's injected hang (--hang-rank/--hang-at/--hang-stage): one rank stops for good inside
+// one stage's span at one iteration, for the hang watchdog (HANG_TIMEOUT) to report; the other
+// ranks then wait in their next collective. The process ends only by a signal.
+struct Hang {
+  SlowStage stage = SlowStage::data;
+  int at = -1;  // the iteration that hangs; -1 on every rank but --hang-rank
+
+  void apply(SlowStage where, int iteration) const {
+    if (where != stage || iteration != at) return;
+    std::fprintf(stderr, "simple_train_loop: hanging at iteration %d (--hang-at)\n", iteration);
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
+};
+
 struct Trainer {
   const TrainingArgs& args;
   ParallelState& state;
@@ -109,15 +124,17 @@ struct Trainer {
   torch::optim::Adam optimizer;
   std::vector<std::int64_t> activation_shape;
   Slowdown slowdown;
+  Hang hang;
   int current_iteration = 0;  // the step being trained, for the optimizer's slowdown
 
-  Trainer(const TrainingArgs& a, ParallelState& s, Stage m, Slowdown slow)
+  Trainer(const TrainingArgs& a, ParallelState& s, Stage m, Slowdown slow, Hang h)
       : args(a),
         state(s),
         model(std::move(m)),
         optimizer(model->parameters(), torch::optim::AdamOptions(a.lr)),
         activation_shape{a.seq_length, a.micro_batch_size, a.hidden_size},
-        slowdown(slow) {}
+        slowdown(slow),
+        hang(h) {}
 
   // The stage's input for microbatch `m`: tokens on the first stage, else activations received
   // from the previous stage (with the linked span of SPEC Part 2 §I.4 when rank 0 shared its
@@ -169,10 +186,12 @@ struct Trainer {
           batch = make_batch(state.data_parallel_rank, iteration, m, false, args.micro_batch_size,
                              args.seq_length);
           slowdown.apply(SlowStage::data, iteration, microbatches);
+          hang.apply(SlowStage::data, iteration);
         }
         if (state.first_stage()) inputs[m] = stage_input(batch, m, true);
         torch::Tensor out = model->forward(inputs[m]);
         slowdown.apply(SlowStage::forward, iteration, microbatches);
+        hang.apply(SlowStage::forward, iteration);
         if (state.last_stage()) {
           outputs[m] = loss_of(out, batch) / microbatches;
           loss_sum += outputs[m].item<double>();
@@ -194,6 +213,7 @@ struct Trainer {
       {
         LENS_SPAN(spans::kMicrobatchBackward);
         slowdown.apply(SlowStage::backward, iteration, microbatches);
+        hang.apply(SlowStage::backward, iteration);
         if (state.last_stage()) {
           outputs[m].backward();
         } else {
@@ -252,6 +272,7 @@ struct Trainer {
     optimizer.step();
     optimizer.zero_grad();
     slowdown.apply(SlowStage::optimizer, current_iteration);
+    hang.apply(SlowStage::optimizer, current_iteration);
     return grad_norm;
   }
 
@@ -294,10 +315,13 @@ struct ExampleOptions {
   int slow_ms = 0;     // --slow-ms X: ... by X ms per iteration (a straggler for the run report)
   SlowStage slow_stage = SlowStage::forward;  // --slow-stage S: ... in this stage ...
   int slow_from = 1;                          // --slow-from ITER: ... from this iteration on
+  int hang_rank = -1;  // --hang-rank R: this rank hangs for good ...
+  int hang_at = 2;     // --hang-at ITER: ... at this iteration ...
+  SlowStage hang_stage = SlowStage::data;  // --hang-stage S: ... in this stage
 };
 
 // --slow-stage's value; the error names the flag, the value and what is accepted.
-Result<SlowStage> slow_stage_named(const std::string& value) {
+Result<SlowStage> slow_stage_named(const std::string& flag, const std::string& value) {
   static const std::pair<const char*, SlowStage> kStages[] = {
       {"data", SlowStage::data},           {"forward", SlowStage::forward},
       {"backward", SlowStage::backward},   {"optimizer", SlowStage::optimizer},
@@ -305,7 +329,7 @@ Result<SlowStage> slow_stage_named(const std::string& value) {
   for (const auto& [name, stage] : kStages) {
     if (value == name) return stage;
   }
-  return Error("--slow-stage: '" + value +
+  return Error(flag + ": '" + value +
                "' is not a stage; accepted: data, forward, backward, optimizer, checkpoint");
 }
 
@@ -325,7 +349,8 @@ Result<int> non_negative(std::string_view flag, const std::string& value) {
   return parsed;
 }
 
-// Removes --slow-rank/--slow-ms/--slow-stage/--slow-from (and their values) from `args`.
+// Removes --slow-rank/--slow-ms/--slow-stage/--slow-from and --hang-rank/--hang-at/--hang-stage
+// (and their values) from `args`.
 Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
   ExampleOptions options;
   std::vector<std::string> rest;
@@ -334,15 +359,17 @@ Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
     int* target = arg == "--slow-rank"   ? &options.slow_rank
                   : arg == "--slow-ms"   ? &options.slow_ms
                   : arg == "--slow-from" ? &options.slow_from
+                  : arg == "--hang-rank" ? &options.hang_rank
+                  : arg == "--hang-at"   ? &options.hang_at
                                          : nullptr;
-    if (arg == "--slow-stage") {
+    if (arg == "--slow-stage" || arg == "--hang-stage") {
       if (i + 1 >= args.size()) {
-        return Error(
-            "--slow-stage: missing value; accepted: data, forward, backward, optimizer, checkpoint");
+        return Error(arg +
+                     ": missing value; accepted: data, forward, backward, optimizer, checkpoint");
       }
-      Result<SlowStage> stage = slow_stage_named(args[++i]);
+      Result<SlowStage> stage = slow_stage_named(arg, args[++i]);
       if (!stage.ok()) return stage.error();
-      options.slow_stage = *stage;
+      (arg == "--slow-stage" ? options.slow_stage : options.hang_stage) = *stage;
       continue;
     }
     if (target == nullptr) {
@@ -403,10 +430,11 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
         example.slow_stage,
         std::chrono::milliseconds(rank.rank == example.slow_rank ? example.slow_ms : 0),
         example.slow_from};
+    const Hang hang{example.hang_stage, rank.rank == example.hang_rank ? example.hang_at : -1};
     trainer.emplace(
         args, state,
         Stage(config, first_layer, layer_count, state.first_stage(), state.last_stage()),
-        slowdown);
+        slowdown, hang);
   }
 
   int start_iteration = 0;
@@ -474,6 +502,7 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
       step.set_attribute(attrs::kLearningRate, args.lr);
       step_context = step.context();
     }
+    note_step_completed();  // the hang watchdog's step (lens/step_progress.hpp)
     last_loss = loss;
     interval_loss += loss;
     ++interval_iterations;
@@ -525,7 +554,10 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
       Status saved =
           save_checkpoint(args.save, iteration, state.pipeline_rank, state.pipeline_size,
                           state.data_parallel_rank == 0, *trainer->model, trainer->optimizer,
-                          [&] { trainer->slowdown.apply(SlowStage::checkpoint, iteration); });
+                          [&] {
+                            trainer->slowdown.apply(SlowStage::checkpoint, iteration);
+                            trainer->hang.apply(SlowStage::checkpoint, iteration);
+                          });
       barrier(state);
       if (saved.ok() && rank.rank == 0) saved = mark_latest(args.save, iteration);
       if (!saved.ok()) {
@@ -573,7 +605,13 @@ int main(int argc, char** argv) {
         "  --slow-ms X           by X ms per iteration (default 0), to show a straggler\n"
         "  --slow-stage S        in stage S: data, forward, backward, optimizer or checkpoint\n"
         "                        (default forward; checkpoint: the iterations that --save)\n"
-        "  --slow-from ITER      from iteration ITER on (default 1)\n",
+        "  --slow-from ITER      from iteration ITER on (default 1)\n"
+        "  --hang-rank R         make rank R hang for good (default: none), to show the hang\n"
+        "                        report (NEMO_LENS_HANG_TIMEOUT); only a signal ends it\n"
+        "  --hang-at ITER        at iteration ITER (default 2: the watchdog watches from the\n"
+        "                        first finished step on)\n"
+        "  --hang-stage S        in stage S: data, forward, backward, optimizer or checkpoint\n"
+        "                        (default data)\n",
         stdout);
     return 0;
   }
@@ -599,6 +637,13 @@ int main(int argc, char** argv) {
                  "simple_train_loop: --slow-rank: '%d' is not a rank of this job; accepted: 0 to "
                  "%d\n",
                  example->slow_rank, rank->world_size - 1);
+    return 2;
+  }
+  if (example->hang_rank >= rank->world_size) {
+    std::fprintf(stderr,
+                 "simple_train_loop: --hang-rank: '%d' is not a rank of this job; accepted: 0 to "
+                 "%d\n",
+                 example->hang_rank, rank->world_size - 1);
     return 2;
   }
   return lens::megatron::example::run(*args, *rank, *example);

@@ -202,6 +202,15 @@ std::optional<ConsoleFormat> console_format(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+std::optional<HangTimeout> hang_timeout(std::string_view text) noexcept {
+  if (same_ignoring_case(text, "auto")) return HangTimeout{};
+  if (same_ignoring_case(text, "off")) return HangTimeout{HangTimeout::Mode::off, 0.0};
+  const std::optional<double> seconds = detail::parse_double(text);
+  // Finite and at most a year: a larger value is a typo, not a timeout.
+  if (!seconds || !(*seconds > 0.0) || *seconds > 365.0 * 86400.0) return std::nullopt;
+  return HangTimeout{HangTimeout::Mode::fixed, *seconds};
+}
+
 Result<Config> Config::from_env(std::string_view prefix, std::string_view fallback_prefix,
                                 const Env& env) {
   Config config;
@@ -262,6 +271,8 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
     }
   }
   read_string(reader, "FILE_PATH", "file_path", config.file_path, config);
+  read_parsed(reader, "HANG_TIMEOUT", "hang_timeout", config.hang_timeout, config,
+              lens::hang_timeout, "hang timeout", kAcceptedHangTimeouts);
   read_int64(reader, "SPAN_BUFFER_MB", "span_buffer_mb", config.span_buffer_mb, config,
              "a whole number of MiB from 1 to 65536 such as 64");
   read_string(reader, "RUN_ID", "run_id", config.run_id, config);

@@ -39,10 +39,12 @@
 #include "native/thread_spans.hpp"
 #include "native/tick_clock.hpp"
 #include "sdk/diagnostics.hpp"
+#include "telemetry/hang_sources.hpp"
 #include "telemetry/logger_provider.hpp"
 #include "telemetry/meter_provider.hpp"
 #include "telemetry/prometheus_pull.hpp"
 #include "telemetry/self_metrics.hpp"
+#include "telemetry/step_progress.hpp"
 #include "telemetry/tracer_provider.hpp"
 
 namespace lens {
@@ -79,6 +81,9 @@ struct TelemetryHandle::State {
   std::unique_ptr<exporters::PrometheusEndpoint> prometheus_endpoint;
   std::once_flag shutdown_once;
   std::atomic<bool> shut_down{false};
+  // HANG_TIMEOUT's watchdog (telemetry/hang_watchdog.hpp); stopped first at shutdown. Last, so
+  // that it goes before what it reads.
+  std::shared_ptr<telemetry::HangWatchdog> hang_watchdog;
 
   // The self-metrics read this state: unregister them before any member goes.
   ~State() { self_metrics.reset(); }
@@ -474,6 +479,10 @@ Status TelemetryHandle::shutdown(std::chrono::milliseconds timeout) noexcept {
   }
   Status result;
   std::call_once(state->shutdown_once, [&] {
+    if (state->hang_watchdog != nullptr) {
+      telemetry::on_first_step(nullptr);
+      state->hang_watchdog->stop();
+    }
     {
       std::lock_guard<std::mutex> lock(lifecycle().mutex);
       if (lifecycle().live == state) {
@@ -577,6 +586,8 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
   state->print_totals = config.exporter != ExporterKind::none;
   state->exporting = *exporting;
 
+  // The tick clock of the native pipelines, for the hang watchdog's span ages.
+  std::shared_ptr<native::SharedTickCalibration> hang_clock;
   if (*exporting) {
     sdk::install_sdk_diagnostics();  // before any SDK component can report
     state->resource = build_resource(config, rank, resource_attributes, env);
@@ -637,6 +648,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     if (config.traces_enabled || config.logs_enabled) {
       clock = std::make_shared<native::SharedTickCalibration>();
     }
+    hang_clock = clock;
     if (config.traces_enabled) {
       auto built = telemetry::build_tracer_provider(
           config, rank, state->resource, std::move(span_exporter), clock, concurrent_span_exports);
@@ -706,6 +718,32 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     }
     propagation::GlobalTextMapPropagator::SetGlobalPropagator(make_propagator(config.otel));
     set_enabled_span_groups(*groups);
+    // The hang watchdog: only with spans to show or logs to send, and its thread only once the
+    // process trains (its first noted step).
+    if ((state->span_pipeline != nullptr || state->log_pipeline != nullptr) &&
+        config.hang_timeout.mode != HangTimeout::Mode::off) {
+      state->hang_watchdog = std::make_shared<telemetry::HangWatchdog>(
+          config.hang_timeout,
+          telemetry::hang_sources(
+              rank.rank,
+              state->span_pipeline != nullptr ? state->span_pipeline->registry() : nullptr,
+              hang_clock,
+              state->log_pipeline != nullptr ? state->log_pipeline->registry() : nullptr));
+      // A weak reference: the hook never keeps a state's watchdog alive nor outlives it. Not in
+      // a forked child: the watchdog watches the parent's pipelines.
+      telemetry::on_first_step([weak = std::weak_ptr<telemetry::HangWatchdog>(
+                                    state->hang_watchdog),
+                                pid = state->pid, rank_number = rank.rank] {
+        if (::getpid() != pid) return;
+        try {
+          if (const auto watchdog = weak.lock()) watchdog->start();
+        } catch (const std::exception& e) {
+          // Out of threads: the rank trains on without the watchdog.
+          std::fprintf(stderr, "lens: warning: no hang watchdog on rank %d: %s\n", rank_number,
+                       e.what());
+        }
+      });
+    }
   } else {
     reset_globals();
   }

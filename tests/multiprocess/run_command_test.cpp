@@ -361,3 +361,51 @@ TEST_F(RunCommand, BadInvocationsAreUsageErrors) {
 }
 
 }  // namespace
+
+// The example's --hang-rank 1 --hang-at 3 --hang-stage data: rank 1 stops for good inside its
+// data loading span of iteration 3; ranks 0 and 2 then wait in the gradient all-reduce. With a
+// 1 s hang timeout every rank reports where it is as a log record; `lens run` prints one line
+// naming the odd rank out, and after SIGINT the report and summary.json show the same.
+TEST_F(RunCommand, AHangIsReportedWithWhereEachRankIs) {
+  std::vector<std::string> args = {"--nproc-per-node", "3", "--out", (dir_ / "run").string(), "--"};
+  for (const std::string& arg :
+       {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"), std::string("100"),
+        std::string("--eval-iters"), std::string("0"), std::string("--hang-rank"),
+        std::string("1"), std::string("--hang-at"), std::string("3"), std::string("--hang-stage"),
+        std::string("data")}) {
+    args.push_back(arg);
+  }
+  LensRun run(dir_, args, {{"NEMO_LENS_HANG_TIMEOUT", "1"}, {"OTEL_BLRP_SCHEDULE_DELAY", "200"}});
+  ASSERT_TRUE(run.wait_for_output("lens run: no progress for ")) << run.out() << run.err();
+  run.signal(SIGINT);
+  EXPECT_EQ(run.wait(60s), 130) << run.out() << run.err();
+  const std::string out = run.out();
+  const std::regex line(
+      R"re(lens run: no progress for \d+ s: rank 1 in megatron\.data\.next_batch \(\d+\.\d s\); ranks 0,2 in megatron\.grad_sync\.finish\n)re");
+  EXPECT_TRUE(std::regex_search(out, line)) << out;
+  // Each rank said it once on its own output too (one short line).
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::string log = read_file(dir_ / "run" / "logs" / ("rank" + std::to_string(rank) + ".log"));
+    EXPECT_NE(log.find("lens: rank " + std::to_string(rank) + ": no step finished for "),
+              std::string::npos)
+        << log;
+  }
+
+  const auto summary = nlohmann::json::parse(read_file(dir_ / "run" / "summary.json"));
+  const json& hangs = summary.at("hangs");
+  ASSERT_EQ(hangs.size(), 3U) << summary.dump();
+  for (const json& hang : hangs) {
+    const int rank = hang.at("rank");
+    EXPECT_EQ(hang.at("span"), rank == 1 ? "megatron.data.next_batch" : "megatron.grad_sync.finish")
+        << hang.dump();
+    EXPECT_EQ(hang.at("stack").front().at("name"), "megatron.train_step") << hang.dump();
+    EXPECT_EQ(hang.at("steps"), 2) << hang.dump();
+    EXPECT_EQ(hang.at("timeout_s"), 1.0) << hang.dump();
+    EXPECT_GE(hang.at("stalled_s").get<double>(), 1.0) << hang.dump();
+    EXPECT_EQ(hang.at("resumed"), false) << hang.dump();
+  }
+  const std::string page = read_file(dir_ / "run" / "report.html");
+  EXPECT_NE(page.find("<h2 id=\"hangs\">Hangs</h2>"), std::string::npos);
+  EXPECT_NE(page.find("ranks 0,2 in megatron.grad_sync.finish"), std::string::npos);
+  EXPECT_EQ(processes_with(LENS_TRAIN_LOOP_PATH), std::vector<pid_t>{});
+}

@@ -51,7 +51,7 @@ TEST(ReportCli, WritesTheReportAndTheTraceAndPrintsTheSummary) {
             nlohmann::json::parse(R"json({
               "run_id": "run-fixture", "ranks": 4, "iterations_compared": 20,
               "first_iteration": 1, "last_iteration": 20, "median_step_ms": 390.0,
-              "run_ms": 7800.0, "exposed_ms": 2000.0,
+              "run_ms": 7800.0, "exposed_ms": 2000.0, "hangs": [],
               "suspects": [{"rank": 2, "phase": "forward_backward", "excess_ms_per_step": 100.0,
                             "first_iteration": 1, "last_iteration": 20, "steps": 20,
                             "exposed_ms": 2000.0, "share": 0.25641, "others_wait": true,

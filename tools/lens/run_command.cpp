@@ -30,6 +30,7 @@
 #include "otlp_receiver.hpp"
 #include "otlp_sink.hpp"
 #include "rank_processes.hpp"
+#include "run_hangs.hpp"
 #include "run_progress.hpp"
 
 extern char** environ;
@@ -66,7 +67,8 @@ constexpr const char* kRunUsage =
     "generated), OTEL_EXPORTER_OTLP_ENDPOINT and _PROTOCOL=grpc (the collector), and\n"
     "NEMO_LENS_EXPORTER=otlp, MEGATRON_OTEL_EXPORTER=otlp. Unless already set:\n"
     "NEMO_LENS_ENABLED=1, NEMO_LENS_RANK_STRATEGY=all_ranks, NEMO_LENS_SPAN_GROUPS=per_step,\n"
-    "OTEL_BSP_SCHEDULE_DELAY=1000, OTEL_METRIC_EXPORT_INTERVAL=2000.\n";
+    "NEMO_LENS_LOGS_ENABLED=1, OTEL_BSP_SCHEDULE_DELAY=1000, OTEL_METRIC_EXPORT_INTERVAL=2000.\n"
+    "When the ranks report a hang (NEMO_LENS_HANG_TIMEOUT), one line says where each rank is.\n";
 
 int usage_error(const std::string& message) {
   std::cerr << "lens run: " << message << "\n";
@@ -143,6 +145,8 @@ std::vector<std::string> rank_environment(int rank, int world_size, int master_p
       {"NEMO_LENS_ENABLED", "1"},
       {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
       {"NEMO_LENS_SPAN_GROUPS", "per_step"},
+      // Hang reports (HANG_TIMEOUT) are log records: this run shows them while the ranks hang.
+      {"NEMO_LENS_LOGS_ENABLED", "1"},
       {"OTEL_BSP_SCHEDULE_DELAY", "1000"},
       {"OTEL_METRIC_EXPORT_INTERVAL", "2000"}};
   for (const auto& [key, value] : defaults) {
@@ -379,6 +383,7 @@ int run_command(const std::vector<std::string>& args) {
   RankProcesses& ranks = *started;
 
   RunProgress progress(options.out / "traces.jsonl", options.ranks);
+  RunHangs hangs(options.out / "logs.jsonl", options.ranks);
   int stop_signal = 0;   // SIGINT/SIGTERM received
   int failed_rank = -1;  // the first rank that failed (not counting our own stop)
   std::optional<Clock::time_point> kill_at;  // SIGKILL deadline after SIGTERM
@@ -421,6 +426,10 @@ int run_command(const std::vector<std::string>& args) {
                        " of " + std::to_string(ranks.size()) + " ranks running]");
       } else if (std::string line = progress.line_if_changed(); !line.empty()) {
         console.message(line);
+      }
+      hangs.update();
+      if (std::string line = hangs.line_if_due(Clock::now()); !line.empty()) {
+        console.message("lens run: " + line);
       }
     }
     bool outputs_done = true;

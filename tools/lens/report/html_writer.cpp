@@ -620,7 +620,7 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
     const bool flag = line.rfind("rank ", 0) == 0 || line.rfind("telemetry ", 0) == 0;
     out << (flag ? "<span class=\"flag\">" : "<span>") << html_escape(line) << "</span>\n";
   }
-  out << "</div>\n";
+  out << "</div>\n" << context.hangs_html;
 
   write_stalls(analysis, out);
 

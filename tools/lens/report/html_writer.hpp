@@ -27,6 +27,7 @@ struct HtmlContext {
   RankSelection detail_ranks;  // every rank by default
   std::vector<std::string> summary_lines;  // the straggler lines
   std::vector<std::string> warnings;       // reader warnings
+  std::string hangs_html;                  // the "Hangs" section (hangs.hpp); "" when none
 };
 
 void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out);

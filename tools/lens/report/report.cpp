@@ -7,6 +7,7 @@
 
 #include "report/analysis.hpp"
 #include "report/compare_html_writer.hpp"
+#include "report/hangs.hpp"
 #include "report/html_writer.hpp"
 #include "report/otlp_reader.hpp"
 #include "report/perfetto_writer.hpp"
@@ -157,7 +158,12 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
     return status;
   }
   const RunAnalysis analysis = analyze(std::move(data), {options.threshold, options.window});
-  const std::vector<std::string> summary = summary_lines(analysis);
+  std::vector<std::string> summary = summary_lines(analysis);
+  HangLog hangs(options.run_id);  // the ranks' hang reports, from DIR/logs.jsonl
+  hangs.consume_file(options.dir / "logs.jsonl");
+  if (const std::string line = no_progress_line(hangs.ranks()); !line.empty()) {
+    summary.insert(summary.begin(), "hang: " + line);
+  }
 
   const RankSelection perfetto_ranks =
       select_ranks(analysis, RankSelectionLimits{}, options.perfetto_all_ranks);
@@ -173,13 +179,16 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   context.detail_ranks = select_ranks(analysis, RankSelectionLimits{});
   context.summary_lines = summary;
   context.warnings = std::move(warnings);
+  context.hangs_html = hangs_html(hangs.ranks());
   if (!write_file(options.html, "-o", err,
                   [&](std::ostream& file) { write_html(analysis, context, file); })) {
     return 1;
   }
   const std::filesystem::path summary_path = options.html.parent_path() / "summary.json";
   if (!write_file(summary_path, "summary.json (next to -o)", err, [&](std::ostream& file) {
-        file << summary_json(analysis).dump(2) << "\n";
+        nlohmann::json summary_object = summary_json(analysis);
+        summary_object["hangs"] = hangs_json(hangs.ranks());
+        file << summary_object.dump(2) << "\n";
       })) {
     return 1;
   }

@@ -1,0 +1,46 @@
+// Following logs.jsonl for the ranks' hang reports (see run_hangs.hpp).
+#include "run_hangs.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+namespace lens::cli {
+
+void RunHangs::update() {
+  std::ifstream in(logs_, std::ios::binary);
+  if (!in) return;
+  in.seekg(static_cast<std::streamoff>(offset_));
+  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  offset_ += chunk.size();
+  partial_ += chunk;
+  for (std::size_t newline; (newline = partial_.find('\n')) != std::string::npos;) {
+    log_.consume_line(std::string_view(partial_).substr(0, newline));
+    partial_.erase(0, newline + 1);
+  }
+}
+
+std::string RunHangs::line_if_due(Clock::time_point now) {
+  if (log_.records() == shown_records_) return {};
+  if (!changed_at_) changed_at_ = now;
+  int hanging = 0;
+  double resumed_after = 0.0;
+  for (const auto& [rank, hang] : log_.ranks()) {
+    if (!hang.resumed) ++hanging;
+    if (hang.resumed) resumed_after = std::max(resumed_after, hang.resumed_after_s);
+  }
+  if (hanging < world_size_ && now - *changed_at_ < kSettle) return {};
+  shown_records_ = log_.records();
+  changed_at_.reset();
+  if (hanging > 0) {
+    hang_shown_ = true;
+    return report::no_progress_line(log_.ranks());
+  }
+  if (!hang_shown_) return {};
+  hang_shown_ = false;
+  char text[64];
+  std::snprintf(text, sizeof(text), "progress resumed after %.0f s", resumed_after);
+  return text;
+}
+
+}  // namespace lens::cli
