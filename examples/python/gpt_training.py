@@ -362,6 +362,7 @@ def train_loop(args: argparse.Namespace, trainer: Trainer, step_traces: lens.Tra
                             f"{tokens_per_sec:.0f}")
                     print(line, flush=True)
                     log.info(line)  # a log record of this step (MEGATRON_OTEL_LOGS_ENABLED=1)
+        lens.note_step_completed()  # the step the hang watchdog watches (HANG_TIMEOUT)
         if args.eval_iters > 0 and iteration % args.eval_interval == 0:
             eval_loss = trainer.evaluate(iteration)
             if args.rank == 0:

@@ -23,6 +23,7 @@
 #include "lens/rank_info.hpp"
 #include "lens/sampling.hpp"
 #include "lens/span.hpp"
+#include "lens/step_progress.hpp"
 #include "lens/strategies.hpp"
 #include "lens/telemetry.hpp"
 #include "span_site.hpp"
@@ -350,6 +351,11 @@ PYBIND11_MODULE(_lens, m) {
         "root: int) -> bytes, a collective every rank calls, lets rank 0 share a generated run "
         "id (see lens.torch_broadcast).");
 
+  m.def(
+      "note_step_completed", [] { note_step_completed(); },
+      "Marks one training step (one optimizer update) as finished: the step the hang watchdog "
+      "watches (HANG_TIMEOUT, docs/configuration.md#hang-reports). Call it once per step, after "
+      "the step's span; it costs a clock read and never raises.");
   m.def("is_span_group_enabled", [](const std::string& group) {
     return is_span_group_enabled(group);
   });

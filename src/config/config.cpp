@@ -339,7 +339,8 @@ const std::vector<std::string>& config_field_names() {
                                                  "user_id",
                                                  "wandb_entity",
                                                  "wandb_project",
-                                                 "console_format"};
+                                                 "console_format",
+                                                 "hang_timeout"};
   return names;
 }
 

@@ -160,6 +160,7 @@ const GoldenCase kGoldenCases[] = {
       {"NEMO_LENS_RUN_ID", "prom-1"},
       {"NEMO_LENS_EXPORTER", "Console"},
       {"NEMO_LENS_CONSOLE_FORMAT", "Text"},
+      {"NEMO_LENS_HANG_TIMEOUT", "90"},
       {"OTEL_METRICS_EXPORTER", "prometheus,otlp"},
       {"OTEL_EXPORTER_PROMETHEUS_HOST", "0.0.0.0"},
       {"OTEL_EXPORTER_PROMETHEUS_PORT", "9500"}},

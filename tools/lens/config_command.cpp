@@ -385,6 +385,17 @@ int config_command(const std::vector<std::string>& args) {
   out["exporter"] = to_string(config.exporter);
   out["console_format"] = to_string(config.console_format);
   out["file_path"] = config.file_path;
+  switch (config.hang_timeout.mode) {
+    case HangTimeout::Mode::automatic:
+      out["hang_timeout"] = "auto";
+      break;
+    case HangTimeout::Mode::off:
+      out["hang_timeout"] = "off";
+      break;
+    case HangTimeout::Mode::fixed:
+      out["hang_timeout"] = config.hang_timeout.seconds;  // seconds
+      break;
+  }
   out["span_buffer_mb"] = config.span_buffer_mb;
   out["run_id"] = config.run_id;
   out["user_id"] = config.user_id;
