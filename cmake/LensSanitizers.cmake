@@ -24,10 +24,14 @@ endif()
 # For the folders that hold only test code (tests/, fuzz/'s corpus runners). In the ASan+UBSan
 # build they compile at -O0: instrumented exactly as the library, in half the time of -O1 (GCC's
 # UBSan checks are costly to optimise); the library they drive stays at -O1. The ThreadSanitizer
-# build keeps -O1, where -O0 would slow the concurrency tests' own threads several-fold.
+# build keeps -O1, where -O0 would slow the concurrency tests' own threads several-fold. An
+# optimised build (-O2, -O3) compiles test code at -O1: the library and the benchmarks keep the
+# build's level, and test code gains nothing from -O2 but compile time.
 macro(lens_compile_as_test_code)
   if(LENS_SANITIZE_ADDRESS)
     add_compile_options(-O0)
+  elseif(NOT LENS_SANITIZER_FLAGS AND CMAKE_BUILD_TYPE MATCHES "^(Release|RelWithDebInfo)$")
+    add_compile_options(-O1)
   endif()
 endmacro()
 
