@@ -1,9 +1,9 @@
 // How complete a run's telemetry is, per rank and signal: what the directory holds (received)
 // against what the rank says of itself in its lens.exporter.* self-metrics (exported, dropped,
 // failed). Those counters are cumulative and read at each metric collection, the last one at
-// shutdown after the spans are flushed: a rank that shut down cleanly accounts for every span.
-// Its final metric export and the log records flushed after it are not in its own count, so
-// received may exceed exported; the reverse means records the rank delivered are not here.
+// shutdown after the spans and log records are flushed: a rank that shut down cleanly accounts
+// for every span and log record. Its final metric export is not in its own count, so received
+// metric points exceed exported; the reverse means records the rank delivered are not here.
 // Pure function; thread-safe.
 #pragma once
 

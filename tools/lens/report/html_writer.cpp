@@ -391,9 +391,9 @@ void write_completeness(const Completeness& completeness, std::ostream& out) {
            "(metrics off, or not collected here): received counts only.</p>\n";
   } else {
     out << "<p class=\"note\">received: records in this directory; exported, dropped, failed: "
-           "the rank's own count at its last metric collection (at shutdown after the spans are "
-           "flushed; its final metric export and later log records are not in it). missing: "
-           "exported by the rank's count and not here.</p>\n";
+           "the rank's own count at its last metric collection (at shutdown, after the spans and "
+           "log records are flushed; its final metric export is not in it). missing: exported by "
+           "the rank's count and not here.</p>\n";
   }
   out << "<table><tr><th>rank</th><th>signal</th><th>received</th><th>exported</th>"
          "<th>dropped</th><th>failed</th><th>missing</th><th>complete</th></tr>\n";
