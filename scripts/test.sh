@@ -155,7 +155,7 @@ for sanitizer in ${LENS_TEST_SANITIZERS:-asan tsan-unit}; do
       # Not the load tests that measure bounds (label fault: the four-rank fault matrix, whose
       # memory bounds ASan's own overhead blurs) or drive an outside server (label prometheus):
       # they run in the normal build.
-      begin_stage "test: ASan+UBSan (ctest, all but the unit, fork, fault and prometheus tests)"
+      begin_stage "test: ASan+UBSan (ctest, not unit/fork/fault/prometheus)"
       ctest_dir build-asan -LE 'unit|fault|prometheus' -E Fork
       begin_stage "test: ASan+UBSan unit tests (2 shards)"
       run_unit_shards build-asan
