@@ -3,21 +3,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 namespace lens::cli {
 
 void RunHangs::update() {
-  std::ifstream in(logs_, std::ios::binary);
-  if (!in) return;
-  in.seekg(static_cast<std::streamoff>(offset_));
-  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  offset_ += chunk.size();
-  partial_ += chunk;
-  for (std::size_t newline; (newline = partial_.find('\n')) != std::string::npos;) {
-    log_.consume_line(std::string_view(partial_).substr(0, newline));
-    partial_.erase(0, newline + 1);
-  }
+  logs_.read([this](std::string_view line) { log_.consume_line(line); });
 }
 
 std::string RunHangs::line_if_due(Clock::time_point now) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "appended_lines.hpp"
 #include "report/hangs.hpp"
 
 namespace lens::cli {
@@ -30,10 +31,8 @@ class RunHangs {
   std::string line_if_due(Clock::time_point now);
 
  private:
-  std::filesystem::path logs_;
+  AppendedLines logs_;
   int world_size_;
-  std::uintmax_t offset_ = 0;
-  std::string partial_;
   report::HangLog log_;
   std::uint64_t shown_records_ = 0;
   std::optional<Clock::time_point> changed_at_;  // the first record not shown yet arrived then

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <vector>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace lens::cli {
@@ -72,16 +71,7 @@ constexpr std::size_t kMaxPendingTraces = 4096;
 }  // namespace
 
 void RunProgress::update() {
-  std::ifstream in(traces_, std::ios::binary);
-  if (!in) return;
-  in.seekg(static_cast<std::streamoff>(offset_));
-  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  offset_ += chunk.size();
-  partial_ += chunk;
-  for (std::size_t newline; (newline = partial_.find('\n')) != std::string::npos;) {
-    consume(partial_.substr(0, newline));
-    partial_.erase(0, newline + 1);
-  }
+  traces_.read([this](std::string_view line) { consume(std::string(line)); });
 }
 
 void RunProgress::consume(const std::string& line) {

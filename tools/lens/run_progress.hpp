@@ -19,6 +19,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "appended_lines.hpp"
+
 namespace lens::cli {
 
 class RunProgress {
@@ -62,10 +64,8 @@ class RunProgress {
     std::deque<double> step_ms;
   };
 
-  std::filesystem::path traces_;
+  AppendedLines traces_;
   int world_size_;
-  std::uintmax_t offset_ = 0;
-  std::string partial_;
   std::map<int, std::int64_t> iterations_;
   std::map<int, RankWork> work_;
   std::optional<std::int64_t> total_;
