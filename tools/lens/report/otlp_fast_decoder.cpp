@@ -33,6 +33,18 @@ bool first_time(std::uint32_t& seen, int bit) {
   return true;
 }
 
+// Each element of the JSON array `value` read by read(element, entry) into a new entry from
+// add(); false when `value` is not an array or an element fails (the rest is not read).
+template <class Add, class Read>
+bool read_each(dom::element value, Add add, Read read) {
+  dom::array list;
+  if (value.get_array().get(list)) return false;
+  for (dom::element item : list) {
+    if (!read(item, *add())) return false;
+  }
+  return true;
+}
+
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -371,11 +383,8 @@ bool read_resource_spans(dom::element value, trace::ResourceSpans& out) {
     if (key == "resource") {
       ok = first_time(seen, 0) && read_resource(field.value, *out.mutable_resource());
     } else if (is(key, "scopeSpans", "scope_spans")) {
-      dom::array list;
-      ok = first_time(seen, 1) && !field.value.get_array().get(list);
-      for (auto it = list.begin(); ok && it != list.end(); ++it) {
-        ok = read_scope_spans(*it, *out.add_scope_spans());
-      }
+      ok = first_time(seen, 1) &&
+           read_each(field.value, [&] { return out.add_scope_spans(); }, read_scope_spans);
     } else if (is(key, "schemaUrl", "schema_url")) {
       ok = first_time(seen, 2) && read_string(field.value, out.mutable_schema_url());
     }
@@ -498,10 +507,8 @@ bool read_points_object(dom::element value, Points& points, int* temporality, bo
     const std::string_view key = field.key;
     bool ok = false;
     if (is(key, "dataPoints", "data_points")) {
-      dom::array list;
-      ok = first_time(seen, 0) && !field.value.get_array().get(list);
-      for (auto it = list.begin(); ok && it != list.end(); ++it)
-        ok = read_point(*it, *points.Add());
+      ok = first_time(seen, 0) &&
+           read_each(field.value, [&] { return points.Add(); }, read_point);
     } else if (temporality != nullptr &&
                is(key, "aggregationTemporality", "aggregation_temporality")) {
       ok = first_time(seen, 1) && read_enum(field.value, *temporality);
@@ -566,11 +573,8 @@ bool read_scope_metrics(dom::element value, metrics_pb::ScopeMetrics& out) {
     if (key == "scope") {
       ok = first_time(seen, 0) && read_scope(field.value, *out.mutable_scope());
     } else if (key == "metrics") {
-      dom::array list;
-      ok = first_time(seen, 1) && !field.value.get_array().get(list);
-      for (auto it = list.begin(); ok && it != list.end(); ++it) {
-        ok = read_metric(*it, *out.add_metrics());
-      }
+      ok = first_time(seen, 1) &&
+           read_each(field.value, [&] { return out.add_metrics(); }, read_metric);
     } else if (is(key, "schemaUrl", "schema_url")) {
       ok = first_time(seen, 2) && read_string(field.value, out.mutable_schema_url());
     }
@@ -589,11 +593,8 @@ bool read_resource_metrics(dom::element value, metrics_pb::ResourceMetrics& out)
     if (key == "resource") {
       ok = first_time(seen, 0) && read_resource(field.value, *out.mutable_resource());
     } else if (is(key, "scopeMetrics", "scope_metrics")) {
-      dom::array list;
-      ok = first_time(seen, 1) && !field.value.get_array().get(list);
-      for (auto it = list.begin(); ok && it != list.end(); ++it) {
-        ok = read_scope_metrics(*it, *out.add_scope_metrics());
-      }
+      ok = first_time(seen, 1) &&
+           read_each(field.value, [&] { return out.add_scope_metrics(); }, read_scope_metrics);
     } else if (is(key, "schemaUrl", "schema_url")) {
       ok = first_time(seen, 2) && read_string(field.value, out.mutable_schema_url());
     }
