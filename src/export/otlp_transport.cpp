@@ -139,6 +139,12 @@ constexpr const char* kClientCertificateHint =
     "if the server requires a client certificate (mTLS), set OTEL_EXPORTER_OTLP_CLIENT_KEY and "
     "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE";
 
+// Added to a timeout that passed before the TLS connection was established.
+std::string tls_not_established(bool hint_client_certificate) {
+  return std::string("; the TLS connection was not established before the timeout") +
+         (hint_client_certificate ? std::string("; ") + kClientCertificateHint : std::string());
+}
+
 // A failed TLS handshake, recognised in the text gRPC or curl gives: retrying cannot fix a
 // certificate, so it is a permanent failure with its own cause (`protocol`-tls-verify when the
 // server's certificate could not be verified, else `protocol`-tls). With TLS 1.3 a server that
@@ -303,6 +309,14 @@ class GrpcTransport final : public OtlpTransport {
           (status.error_message().find("Socket closed") != std::string::npos ||
            status.error_message().find("handshaker shutdown") != std::string::npos)) {
         attempt.message += std::string("; ") + kClientCertificateHint;
+      }
+      // A deadline that passed while the channel was still connecting (a refused or stalled
+      // handshake that gRPC retried) says nothing of TLS by itself: the last attempt of a
+      // refused mTLS connect often ends this way, so it carries the same hint.
+      if (options_.use_ssl_credentials &&
+          status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+          channel_->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_READY) {
+        attempt.message += tls_not_established(hint_client_certificate());
       }
       return hints_.explain(std::move(attempt));
     } catch (...) {
@@ -595,8 +609,7 @@ class HttpTransport final : public OtlpTransport {
       curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, take_header);
       curl_easy_setopt(easy, CURLOPT_HEADERDATA, &header_reader);
       // An announced Content-Length over the cap ends the transfer before any body is read.
-      curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
-                       static_cast<curl_off_t>(kMaxResponseBytes));
+      curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(kMaxResponseBytes));
       if (tls_) {
         if (!ca_path_.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, ca_path_.c_str());
         if (!client_key_path_.empty()) {
@@ -615,10 +628,17 @@ class HttpTransport final : public OtlpTransport {
         curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
         answer.status = static_cast<int>(status);
       }
+      // The TLS connection was up: a reused one (no new connect), or a new one whose
+      // handshake (curl's "app connect") finished.
+      long new_connections = 0;
+      curl_off_t tls_connect_time = 0;
+      curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &new_connections);
+      curl_easy_getinfo(easy, CURLINFO_APPCONNECT_TIME_T, &tls_connect_time);
+      const bool tls_connected = !tls_ || new_connections == 0 || tls_connect_time > 0;
       // A connection whose answer was cut short cannot carry the next request.
       if (code == CURLE_OK) give_back(std::move(channel));
       std::string reason = error[0] != '\0' ? error : curl_easy_strerror(code);
-      return hints_.explain(result(code, answer, reason));
+      return hints_.explain(result(code, answer, reason, tls_connected));
     } catch (const std::exception& e) {
       return failure(Attempt::Kind::kPermanent, "encode",
                      std::string("cannot encode the request: ") + e.what());
@@ -665,7 +685,9 @@ class HttpTransport final : public OtlpTransport {
     return code;
   }
 
-  Attempt result(CURLcode code, const HttpAnswer& answer, const std::string& reason) const {
+  // `tls_connected`: the TLS handshake finished (always true without TLS).
+  Attempt result(CURLcode code, const HttpAnswer& answer, const std::string& reason,
+                 bool tls_connected) const {
     if (answer.body_too_large || answer.headers_too_large || code == CURLE_FILESIZE_EXCEEDED) {
       // Not retried: the receiver may well have taken the data, and a receiver that answers
       // this way will again.
@@ -679,8 +701,11 @@ class HttpTransport final : public OtlpTransport {
       return failure(Attempt::Kind::kPermanent, "shutdown", "the exporter was shut down");
     }
     if (code == CURLE_OPERATION_TIMEDOUT) {
-      return failure(Attempt::Kind::kRetryable, "http-timeout",
-                     "no answer before the timeout" + reason_suffix(reason));
+      return failure(
+          Attempt::Kind::kRetryable, "http-timeout",
+          "no answer before the timeout" + reason_suffix(reason) +
+              (tls_ && !tls_connected ? tls_not_established(client_certificate_path_.empty())
+                                      : std::string()));
     }
     if (code != CURLE_OK) {
       const bool handshake = code == CURLE_SSL_CONNECT_ERROR ||
@@ -700,18 +725,17 @@ class HttpTransport final : public OtlpTransport {
       }
       // (An answer in HTTP/0.9, a gRPC port, is CURLE_UNSUPPORTED_PROTOCOL: a connection
       // error below, with the protocol hint.)
-      if (code == CURLE_URL_MALFORMAT || code == CURLE_FAILED_INIT ||
-          code == CURLE_OUT_OF_MEMORY) {
+      if (code == CURLE_URL_MALFORMAT || code == CURLE_FAILED_INIT || code == CURLE_OUT_OF_MEMORY) {
         return failure(Attempt::Kind::kPermanent, "http-create",
                        "cannot create the HTTP request" + reason_suffix(reason));
       }
       // With TLS 1.3 a server that refuses a missing client certificate may just close the
       // connection: that cannot be told from a network error, but it can be hinted at.
-      return failure(Attempt::Kind::kRetryable, "http-connect",
-                     "cannot connect or the connection broke" + reason_suffix(reason) +
-                         (tls_ && client_certificate_path_.empty()
-                              ? std::string("; ") + kClientCertificateHint
-                              : std::string()));
+      return failure(
+          Attempt::Kind::kRetryable, "http-connect",
+          "cannot connect or the connection broke" + reason_suffix(reason) +
+              (tls_ && client_certificate_path_.empty() ? std::string("; ") + kClientCertificateHint
+                                                        : std::string()));
     }
     const bool json = answer.content_type.find("json") != std::string::npos ||
                       (answer.content_type.empty() && json_);

@@ -26,7 +26,6 @@
 namespace lens::exporters {
 namespace {
 
-using namespace std::chrono_literals;
 using test_servers::CollectProcess;
 using test_servers::TlsFiles;
 namespace sdktrace = opentelemetry::sdk::trace;
@@ -135,15 +134,12 @@ TEST_F(OtlpTls, AServerCertificateThatCannotBeVerifiedFailsOnceAndClearly) {
       auto exporter =
           make_otlp_exporter<Signal::traces>(settings_from(variables), captured.report, kFastRetry);
       const std::string what = std::string(protocol.name) + (ca.empty() ? "" : " wrong CA");
-      const auto start = std::chrono::steady_clock::now();
       EXPECT_EQ(export_span(*exporter, "refused"), ExportResult::kFailure) << what;
       EXPECT_EQ(export_span(*exporter, "refused"), ExportResult::kFailure) << what;
-      // Not retried until the timeout: a certificate does not get better by waiting.
-      EXPECT_LT(std::chrono::steady_clock::now() - start, 4s) << what;
       const ExportReportCounts counts = captured.report->counts();
       EXPECT_EQ(counts.exports_failed, 2u) << what;
       EXPECT_EQ(counts.items_failed, 2u) << what;
-      EXPECT_EQ(counts.retries, 0u) << what;
+      EXPECT_EQ(counts.retries, 0u) << what;  // a certificate does not get better by waiting
       ASSERT_EQ(captured.lines.size(), 1u) << what;
       const std::string& line = captured.lines[0];
       const std::string target =
@@ -216,21 +212,23 @@ TEST_F(OtlpTls, MutualTlsNeedsTheClientCertificate) {
                          {"OTEL_EXPORTER_OTLP_CERTIFICATE", tls_.ca()},
                          {"OTEL_EXPORTER_OTLP_TIMEOUT", "1000"}}),
           captured.report, kFastRetry);
-      const auto start = std::chrono::steady_clock::now();
       EXPECT_EQ(export_span(*exporter, "no-client-certificate"), ExportResult::kFailure)
           << protocol.name;
-      EXPECT_LT(std::chrono::steady_clock::now() - start, 2500ms) << protocol.name;
       EXPECT_EQ(captured.report->counts().exports_failed, 1u) << protocol.name;
       ASSERT_EQ(captured.lines.size(), 1u) << protocol.name;
       const std::string& line = captured.lines[0];
       EXPECT_NE(line.find(https_endpoint(collector, protocol)), std::string::npos) << line;
       // With TLS 1.3 the server refuses after the client's side of the handshake: the client
       // sees the refusal (a TLS failure, not retried), or only a closed connection (retried
-      // until the timeout as a network error); both say what to check.
+      // as a network error), or, when the retries fill the timeout (a slow machine, a
+      // sanitizer), a timeout before the connection was up. Which one wins is a race; each
+      // says what to check.
       EXPECT_TRUE(line.find("failed: TLS handshake failed (") != std::string::npos ||
                   line.find("failed: gRPC status UNAVAILABLE (") != std::string::npos ||
                   line.find("failed: cannot connect or the connection broke (") !=
-                      std::string::npos)
+                      std::string::npos ||
+                  line.find("failed: gRPC status DEADLINE_EXCEEDED (") != std::string::npos ||
+                  line.find("failed: no answer before the timeout (") != std::string::npos)
           << line;
       EXPECT_NE(line.find("if the server requires a client certificate (mTLS), set "
                           "OTEL_EXPORTER_OTLP_CLIENT_KEY and "
@@ -241,6 +239,64 @@ TEST_F(OtlpTls, MutualTlsNeedsTheClientCertificate) {
   }
   ASSERT_EQ(collector.stop(), 0) << collector.err();
   EXPECT_EQ(received_names(collector), sent);
+}
+
+// A TLS endpoint that accepts the TCP connection and never answers the handshake: the export
+// ends at its timeout, and the line says the TLS connection was never established, with the
+// client-certificate hint (a client without one), over every protocol.
+TEST_F(OtlpTls, ATimeoutBeforeTheHandshakeEndsSaysSoWithTheClientCertificateHint) {
+  int port = 0;
+  const int listener = test_servers::listen_on(0, &port);  // never accepts, never answers
+  for (const Protocol& protocol : kProtocols) {
+    Captured captured;
+    const std::string endpoint = "https://127.0.0.1:" + std::to_string(port);
+    auto exporter = make_otlp_exporter<Signal::traces>(
+        settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", protocol.name},
+                       {"OTEL_EXPORTER_OTLP_ENDPOINT", endpoint},
+                       {"OTEL_EXPORTER_OTLP_CERTIFICATE", tls_.ca()},
+                       {"OTEL_EXPORTER_OTLP_TIMEOUT", "300"}}),
+        captured.report, kFastRetry);
+    EXPECT_EQ(export_span(*exporter, "silent"), ExportResult::kFailure) << protocol.name;
+    ASSERT_EQ(captured.lines.size(), 1u) << protocol.name;
+    const std::string& line = captured.lines[0];
+    EXPECT_NE(line.find(protocol.listener == std::string("grpc")
+                            ? "failed: gRPC status DEADLINE_EXCEEDED ("
+                            : "failed: no answer before the timeout ("),
+              std::string::npos)
+        << line;
+    EXPECT_NE(line.find("; the TLS connection was not established before the timeout; if the "
+                        "server requires a client certificate (mTLS), set "
+                        "OTEL_EXPORTER_OTLP_CLIENT_KEY and OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"),
+              std::string::npos)
+        << line;
+  }
+  ::close(listener);
+}
+
+// With a client certificate, the same timeout says the connection was not established, without
+// the hint (it would suggest what is already set).
+TEST_F(OtlpTls, ATimeoutBeforeTheHandshakeWithAClientCertificateHasNoHint) {
+  int port = 0;
+  const int listener = test_servers::listen_on(0, &port);
+  for (const Protocol& protocol : kProtocols) {
+    Captured captured;
+    auto exporter = make_otlp_exporter<Signal::traces>(
+        settings_from({{"OTEL_EXPORTER_OTLP_PROTOCOL", protocol.name},
+                       {"OTEL_EXPORTER_OTLP_ENDPOINT", "https://127.0.0.1:" + std::to_string(port)},
+                       {"OTEL_EXPORTER_OTLP_CERTIFICATE", tls_.ca()},
+                       {"OTEL_EXPORTER_OTLP_CLIENT_KEY", tls_.client_key()},
+                       {"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", tls_.client_certificate()},
+                       {"OTEL_EXPORTER_OTLP_TIMEOUT", "300"}}),
+        captured.report, kFastRetry);
+    EXPECT_EQ(export_span(*exporter, "silent"), ExportResult::kFailure) << protocol.name;
+    ASSERT_EQ(captured.lines.size(), 1u) << protocol.name;
+    const std::string& line = captured.lines[0];
+    EXPECT_NE(line.find("; the TLS connection was not established before the timeout"),
+              std::string::npos)
+        << line;
+    EXPECT_EQ(line.find("if the server requires a client certificate"), std::string::npos) << line;
+  }
+  ::close(listener);
 }
 
 TEST_F(OtlpTls, PerSignalVariablesWinOverTheGeneralOnes) {
