@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <limits>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -125,5 +126,7 @@ class AttributeArg {
 // {{"key", value}, ...}, consumed before the call returns. What it accepts and how each signal
 // treats it: docs/attributes.md. Duplicate keys: the last one wins.
 using AttributeList = std::initializer_list<std::pair<std::string_view, AttributeArg>>;
+// The same as a run-time sized list (a binding's dictionary of attributes).
+using AttributeSpan = std::span<const std::pair<std::string_view, AttributeArg>>;
 
 }  // namespace lens

@@ -103,6 +103,9 @@ void safe_set_span_attributes(
 // from elsewhere picks its own), and one link to `link` when that is valid. The sampler decides
 // on the new trace id like for any root, so every rank that starts a root in the same trace id
 // gets the same ratio decision (see lens::TraceSeed in lens/distributed.hpp).
+// A span's status, as OpenTelemetry's (its numbering too).
+enum class SpanStatusCode : std::uint8_t { unset = 0, ok = 1, error = 2 };
+
 struct NewTrace {
   std::array<std::uint8_t, 16> trace_id{};
   opentelemetry::trace::SpanContext link = opentelemetry::trace::SpanContext::GetInvalid();
@@ -274,8 +277,18 @@ class Span {
   void record_exception(const std::exception& e) noexcept;
   // Status ERROR with `description` (an interrupted run, a failed phase).
   void set_error(std::string_view description) noexcept;
+  // Status as OpenTelemetry's SetStatus (a description only goes with ERROR).
+  void set_status(SpanStatusCode code, std::string_view description = {}) noexcept;
+  // An event at `unix_nanos` (Unix time in nanoseconds; 0: now).
+  void add_event(std::string_view name, AttributeSpan attributes, std::int64_t unix_nanos) noexcept;
+  void add_link(const opentelemetry::trace::SpanContext& link) noexcept;
+  void update_name(std::string_view name) noexcept;
+  // The start time as Unix nanoseconds, for a phase recorded after it began (0: when started).
+  void set_start_time(std::int64_t unix_nanos) noexcept;
   // Ends the span now; later calls do nothing.
   void end() noexcept;
+  // Ends the span with `unix_nanos` as its end time (0: now); later calls do nothing.
+  void end(std::int64_t unix_nanos) noexcept;
 
  private:
   friend Span start_span(std::string_view, AttributeList) noexcept;
@@ -375,7 +388,7 @@ auto wrap_with_context(F&& f) {
   LENS_DETAIL_SPAN(var, LENS_DETAIL_CONCAT(var, _lens_site), site __VA_OPT__(, ) __VA_ARGS__)
 
 #define LENS_DETAIL_SPAN(var, gate, site_expr, ...)                                                \
-  static const ::lens::detail::SiteGate gate{site_expr, __FILE__, __LINE__};                      \
+  static const ::lens::detail::SiteGate gate{site_expr, __FILE__, __LINE__};                       \
   ::lens::ManagedSpan var(                                                                         \
       gate.handle.enabled() ? ::lens::detail::SpanStart{true, gate.site.name, {__VA_ARGS__}, true} \
                             : ::lens::detail::SpanStart{})

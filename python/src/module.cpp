@@ -1,19 +1,28 @@
-// lens._lens: the pybind11 bindings of lens's configuration, lifecycle, span groups, rank
-// strategies, propagation, metrics and log records. The span primitives are C-level types
-// (span_site.cpp). Errors before and at setup raise ValueError with the C++ message; after setup
-// nothing here raises into the caller's code, and every call that may wait releases the GIL.
+// nemo.lens._lens: the pybind11 bindings of lens's configuration, lifecycle, span groups, rank
+// strategies, propagation, metrics and log records, on lens's public C++ API (include/lens). The
+// span primitives are C-level types (span_site.cpp, span_object.cpp). Errors before and at setup
+// raise ValueError with the C++ message; after setup nothing here raises into the caller's code,
+// and every call that may wait releases the GIL.
+#include <opentelemetry/common/attribute_value.h>
+#include <opentelemetry/common/key_value_iterable_view.h>
+#include <opentelemetry/metrics/async_instruments.h>
+#include <opentelemetry/metrics/meter.h>
+#include <opentelemetry/metrics/observer_result.h>
+#include <opentelemetry/metrics/sync_instruments.h>
+#include <opentelemetry/trace/context.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <opentelemetry/trace/context.h>
-
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "lens/config.hpp"
 #include "lens/groups.hpp"
@@ -26,6 +35,8 @@
 #include "lens/step_progress.hpp"
 #include "lens/strategies.hpp"
 #include "lens/telemetry.hpp"
+#include "lens/version.hpp"
+#include "span_object.hpp"
 #include "span_site.hpp"
 #include "training_bindings.hpp"
 
@@ -85,8 +96,8 @@ RankStrategy python_rank_strategy(py::function function) {
   return [callable](const Config& config, const RankInfo& rank) {
     py::gil_scoped_acquire gil;
     try {
-      py::object result = py::reinterpret_borrow<py::function>(callable)(config, rank.rank,
-                                                                          rank.world_size);
+      py::object result =
+          py::reinterpret_borrow<py::function>(callable)(config, rank.rank, rank.world_size);
       return result.cast<bool>();
     } catch (py::error_already_set& error) {
       if (g_pending_strategy_error != nullptr && !g_pending_strategy_error->error) {
@@ -108,9 +119,10 @@ struct PySampler {
 };
 
 std::optional<SamplerKind> sampler_kind(const std::string& name) {
-  for (SamplerKind kind : {SamplerKind::always_on, SamplerKind::always_off, SamplerKind::traceidratio,
-                           SamplerKind::parentbased_always_on, SamplerKind::parentbased_always_off,
-                           SamplerKind::parentbased_traceidratio}) {
+  for (SamplerKind kind :
+       {SamplerKind::always_on, SamplerKind::always_off, SamplerKind::traceidratio,
+        SamplerKind::parentbased_always_on, SamplerKind::parentbased_always_off,
+        SamplerKind::parentbased_traceidratio}) {
     if (to_string(kind) == name) return kind;
   }
   return std::nullopt;
@@ -129,8 +141,9 @@ SamplingStrategyFactory python_sampling_factory(py::function function) {
       py::object result = py::reinterpret_borrow<py::function>(callable)(
           config, rank.rank, rank.world_size, PySampler{std::move(default_sampler)});
       if (py::isinstance<PySampler>(result)) return result.cast<PySampler>().sampler;
-      failure = "the factory returned " + std::string(py::str(py::type::of(result).attr(
-                                              "__name__"))) + ", not a lens.Sampler";
+      failure = "the factory returned " +
+                std::string(py::str(py::type::of(result).attr("__name__"))) +
+                ", not a lens.Sampler";
     } catch (py::error_already_set& error) {
       // "<Type>: <message>", without the traceback pybind11 appends to what().
       failure = std::string(py::str(error.type().attr("__name__"))) + ": " +
@@ -141,20 +154,25 @@ SamplingStrategyFactory python_sampling_factory(py::function function) {
 }
 
 TelemetryHandle setup(Config config, std::optional<int> rank, std::optional<int> world_size,
-                      const py::dict& resource_attributes, bool allow_reinit,
-                      py::object broadcast) {
+                      const py::dict& resource_attributes, bool allow_reinit, py::object broadcast,
+                      std::optional<bool> exporting) {
   RankInfo rank_info;
   if (rank.has_value() || world_size.has_value()) {
     RankInfo detected = value_or_raise(RankInfo::detect());
-    rank_info = value_or_raise(RankInfo::make(rank.value_or(detected.rank),
-                                              world_size.value_or(detected.world_size),
-                                              detected.local_rank, detected.local_world_size,
-                                              detected.node_rank));
+    rank_info = value_or_raise(
+        RankInfo::make(rank.value_or(detected.rank), world_size.value_or(detected.world_size),
+                       detected.local_rank, detected.local_world_size, detected.node_rank));
   } else {
     rank_info = value_or_raise(RankInfo::detect());
   }
   SetupOverrides overrides;
   overrides.allow_reinit = allow_reinit;
+  if (exporting.has_value()) {
+    // Decided in Python (nemo.lens.strategies, NeMo Lens's registry of export strategies).
+    overrides.rank_strategy = [decision = *exporting](const Config&, const RankInfo&) {
+      return decision;
+    };
+  }
   std::optional<PythonCollective> collective;
   if (!broadcast.is_none()) {
     collective.emplace(std::move(broadcast), rank_info.rank, rank_info.world_size);
@@ -162,9 +180,8 @@ TelemetryHandle setup(Config config, std::optional<int> rank, std::optional<int>
   }
   PendingStrategyError pending;
   g_pending_strategy_error = &pending;
-  Result<TelemetryHandle> handle =
-      setup_telemetry(std::move(config), rank_info, to_attributes(resource_attributes),
-                      std::move(overrides));
+  Result<TelemetryHandle> handle = setup_telemetry(
+      std::move(config), rank_info, to_attributes(resource_attributes), std::move(overrides));
   g_pending_strategy_error = nullptr;
   if (pending.error) {
     if (handle.ok()) {
@@ -238,16 +255,115 @@ struct PyGauge {
   }
 };
 
+// lens attributes as opentelemetry-cpp's (views into `attributes`, which must outlive them).
+std::map<std::string, opentelemetry::common::AttributeValue> otel_attributes(
+    const Attributes& attributes,
+    std::vector<std::vector<opentelemetry::nostd::string_view>>& views) {
+  std::map<std::string, opentelemetry::common::AttributeValue> out;
+  for (const auto& [key, value] : attributes) {
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::string>) {
+            out.emplace(key, opentelemetry::nostd::string_view(v.data(), v.size()));
+          } else if constexpr (std::is_same_v<V, bool> || std::is_same_v<V, std::int64_t> ||
+                               std::is_same_v<V, double>) {
+            out.emplace(key, v);
+          } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+            auto& list = views.emplace_back();
+            for (const std::string& s : v) list.emplace_back(s.data(), s.size());
+            out.emplace(key, opentelemetry::nostd::span<const opentelemetry::nostd::string_view>(
+                                 list.data(), list.size()));
+          } else if constexpr (std::is_same_v<V, std::vector<std::int64_t>> ||
+                               std::is_same_v<V, std::vector<double>>) {
+            out.emplace(
+                key, opentelemetry::nostd::span<const typename V::value_type>(v.data(), v.size()));
+          }  // bool arrays are left out (std::vector<bool> has no contiguous storage)
+        },
+        value);
+  }
+  return out;
+}
+
+// An up-down counter: opentelemetry-cpp's (lens's metrics layer has none of its own).
+struct PyUpDownCounter {
+  std::shared_ptr<opentelemetry::metrics::UpDownCounter<double>> counter;
+  void add(double value, const py::dict& attributes) {
+    if (!counter) return;
+    const Attributes converted = to_attributes(attributes);
+    std::vector<std::vector<opentelemetry::nostd::string_view>> views;
+    const auto otel = otel_attributes(converted, views);
+    counter->Add(value, opentelemetry::common::KeyValueIterableView<decltype(otel)>(otel));
+  }
+};
+
+// Python callables observed at each collection, on the metric reader's thread (with the GIL).
+// Off once the interpreter is past its own shutdown (nemo.lens turns it off at exit).
+std::atomic<bool> g_observe_python{true};
+
+struct ObservableState {
+  py::list callbacks;  // each: callback(options) -> iterable of Observation(value, attributes)
+};
+
+void observe(opentelemetry::metrics::ObserverResult result, void* state) noexcept {
+  if (!g_observe_python.load(std::memory_order_acquire) || !Py_IsInitialized() ||
+      _Py_IsFinalizing()) {
+    return;
+  }
+  py::gil_scoped_acquire gil;
+  try {
+    auto* observable = static_cast<ObservableState*>(state);
+    py::object options = py::module_::import("nemo.lens.metrics").attr("CallbackOptions")();
+    for (py::handle callback : observable->callbacks) {
+      py::object observations = callback(options);
+      if (observations.is_none()) continue;
+      for (py::handle observation : observations) {
+        const double value = py::float_(observation.attr("value"));
+        py::object attributes = observation.attr("attributes");
+        const Attributes converted =
+            attributes.is_none() ? Attributes{} : to_attributes(py::dict(attributes));
+        std::vector<std::vector<opentelemetry::nostd::string_view>> views;
+        const auto otel = otel_attributes(converted, views);
+        const opentelemetry::common::KeyValueIterableView<decltype(otel)> view(otel);
+        if (auto* d = opentelemetry::nostd::get_if<
+                opentelemetry::nostd::shared_ptr<opentelemetry::metrics::ObserverResultT<double>>>(
+                &result)) {
+          (*d)->Observe(value, view);
+        } else if (auto* i = opentelemetry::nostd::get_if<opentelemetry::nostd::shared_ptr<
+                       opentelemetry::metrics::ObserverResultT<std::int64_t>>>(&result)) {
+          (*i)->Observe(static_cast<std::int64_t>(value), view);
+        }
+      }
+    }
+  } catch (py::error_already_set& error) {
+    error.discard_as_unraisable("nemo.lens observable instrument callback");
+  } catch (...) {
+  }
+}
+
+// An observable counter, up-down counter or gauge with its Python callbacks.
+struct PyObservable {
+  opentelemetry::nostd::shared_ptr<opentelemetry::metrics::ObservableInstrument> instrument;
+  std::unique_ptr<ObservableState> state;
+  PyObservable() = default;
+  PyObservable(PyObservable&&) = default;
+  ~PyObservable() {
+    if (instrument && state) instrument->RemoveCallback(observe, state.get());
+  }
+};
+
 }  // namespace
 }  // namespace lens::python
 
 PYBIND11_MODULE(_lens, m) {
   using namespace lens;
   using namespace lens::python;
-  m.doc() = "lens: the native core of lens-cpp for Python (see the `lens` package).";
+  m.doc() = "The native core of lens-cpp behind the nemo.lens package.";
+  m.attr("__version__") = kVersion;
 
-  py::class_<Config>(m, "NemoLensConfig",
-                     "The lens configuration (SPEC §A.1); from_env reads it from the environment.")
+  py::class_<Config>(m, "NativeConfig",
+                     "lens's C++ configuration (nemo.lens.NemoLensConfig is built on it); "
+                     "from_env reads it from the environment.")
       .def(py::init<>())
       .def_static(
           "from_env",
@@ -289,7 +405,8 @@ PYBIND11_MODULE(_lens, m) {
   py::class_<TelemetryHandle>(m, "TelemetryHandle", "What setup_telemetry returns.")
       .def("is_exporting", &TelemetryHandle::is_exporting)
       .def_property_readonly("run_id", &TelemetryHandle::run_id)
-      .def_property_readonly("stats", [](const TelemetryHandle& h) { return stats_dict(h.stats()); })
+      .def_property_readonly("stats",
+                             [](const TelemetryHandle& h) { return stats_dict(h.stats()); })
       .def(
           "force_flush",
           [](TelemetryHandle& h, int timeout_ms) {
@@ -325,7 +442,8 @@ PYBIND11_MODULE(_lens, m) {
           "histogram",
           [](TelemetryHandle& h, const std::string& name, const std::string& description,
              const std::string& unit) {
-            return PyHistogram{metrics::make_histogram<double>(*h.meter(), name, description, unit)};
+            return PyHistogram{
+                metrics::make_histogram<double>(*h.meter(), name, description, unit)};
           },
           py::arg("name"), py::arg("description") = "", py::arg("unit") = "")
       .def(
@@ -334,7 +452,39 @@ PYBIND11_MODULE(_lens, m) {
              const std::string& unit) {
             return PyGauge{metrics::make_gauge<double>(*h.meter(), name, description, unit)};
           },
-          py::arg("name"), py::arg("description") = "", py::arg("unit") = "");
+          py::arg("name"), py::arg("description") = "", py::arg("unit") = "")
+      .def(
+          "up_down_counter",
+          [](TelemetryHandle& h, const std::string& name, const std::string& description,
+             const std::string& unit) {
+            auto meter = h.meter();
+            return PyUpDownCounter{std::shared_ptr<opentelemetry::metrics::UpDownCounter<double>>(
+                meter->CreateDoubleUpDownCounter(name, description, unit).release())};
+          },
+          py::arg("name"), py::arg("description") = "", py::arg("unit") = "")
+      .def(
+          "observable",
+          [](TelemetryHandle& h, const std::string& kind, const std::string& name,
+             const std::string& description, const std::string& unit, py::list callbacks) {
+            auto meter = h.meter();
+            PyObservable observable;
+            if (kind == "counter") {
+              observable.instrument = meter->CreateDoubleObservableCounter(name, description, unit);
+            } else if (kind == "up_down_counter") {
+              observable.instrument =
+                  meter->CreateDoubleObservableUpDownCounter(name, description, unit);
+            } else {
+              observable.instrument = meter->CreateDoubleObservableGauge(name, description, unit);
+            }
+            observable.state = std::make_unique<ObservableState>();
+            observable.state->callbacks = std::move(callbacks);
+            if (observable.instrument) {
+              observable.instrument->AddCallback(observe, observable.state.get());
+            }
+            return observable;
+          },
+          py::arg("kind"), py::arg("name"), py::arg("description"), py::arg("unit"),
+          py::arg("callbacks"));
 
   py::class_<PyCounter>(m, "Counter")
       .def("add", &PyCounter::add, py::arg("value"), py::arg("attributes") = py::dict());
@@ -342,10 +492,17 @@ PYBIND11_MODULE(_lens, m) {
       .def("record", &PyHistogram::record, py::arg("value"), py::arg("attributes") = py::dict());
   py::class_<PyGauge>(m, "Gauge")
       .def("record", &PyGauge::record, py::arg("value"), py::arg("attributes") = py::dict());
+  py::class_<PyUpDownCounter>(m, "UpDownCounter")
+      .def("add", &PyUpDownCounter::add, py::arg("value"), py::arg("attributes") = py::dict());
+  py::class_<PyObservable>(m, "Observable");
+  m.def(
+      "_stop_observing", [] { g_observe_python.store(false, std::memory_order_release); },
+      "No Python callback is observed any more (interpreter exit).");
 
   m.def("setup_telemetry", &setup, py::arg("config"), py::arg("rank") = py::none(),
         py::arg("world_size") = py::none(), py::arg("resource_attributes") = py::dict(),
         py::arg("allow_reinit") = false, py::arg("broadcast") = py::none(),
+        py::arg("exporting") = py::none(),
         "Sets telemetry up for this process; raises ValueError naming the bad variable. rank and "
         "world_size default to the launcher's (torchrun, MPI, SLURM). broadcast(payload: bytes, "
         "root: int) -> bytes, a collective every rank calls, lets rank 0 share a generated run "
@@ -356,9 +513,8 @@ PYBIND11_MODULE(_lens, m) {
       "Marks one training step (one optimizer update) as finished: the step the hang watchdog "
       "watches (HANG_TIMEOUT, docs/configuration.md#hang-reports). Call it once per step, after "
       "the step's span; it costs a clock read and never raises.");
-  m.def("is_span_group_enabled", [](const std::string& group) {
-    return is_span_group_enabled(group);
-  });
+  m.def("is_span_group_enabled",
+        [](const std::string& group) { return is_span_group_enabled(group); });
   m.def("set_enabled_span_groups",
         [](const std::set<std::string>& groups) { set_enabled_span_groups(groups); });
   m.def("enabled_span_groups", &enabled_span_groups);
@@ -377,8 +533,8 @@ PYBIND11_MODULE(_lens, m) {
   m.def(
       "register_rank_strategy",
       [](const std::string& name, py::function strategy, bool allow_override) {
-        raise_if_failed(
-            register_rank_strategy(name, python_rank_strategy(std::move(strategy)), allow_override));
+        raise_if_failed(register_rank_strategy(name, python_rank_strategy(std::move(strategy)),
+                                               allow_override));
       },
       py::arg("name"), py::arg("strategy"), py::arg("allow_override") = false,
       "Registers strategy(config, rank, world_size) -> bool under `name`.");
@@ -403,8 +559,8 @@ PYBIND11_MODULE(_lens, m) {
       "rank_aware_sampler",
       [](int rank, int world_size, double rate, std::optional<PySampler> delegate) {
         RankInfo info = value_or_raise(RankInfo::make(rank, world_size));
-        return PySampler{std::make_shared<RankAwareSampler>(
-            info, rate, delegate ? delegate->sampler : nullptr)};
+        return PySampler{
+            std::make_shared<RankAwareSampler>(info, rate, delegate ? delegate->sampler : nullptr)};
       },
       py::arg("rank"), py::arg("world_size"), py::arg("rate"), py::arg("delegate") = py::none(),
       "Keeps or drops this whole rank (the `sampled` strategy's test at `rate`); a kept rank "
@@ -450,27 +606,6 @@ PYBIND11_MODULE(_lens, m) {
         return carrier;
       },
       "The current span context as W3C headers (traceparent, tracestate, baggage).");
-  py::class_<Span>(m, "Span", "A span that is not a scope (create_linked_span); ends at end().")
-      .def("end", &Span::end, "Ends the span; later calls do nothing.")
-      .def("is_recording", [](const Span& span) { return static_cast<bool>(span); })
-      .def_property_readonly("trace_id",
-                             [](const Span& span) { return hex_id(span.context().trace_id()); })
-      .def_property_readonly("span_id",
-                             [](const Span& span) { return hex_id(span.context().span_id()); })
-      .def("__enter__", [](py::object self) { return self; })
-      .def("__exit__", [](Span& span, py::args) {
-        span.end();
-        return false;
-      });
-  m.def(
-      "create_linked_span",
-      [](const std::string& name, std::optional<Carrier> remote) {
-        return create_linked_span(name, remote ? &*remote : nullptr);
-      },
-      py::arg("name"), py::arg("remote_carrier") = py::none(),
-      "A span `name` under the current span, linked to the span of a W3C carrier (inject()'s "
-      "dict) when it holds a valid traceparent. Not made current; end it (or use `with`).");
-
   m.def(
       "emit_log",
       [](int level, const std::string& body, const std::string& logger, const std::string& path,
@@ -486,10 +621,10 @@ PYBIND11_MODULE(_lens, m) {
       py::arg("level"), py::arg("body"), py::arg("logger") = "", py::arg("path") = "",
       py::arg("line") = 0, py::arg("function") = "");
   m.def(
-      "setup_logging_bridge",
-      [](int level) { return setup_logging_bridge(level_of(level)); }, py::arg("level") = 20,
+      "setup_logging_bridge", [](int level) { return setup_logging_bridge(level_of(level)); },
+      py::arg("level") = 20,
       "Lets log records of `level` and above through; True when records flow now.");
 
   add_training_bindings(m);
-  if (!add_span_types(m.ptr())) throw py::error_already_set();
+  if (!add_span_types(m.ptr()) || !add_span_object_type(m.ptr())) throw py::error_already_set();
 }

@@ -1,5 +1,6 @@
 // SpanSite and TracedFunction: lens's Python span primitives as C-level types (see span_site.hpp).
-// Every entry point runs with the GIL held, which also guards the site caches below.
+// Entering a site yields a nemo.lens Span (span_object.hpp). Every entry point runs with the GIL
+// held, which also guards the site caches below.
 #include "span_site.hpp"
 
 #include <cstdint>
@@ -14,7 +15,8 @@
 
 #include "lens/groups.hpp"
 #include "lens/span.hpp"
-#include "native/thread_spans.hpp"
+#include "lens/span_ref.hpp"
+#include "span_object.hpp"
 
 namespace lens::python {
 namespace {
@@ -25,8 +27,7 @@ namespace {
 constexpr std::size_t kMaxCachedSites = 4096;
 
 struct SpanSiteObject {
-  PyObject_HEAD
-  SpanGroupHandle group;
+  PyObject_HEAD SpanGroupHandle group;
   bool gated;              // false for span_cm: always starts a span
   bool status_with_type;   // span_cm: ERROR description "<Type>: <message>"
   bool exception_events;   // span_cm(record_exception=False): no `exception` event
@@ -37,8 +38,7 @@ struct SpanSiteObject {
 };
 
 struct TracedFunctionObject {
-  PyObject_HEAD
-  PyObject* site;
+  PyObject_HEAD PyObject* site;
   PyObject* function;
   PyObject* dict;
   vectorcallfunc vectorcall;
@@ -49,8 +49,9 @@ PyTypeObject g_traced_type{};
 
 // One entered `with` of the calling thread: `with` blocks nest, so __exit__ ends the innermost.
 struct OpenSpan {
-  detail::NativeSpanRef ref{nullptr, nullptr};
+  SpanRef ref{nullptr, nullptr};
   bool started = false;
+  PyObject* span = nullptr;  // the Span the `with` yielded (a strong reference), or null
 };
 thread_local std::vector<OpenSpan> t_open_spans;
 
@@ -79,104 +80,34 @@ SiteCache& site_cache() {
 
 // ---- Attributes --------------------------------------------------------------------------------
 
-// The scalar types attributes accept; anything else is skipped (SPEC §F.4).
-template <class Set>
-void with_attribute_value(PyObject* value, Set&& set) {
-  if (PyBool_Check(value)) {
-    set(AttributeArg(value == Py_True));
-  } else if (PyLong_Check(value)) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (overflow == 0 && !(v == -1 && PyErr_Occurred())) set(AttributeArg(std::int64_t{v}));
-    PyErr_Clear();
-  } else if (PyFloat_Check(value)) {
-    set(AttributeArg(PyFloat_AS_DOUBLE(value)));
-  } else if (PyUnicode_Check(value)) {
-    Py_ssize_t size = 0;
-    const char* text = PyUnicode_AsUTF8AndSize(value, &size);
-    if (text != nullptr) set(AttributeArg(std::string_view(text, static_cast<std::size_t>(size))));
-    PyErr_Clear();
-  } else if (PyList_Check(value) || PyTuple_Check(value)) {
-    PyObject* items = PySequence_Fast(value, "");
-    if (items == nullptr) {
-      PyErr_Clear();
-      return;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
-    PyObject** elements = PySequence_Fast_ITEMS(items);
-    auto all = [&](auto check) {
-      for (Py_ssize_t i = 0; i < n; ++i) {
-        if (!check(elements[i])) return false;
-      }
-      return true;
-    };
-    if (all([](PyObject* e) { return PyBool_Check(e) != 0; })) {
-      std::vector<bool> v;
-      for (Py_ssize_t i = 0; i < n; ++i) v.push_back(elements[i] == Py_True);
-      set(AttributeArg(v));
-    } else if (all([](PyObject* e) { return PyLong_Check(e) && !PyBool_Check(e); })) {
-      std::vector<std::int64_t> v;
-      for (Py_ssize_t i = 0; i < n; ++i) v.push_back(PyLong_AsLongLong(elements[i]));
-      if (!PyErr_Occurred()) set(AttributeArg(v));
-    } else if (all([](PyObject* e) { return PyFloat_Check(e) != 0; })) {
-      std::vector<double> v;
-      for (Py_ssize_t i = 0; i < n; ++i) v.push_back(PyFloat_AS_DOUBLE(elements[i]));
-      set(AttributeArg(v));
-    } else if (all([](PyObject* e) { return PyUnicode_Check(e) != 0; })) {
-      std::vector<std::string> v;
-      for (Py_ssize_t i = 0; i < n; ++i) {
-        const char* text = PyUnicode_AsUTF8(elements[i]);
-        if (text == nullptr) break;
-        v.emplace_back(text);
-      }
-      if (!PyErr_Occurred()) set(AttributeArg(v));
-    }
-    PyErr_Clear();
-    Py_DECREF(items);
-  }
-}
-
-void set_attribute(const detail::NativeSpanRef& span, PyObject* key, PyObject* value) {
-  if (!PyUnicode_Check(key) || value == Py_None) return;
-  Py_ssize_t size = 0;
-  const char* text = PyUnicode_AsUTF8AndSize(key, &size);
-  if (text == nullptr) {
+void set_attributes(const SpanRef& span, PyObject* dict) {
+  AttributeBuffer attributes;
+  if (!attributes.add_mapping(dict)) {
     PyErr_Clear();
     return;
   }
-  std::string_view name(text, static_cast<std::size_t>(size));
-  with_attribute_value(value, [&](const AttributeArg& arg) {
-    native::set_attribute(span, name, redact_value(name, arg));
-  });
+  for (const auto& [key, value] : attributes.span()) span_ref::set_attribute(span, key, value);
 }
 
-void set_attributes(const detail::NativeSpanRef& span, PyObject* dict) {
-  PyObject* key = nullptr;
-  PyObject* value = nullptr;
-  Py_ssize_t position = 0;
-  while (PyDict_Next(dict, &position, &key, &value)) set_attribute(span, key, value);
-}
-
-// ---- Starting and ending -------------------------------------------------------------------------
+// ---- Starting and ending
+// -------------------------------------------------------------------------
 
 OpenSpan begin(SpanSiteObject* site) noexcept {
   OpenSpan open;
-  if ((site->gated && !site->group.enabled()) || !native::active()) return open;
-  if (site->static_name) {
-    native::begin_site_span(site->name, {}, open.ref);
-  } else {
-    native::begin_span(site->name, {}, site->exception_events, open.ref);
-  }
+  if ((site->gated && !site->group.enabled()) || !span_ref::recording()) return open;
+  open.ref = span_ref::begin(site->name, {}, site->exception_events, site->static_name);
   open.started = open.ref.frame != nullptr;
   if (open.started && site->attributes != nullptr) set_attributes(open.ref, site->attributes);
   return open;
 }
 
-// Records `exception` (an instance) on the span when it is an Exception (SPEC §F.1: other
-// BaseExceptions end the span without error). Leaves the Python error state as it found it.
-void record(SpanSiteObject* site, const OpenSpan& open, PyObject* exception) {
-  if (exception == nullptr || !PyObject_TypeCheck(exception, reinterpret_cast<PyTypeObject*>(
-                                                                 PyExc_Exception))) {
+// Records `exception` (an instance) on a traced function's span when it is an Exception (other
+// BaseExceptions end the span without error): the `exception` event and status ERROR
+// "<Type>: <message>", as OpenTelemetry's start_as_current_span that NeMo Lens's trace_fn uses.
+// Leaves the Python error state as it found it.
+void record_call_exception(const OpenSpan& open, PyObject* exception) {
+  if (exception == nullptr ||
+      !PyObject_TypeCheck(exception, reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
     return;
   }
   std::string_view type = Py_TYPE(exception)->tp_name;
@@ -189,14 +120,9 @@ void record(SpanSiteObject* site, const OpenSpan& open, PyObject* exception) {
     if (utf8 != nullptr) message = std::string_view(utf8, static_cast<std::size_t>(size));
   }
   PyErr_Clear();
-  if (site->exception_events) {
-    native::record_exception(open.ref, type, message);
-  }
-  if (site->status_with_type || !site->exception_events) {
-    std::string description = std::string(type) + ": " + std::string(message);
-    native::set_status(open.ref, native::StatusCode::kError,
-                       site->status_with_type ? std::string_view(description) : message);
-  }
+  span_ref::record_exception(open.ref, type, message);
+  span_ref::set_status(open.ref, SpanStatusCode::error,
+                       std::string(type) + ": " + std::string(message));
   Py_XDECREF(text);
 }
 
@@ -237,52 +163,39 @@ void site_dealloc(PyObject* self) {
   PyObject_Free(self);
 }
 
+// A managed_span whose group is off yields None (nothing is made); any other entry yields a Span,
+// a non-recording one where nothing records (span_cm's contract, and a group on without setup).
 PyObject* site_enter(PyObject* self, PyObject*) {
   auto* site = reinterpret_cast<SpanSiteObject*>(self);
-  OpenSpan open = begin(site);
-  t_open_spans.push_back(open);
-  if (open.started) {
-    Py_INCREF(self);
-    return self;
+  if (site->gated && !site->group.enabled()) {
+    t_open_spans.emplace_back();
+    Py_RETURN_NONE;
   }
-  Py_RETURN_NONE;
+  OpenSpan open = begin(site);
+  open.span = new_stack_span(open.ref, site->exception_events, site->status_with_type);
+  if (open.span == nullptr) {
+    if (open.started) span_ref::end(open.ref);
+    return nullptr;
+  }
+  t_open_spans.push_back(open);
+  Py_INCREF(open.span);
+  return open.span;
 }
 
-PyObject* site_exit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* site_exit(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   auto& open_spans = t_open_spans;
   if (open_spans.empty()) Py_RETURN_FALSE;
   OpenSpan open = open_spans.back();
   open_spans.pop_back();
-  if (open.started) {
+  if (open.span != nullptr) {
     if (nargs >= 2 && args[1] != Py_None) {
-      record(reinterpret_cast<SpanSiteObject*>(self), open, args[1]);
+      record_scope_exception(open.span, args[1], /*set_status=*/true, /*add_event=*/true);
     }
-    native::end_span(open.ref.thread, open.ref.frame);
+    close_stack_span(open.span);
+    Py_DECREF(open.span);
   }
+  if (open.started) span_ref::end(open.ref);
   Py_RETURN_FALSE;  // never swallows the exception
-}
-
-// The innermost span this thread entered through a site, when it records.
-const OpenSpan* innermost() {
-  auto& open_spans = t_open_spans;
-  if (open_spans.empty() || !open_spans.back().started) return nullptr;
-  return &open_spans.back();
-}
-
-PyObject* site_set_attribute(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "set_attribute(key, value) takes 2 arguments");
-    return nullptr;
-  }
-  if (const OpenSpan* open = innermost()) set_attribute(open->ref, args[0], args[1]);
-  Py_RETURN_NONE;
-}
-
-PyObject* site_record_exception(PyObject* self, PyObject* exception) {
-  if (const OpenSpan* open = innermost()) {
-    record(reinterpret_cast<SpanSiteObject*>(self), *open, exception);
-  }
-  Py_RETURN_NONE;
 }
 
 PyObject* site_name(PyObject* self, void*) {
@@ -351,10 +264,6 @@ PyMethodDef g_site_methods[] = {
     {"__enter__", site_enter, METH_NOARGS, "Starts the span (when its group is on)."},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(site_exit)),
      METH_FASTCALL, "Records an Exception, ends the span; never suppresses the exception."},
-    {"set_attribute", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(site_set_attribute)),
-     METH_FASTCALL, "Sets an attribute on the innermost span entered on this thread."},
-    {"record_exception", site_record_exception, METH_O,
-     "Records an exception on the innermost span entered on this thread (status ERROR)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef g_site_getset[] = {
@@ -381,10 +290,10 @@ PyObject* traced_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf
       PyObject* traceback = nullptr;
       PyErr_Fetch(&type, &value, &traceback);
       PyErr_NormalizeException(&type, &value, &traceback);
-      record(site, open, value);
+      record_call_exception(open, value);
       PyErr_Restore(type, value, traceback);
     }
-    native::end_span(open.ref.thread, open.ref.frame);
+    span_ref::end(open.ref);
   }
   return result;
 }
@@ -494,8 +403,9 @@ PyObject* site_with_attributes(SpanSiteObject* base, PyObject* const* values, Py
 
 PyObject* managed_span(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "managed_span(group, name, **attributes) takes 2 positional "
-                                     "arguments");
+    PyErr_SetString(PyExc_TypeError,
+                    "managed_span(group, name, **attributes) takes 2 positional "
+                    "arguments");
     return nullptr;
   }
   PyObject* site = cached_site(args[0], args[1]);
@@ -535,7 +445,11 @@ PyObject* trace_fn(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
 // In a forked child (os.register_at_fork): the spans the forking thread had entered belong to
 // the parent's pipeline, which the child forgot; their __exit__ must not end them.
 PyObject* forget_open_spans(PyObject*, PyObject*) {
-  for (OpenSpan& open : t_open_spans) open = OpenSpan{};
+  for (OpenSpan& open : t_open_spans) {
+    if (open.span != nullptr) close_stack_span(open.span);
+    open.ref = SpanRef{nullptr, nullptr};
+    open.started = false;
+  }
   Py_RETURN_NONE;
 }
 

@@ -207,7 +207,48 @@ void Span::set_error(std::string_view description) noexcept {
   });
 }
 
+void Span::set_status(SpanStatusCode code, std::string_view description) noexcept {
+  if (impl_ == nullptr) return;
+  native::change_detached_span(*impl_, [&](const native::Started& span) {
+    native::set_status(span, static_cast<native::StatusCode>(code), description);
+  });
+}
+
+void Span::add_event(std::string_view name, AttributeSpan attributes,
+                     std::int64_t unix_nanos) noexcept {
+  if (impl_ == nullptr) return;
+  native::change_detached_span(*impl_, [&](const native::Started& span) {
+    native::add_event_at(span, name, attributes, unix_nanos);
+  });
+}
+
+void Span::add_link(const otel::trace::SpanContext& link) noexcept {
+  if (impl_ == nullptr) return;
+  native::change_detached_span(*impl_,
+                               [&](const native::Started& span) { native::add_link(span, link); });
+}
+
+void Span::update_name(std::string_view name) noexcept {
+  if (impl_ == nullptr) return;
+  native::change_detached_span(
+      *impl_, [&](const native::Started& span) { native::update_name(span, name); });
+}
+
+void Span::set_start_time(std::int64_t unix_nanos) noexcept {
+  if (impl_ == nullptr) return;
+  native::change_detached_span(
+      *impl_, [&](const native::Started& span) { native::set_start_time(span, unix_nanos); });
+}
+
 void Span::end() noexcept { native::end_detached_span(std::exchange(impl_, nullptr)); }
+
+void Span::end(std::int64_t unix_nanos) noexcept {
+  if (impl_ != nullptr && unix_nanos != 0) {
+    native::change_detached_span(
+        *impl_, [&](const native::Started& span) { native::set_end_time(span, unix_nanos); });
+  }
+  end();
+}
 
 Span start_span(std::string_view name, AttributeList attributes) noexcept {
   return Span(native::begin_detached_span(name, attributes, nullptr, nullptr));

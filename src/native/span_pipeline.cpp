@@ -6,6 +6,7 @@
 #include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_id.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <functional>
@@ -442,7 +443,12 @@ class SpanSignal::State {
       out->SetInstrumentationScope(*core_.scope);
       out->SetName(view(r.name));
       out->SetSpanKind(otel::trace::SpanKind::kInternal);
-      out->SetStartTime(timestamp(clock.unix_nanos(r.start_ticks)));
+      // Times the caller gave (SpanExtras) win over the ticks read at start and end.
+      const std::int64_t given_start = r.extras != nullptr ? r.extras->start_unix_nanos : 0;
+      const std::int64_t given_end = r.extras != nullptr ? r.extras->end_unix_nanos : 0;
+      const std::int64_t start_nanos =
+          given_start != 0 ? given_start : clock.unix_nanos(r.start_ticks);
+      out->SetStartTime(timestamp(start_nanos));
       auto set = [&](nostd::string_view key, const common::AttributeValue& value) {
         limit.set_attribute(*out, key, value);
       };
@@ -453,7 +459,8 @@ class SpanSignal::State {
       if (r.truncated) set(view(kTruncated), true);
       if (r.extras != nullptr) {
         for (const SpanExtras::Event& event : r.extras->events) {
-          const std::int64_t at = clock.unix_nanos(event.ticks);
+          const std::int64_t at =
+              event.unix_nanos != 0 ? event.unix_nanos : clock.unix_nanos(event.ticks);
           limit.add_event(*out, view(event.name), timestamp(at),
                           EncodedAttributes(event.attributes.data(), event.attributes.size()));
         }
@@ -473,7 +480,13 @@ class SpanSignal::State {
                                                  : std::string_view();
         out->SetStatus(code, view(description));
       }
-      out->SetDuration(std::chrono::nanoseconds(clock.nanos_between(r.start_ticks, r.end_ticks)));
+      if (given_start == 0 && given_end == 0) {
+        out->SetDuration(std::chrono::nanoseconds(clock.nanos_between(r.start_ticks, r.end_ticks)));
+      } else {
+        const std::int64_t end_nanos = given_end != 0 ? given_end : clock.unix_nanos(r.end_ticks);
+        out->SetDuration(
+            std::chrono::nanoseconds(std::max<std::int64_t>(0, end_nanos - start_nanos)));
+      }
     } catch (...) {
       return nullptr;  // out of memory while converting: the span is lost
     }

@@ -39,7 +39,8 @@ struct SpanExtras {
   struct Event {
     std::string name;
     std::uint64_t ticks = 0;
-    std::string attributes;  // attribute_codec encoding
+    std::int64_t unix_nanos = 0;  // given by the caller (a binding's timestamp); 0: use ticks
+    std::string attributes;       // attribute_codec encoding
   };
   std::string attributes;  // attributes that did not fit in the frame's payload
   std::vector<Event> events;
@@ -47,6 +48,10 @@ struct SpanExtras {
   std::string status_description;
   std::string name;         // set when the name did not fit in the frame's payload
   std::string trace_state;  // W3C tracestate header of the span context, when not empty
+  // Start and end as Unix nanoseconds given by the caller (an already elapsed phase recorded
+  // afterwards); 0: the ticks read at start and end.
+  std::int64_t start_unix_nanos = 0;
+  std::int64_t end_unix_nanos = 0;
 };
 
 // Inline room for the name and the attributes of a frame: a name of 20 characters and four

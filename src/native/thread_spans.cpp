@@ -833,11 +833,12 @@ void begin_site_span(std::string_view name, AttributeList attributes,
   begin_child(name, attributes, true, true, out);
 }
 
-Started begin_root_span(std::string_view name, AttributeList attributes,
-                        const NewTrace& root) noexcept {
+Started begin_root_span(std::string_view name, AttributeList attributes, const NewTrace& root,
+                        bool record_exception_events) noexcept {
   ThreadSpans* spans = current_thread();
   if (spans == nullptr) return {};
-  return start(*spans, name, attributes, true, false, Parent{}, given_trace_id(root), &root.link);
+  return start(*spans, name, attributes, record_exception_events, false, Parent{},
+               given_trace_id(root), &root.link);
 }
 
 DetachedSpan* begin_detached_span(std::string_view name, AttributeList attributes,
@@ -977,17 +978,7 @@ void set_attribute(const Started& span, std::string_view key, const AttributeArg
 }
 
 void add_event(const Started& span, std::string_view name, AttributeList attributes) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording()) return;
-  FrameWrite write(*span.frame);
-  change_extras(span.frame->data, [&](SpanExtras& extras) {
-    SpanExtras::Event event;
-    event.name.assign(name);
-    event.ticks = read_ticks();
-    for (const auto& [key, value] : attributes) {
-      append_attribute(event.attributes, key, redacted(key, value));
-    }
-    extras.events.push_back(std::move(event));
-  });
+  add_event_at(span, name, AttributeSpan(attributes.begin(), attributes.size()), 0);
 }
 
 void set_status(const Started& span, StatusCode code, std::string_view description) noexcept {
@@ -1010,6 +1001,47 @@ void record_exception(const Started& span, std::string_view type, std::string_vi
     add_event(span, "exception", {{"exception.type", type}, {"exception.message", what}});
   }
   set_status(span, StatusCode::kError, what);
+}
+
+void add_event_at(const Started& span, std::string_view name, AttributeSpan attributes,
+                  std::int64_t unix_nanos) noexcept {
+  if (span.frame == nullptr || !span.frame->data.recording()) return;
+  FrameWrite write(*span.frame);
+  change_extras(span.frame->data, [&](SpanExtras& extras) {
+    SpanExtras::Event event;
+    event.name.assign(name);
+    event.ticks = read_ticks();
+    event.unix_nanos = unix_nanos;
+    for (const auto& [key, value] : attributes) {
+      append_attribute(event.attributes, key, redacted(key, value));
+    }
+    extras.events.push_back(std::move(event));
+  });
+}
+
+void add_link(const Started& span, const otel::trace::SpanContext& link) noexcept {
+  if (span.frame == nullptr || !span.frame->data.recording()) return;
+  FrameWrite write(*span.frame);
+  add_link_to(span.frame->data, link);
+}
+
+void update_name(const Started& span, std::string_view name) noexcept {
+  if (span.frame == nullptr || !span.frame->data.recording()) return;
+  FrameWrite write(*span.frame);
+  set_name_override(span.frame->data, name);
+}
+
+void set_start_time(const Started& span, std::int64_t unix_nanos) noexcept {
+  if (span.frame == nullptr || !span.frame->data.recording()) return;
+  FrameWrite write(*span.frame);
+  change_extras(span.frame->data,
+                [&](SpanExtras& extras) { extras.start_unix_nanos = unix_nanos; });
+}
+
+void set_end_time(const Started& span, std::int64_t unix_nanos) noexcept {
+  if (span.frame == nullptr || !span.frame->data.recording()) return;
+  FrameWrite write(*span.frame);
+  change_extras(span.frame->data, [&](SpanExtras& extras) { extras.end_unix_nanos = unix_nanos; });
 }
 
 otel::trace::SpanContext span_context(const Frame& frame) noexcept {

@@ -219,8 +219,8 @@ using Started = detail::NativeSpanRef;
 // inline). begin_span writes its result into the caller's NativeSpanRef: a returned pair would
 // be stored as two words and read back as one wider load, which stalls.
 // The root of a new trace (lens::NewTrace).
-Started begin_root_span(std::string_view name, AttributeList attributes,
-                        const NewTrace& root) noexcept;
+Started begin_root_span(std::string_view name, AttributeList attributes, const NewTrace& root,
+                        bool record_exception_events = true) noexcept;
 inline void end_span(const Started& span) noexcept { end_span(span.thread, span.frame); }
 
 // ---- Detached spans (lens::Span) ------------------------------------------------------------
@@ -245,6 +245,14 @@ void add_event(const Started& span, std::string_view name, AttributeList attribu
 void set_status(const Started& span, StatusCode code, std::string_view description) noexcept;
 // The exception event (when the frame records them) and status ERROR with `what`.
 void record_exception(const Started& span, std::string_view type, std::string_view what) noexcept;
+// An event at `unix_nanos` (0: now).
+void add_event_at(const Started& span, std::string_view name, AttributeSpan attributes,
+                  std::int64_t unix_nanos) noexcept;
+void add_link(const Started& span, const opentelemetry::trace::SpanContext& link) noexcept;
+void update_name(const Started& span, std::string_view name) noexcept;
+// Start or end time given as Unix nanoseconds (0: the ticks read at start or end).
+void set_start_time(const Started& span, std::int64_t unix_nanos) noexcept;
+void set_end_time(const Started& span, std::int64_t unix_nanos) noexcept;
 // The span context a child or a propagator sees (flags: sampled only, as opentelemetry-cpp).
 opentelemetry::trace::SpanContext span_context(const Frame& frame) noexcept;
 

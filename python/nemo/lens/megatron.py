@@ -1,14 +1,18 @@
-"""lens.megatron: the Megatron side of lens for a Python trainer.
+"""nemo.lens.megatron: Megatron-LM's side of telemetry for a Python trainer.
 
-The counterpart of Megatron's ``_set_telemetry()`` (``megatron/training/global_vars.py``) on top
-of the C++ integration in megatron/ (same names, attribute keys, groups and defaults)::
+What Megatron-LM's ``_set_telemetry()`` (``megatron/training/global_vars.py``), its
+``MegatronSpanGroup`` and its ``record_training_metrics`` do, for trainers that are not Megatron-LM
+itself (the example trainers here), with the names, keys, groups and defaults of the C++
+integration in megatron/::
 
-    import argparse, lens.megatron as lm
+    import argparse
+    from nemo.lens import managed_span
+    import nemo.lens.megatron as lm
     parser = argparse.ArgumentParser()
     lm.add_otel_args(parser)          # --otel-enabled, --otel-service-name, --otel-span-groups
     args = parser.parse_args()
     handle = lm.set_telemetry(args)   # MEGATRON_OTEL_* with NEMO_LENS_* as fallback
-    with lens.managed_span(lm.TRAIN.group, lm.TRAIN.name):
+    with managed_span(lm.TRAIN.group, lm.TRAIN.name):
         ...
 
 The span catalogue (``PRETRAIN``, ``TRAIN_STEP``, ...), the groups and presets of the Megatron
@@ -19,15 +23,18 @@ tables they mirror.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-from typing import Any, Dict, NamedTuple, Optional, Tuple
+from typing import Any, ClassVar, Dict, Final, NamedTuple, Optional, Tuple
 
-from . import LensLoggingHandler, TelemetryHandle, _lens, setup_telemetry, torch_broadcast
+from . import _lens
+from .config import NemoLensConfig
+from .groups import SpanGroup
+from .handle import TelemetryHandle, setup_telemetry
+from .logging_bridge import setup_logging_bridge
 
 __all__ = [
     "ALL_GROUPS", "CATALOGUE", "DEFAULT_SERVICE_NAME", "FALLBACK_PREFIX", "MEGATRON_GROUPS",
-    "PREFIX", "PRESETS", "SpanDef", "TRAINING_METRICS", "TRAINING_RESOURCE_ATTRIBUTES",
+    "MegatronSpanGroup", "PREFIX", "PRESETS", "SpanDef", "TRAINING_METRICS", "TRAINING_RESOURCE_ATTRIBUTES",
     "add_otel_args", "attributes", "config_from_args", "config_from_env", "get_telemetry",
     "groups", "record_training_metrics", "register_span_groups", "set_telemetry",
     "training_resource_attributes",
@@ -82,6 +89,25 @@ PRESETS: Dict[str, frozenset] = {
     groups.PRESET_PROFILING: ALL_GROUPS,
     groups.PRESET_ALL: ALL_GROUPS,
 }
+
+
+class MegatronSpanGroup(SpanGroup):
+    """The span groups of Megatron-LM: the shared ones and Megatron's own, with its presets
+    (``default`` adds first_iteration and inference; ``per_step`` adds communication,
+    data_loading, first_iteration and inference; ``profiling`` and ``all`` are every group).
+    Megatron-LM defines the same class in megatron/core/telemetry/span_groups.py."""
+
+    MICROBATCH = groups.MICROBATCH
+    LAYER = groups.LAYER
+    COMMUNICATION = groups.COMMUNICATION
+    ACTIVATION_OFFLOAD = groups.ACTIVATION_OFFLOAD
+    DATA_LOADING = groups.DATA_LOADING
+    FIRST_ITERATION = groups.FIRST_ITERATION
+    TRACE_REGION = groups.TRACE_REGION
+    INFERENCE = groups.INFERENCE
+
+    ALL_GROUPS: Final[frozenset] = ALL_GROUPS
+    _PRESETS: ClassVar[dict] = dict(PRESETS)
 
 
 class attributes:  # noqa: N801 (a namespace of constants, as lens::megatron::spans::attributes)
@@ -221,7 +247,7 @@ def _service_name(value: str) -> str:
 
 
 def add_otel_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Adds --otel-enabled, --otel-service-name NAME and --otel-span-groups SPEC (the seed's
+    """Adds --otel-enabled, --otel-service-name NAME and --otel-span-groups SPEC (Megatron-LM's
     flags; they override the MEGATRON_OTEL_* / NEMO_LENS_* environment) in a `telemetry` group.
     Returns the parser."""
     group = parser.add_argument_group("telemetry")
@@ -235,30 +261,48 @@ def add_otel_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def config_from_env() -> "_lens.NemoLensConfig":
-    """MEGATRON_OTEL_* with NEMO_LENS_* as fallback, the Megatron vocabulary registered and the
-    Megatron defaults applied (service name megatron-lm unless OTEL_SERVICE_NAME or a variable
-    sets it). Raises ValueError as NemoLensConfig.from_env does."""
-    return _lens.megatron_config_from_env()
-
-
-def config_from_args(args: Any) -> "_lens.NemoLensConfig":
-    """config_from_env() with the --otel-* flags of `args` applied over it (a missing attribute
-    is a flag not given). --otel-enabled can only turn telemetry on."""
-    config = config_from_env()
-    _lens.apply_cli_overrides(config,
-                              otel_enabled=bool(getattr(args, "otel_enabled", False)),
-                              service_name=getattr(args, "otel_service_name", None),
-                              span_groups=getattr(args, "otel_span_groups", None))
+def config_from_env() -> NemoLensConfig:
+    """NemoLensConfig.from_env('MEGATRON_OTEL', 'NEMO_LENS', MegatronSpanGroup), with service
+    name megatron-lm unless OTEL_SERVICE_NAME sets one (as Megatron-LM does). Raises ValueError
+    as from_env does."""
+    register_span_groups()
+    config = NemoLensConfig.from_env(prefix=PREFIX, fallback_prefix=FALLBACK_PREFIX,
+                                     span_group_cls=MegatronSpanGroup)
+    if not os.environ.get("OTEL_SERVICE_NAME", "").strip():
+        config.service_name = DEFAULT_SERVICE_NAME
     return config
 
 
+def config_from_args(args: Any) -> NemoLensConfig:
+    """config_from_env() with the --otel-* flags of `args` over it (a missing attribute is a
+    flag not given). --otel-enabled can only turn telemetry on."""
+    config = config_from_env()
+    if getattr(args, "otel_enabled", False):
+        config.enabled = True
+    if getattr(args, "otel_service_name", None):
+        config.service_name = args.otel_service_name
+    if getattr(args, "otel_span_groups", None):
+        config.span_groups = args.otel_span_groups
+    return config
+
+
+# The parallel coordinates of a rank (resource attributes, for lens report's blame by node,
+# pipeline stage and parallel group) and the args fields they are read from when present.
+COORDINATE_ATTRIBUTES: Tuple[Tuple[str, str], ...] = (
+    ("dl.data_parallel.rank", "data_parallel_rank"),
+    ("dl.tensor_parallel.rank", "tensor_model_parallel_rank"),
+    ("dl.pipeline_parallel.rank", "pipeline_model_parallel_rank"),
+)
+
+
 def training_resource_attributes(args: Any) -> Dict[str, Any]:
-    """The seed's training resource attributes from `args` (SPEC Part 2 §H.3): each of the 12
-    taken from its args field when present and not None, and megatron.precision always (fp16 if
-    args.fp16, else bf16 if args.bf16, else fp32)."""
+    """The training resource attributes from `args`, as Megatron-LM's
+    build_telemetry_resource_attrs: each of the 12 of TRAINING_RESOURCE_ATTRIBUTES taken from its
+    args field when present and not None, megatron.precision always (fp16 if args.fp16, else bf16
+    if args.bf16, else fp32); and the rank's parallel coordinates (COORDINATE_ATTRIBUTES) when
+    `args` has them."""
     out: Dict[str, Any] = {}
-    for key, field in TRAINING_RESOURCE_ATTRIBUTES:
+    for key, field in TRAINING_RESOURCE_ATTRIBUTES + COORDINATE_ATTRIBUTES:
         if not field:
             continue
         value = getattr(args, field, None)
@@ -270,38 +314,29 @@ def training_resource_attributes(args: Any) -> Dict[str, Any]:
 
 
 _handle: Optional[TelemetryHandle] = None
-_log_handler: Optional[LensLoggingHandler] = None
 
 
 def set_telemetry(args: Any, rank: Optional[int] = None, world_size: Optional[int] = None,
                   _allow_reinit: bool = False) -> TelemetryHandle:
-    """Megatron's _set_telemetry(args): the configuration of config_from_args(args), the training
-    resource attributes (only when enabled: a disabled run probes nothing), rank and world size
-    from args.rank / args.world_size when given (else the launcher's variables), then
-    lens.setup_telemetry. Call it on every rank, after torch.distributed.init_process_group when
-    there is one: rank 0 then shares a generated run id when none is configured. With logs
-    enabled on an exporting rank, the root logger gets a LensLoggingHandler (INFO).
-    Raises ValueError naming the bad variable or flag; after that nothing raises."""
-    global _handle, _log_handler
+    """Megatron-LM's _set_telemetry(args): config_from_args(args), the training resource
+    attributes (only when enabled: a disabled run probes nothing), rank and world size from
+    `rank`/`world_size`, else args.rank / args.world_size, else the launcher's RANK and
+    WORLD_SIZE; then setup_telemetry. With logs enabled on an exporting rank, the root logger
+    is bridged (INFO). Raises ValueError naming the bad variable or flag."""
+    global _handle
     config = config_from_args(args)
     resource = training_resource_attributes(args) if config.enabled else {}
     if rank is None:
         rank = getattr(args, "rank", None)
     if world_size is None:
         world_size = getattr(args, "world_size", None)
+    rank = int(rank if rank is not None else os.environ.get("RANK", "0"))
+    world_size = int(world_size if world_size is not None else os.environ.get("WORLD_SIZE", "1"))
     handle = setup_telemetry(config, rank=rank, world_size=world_size,
-                             resource_attributes=resource, _allow_reinit=_allow_reinit,
-                             broadcast=torch_broadcast())
+                             resource_attributes=resource, _allow_reinit=_allow_reinit)
     _handle = handle
-    root = logging.getLogger()
-    if _log_handler is not None:
-        root.removeHandler(_log_handler)
-        _log_handler = None
-    if config.logs_enabled and handle.is_exporting():
-        _log_handler = LensLoggingHandler(logging.INFO)
-        root.addHandler(_log_handler)
-        if root.getEffectiveLevel() > logging.INFO:
-            root.setLevel(logging.INFO)
+    if config.enabled and config.logs_enabled and handle.is_exporting:
+        setup_logging_bridge()
     return handle
 
 
@@ -318,20 +353,48 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def record_training_metrics(handle: Optional[TelemetryHandle] = None, **values: Any) -> None:
-    """Records the megatron.training.* instruments on `handle` (default: set_telemetry's):
-    step_duration_ms, loss, throughput_tflops, tokens_per_sec, grad_norm, skipped_iters (added
-    only when > 0), learning_rate, memory_allocated_gb; None values, values that are not numbers
-    and other keywords are skipped. A non-exporting rank records nothing. Never raises."""
-    handle = handle if handle is not None else _handle
-    if handle is None:
+# ---- training metrics --------------------------------------------------------------------------
+
+# Megatron-LM's training instruments (megatron/core/telemetry/training_metrics.py): the keyword
+# of record_training_metrics, the instrument's kind, name, unit and description.
+_TRAINING_INSTRUMENTS: Tuple[Tuple[str, str, str, str, str], ...] = (
+    ("step_duration_ms", "histogram", "megatron.training.step_duration_ms", "ms",
+     "Duration of one training step in milliseconds."),
+    ("loss", "gauge", "megatron.training.loss", "", "Training loss value at each log interval."),
+    ("throughput_tflops", "gauge", "megatron.training.throughput_tflops", "",
+     "Training throughput in TFLOP/s/GPU."),
+    ("grad_norm", "gauge", "megatron.training.grad_norm", "", "Global gradient norm."),
+    ("skipped_iters", "counter", "megatron.training.skipped_iters", "",
+     "Number of training iterations skipped."),
+    ("learning_rate", "gauge", "megatron.training.learning_rate", "", "Current learning rate."),
+    ("tokens_per_sec", "gauge", "megatron.training.tokens_per_sec", "",
+     "Training throughput in tokens/second."),
+    ("memory_allocated_gb", "gauge", "megatron.training.memory_allocated_gb", "",
+     "Peak GPU memory allocated in GB."),
+)
+
+
+def record_training_metrics(meter: Any = None, **values: Any) -> None:
+    """Records Megatron-LM's training metrics on `meter` (a Meter, or a TelemetryHandle; default:
+    set_telemetry's handle): step_duration_ms (histogram, ms), loss, throughput_tflops,
+    grad_norm, learning_rate, tokens_per_sec, memory_allocated_gb (gauges), skipped_iters (a
+    counter, added only when > 0). None values, other keywords and values that are not numbers
+    are skipped; a meter that does not export records nothing. Never raises."""
+    if meter is None:
+        meter = _handle
+    if meter is None:
         return
-    known = {name: value for name, value in values.items() if name in _METRIC_ARGUMENTS}
+    meter = getattr(meter, "meter", meter)
     try:
-        _lens.megatron_record_training_metrics(handle, **known)
+        for keyword, kind, name, unit, description in _TRAINING_INSTRUMENTS:
+            value = values.get(keyword)
+            if value is None:
+                continue
+            if kind == "histogram":
+                meter.create_histogram(name, unit, description).record(value)
+            elif kind == "gauge":
+                meter.create_gauge(name, unit, description).set(float(value))
+            elif value > 0:
+                meter.create_counter(name, unit, description).add(value)
     except Exception:  # never into training code
         pass
-
-
-# record_training_metrics's keywords; others are ignored (nothing raises into training code).
-_METRIC_ARGUMENTS = frozenset(name[len("megatron.training."):] for name in TRAINING_METRICS)

@@ -1,0 +1,32 @@
+"""Trace context alongside tensors sent between pipeline stages: serialize the current context
+to bytes on the sender, turn the bytes back into a parent or link context on the receiver."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+from ..propagation import extract_context, inject_context
+from ..trace import Context
+
+
+def serialize_context() -> bytes:
+    """The current trace context as JSON bytes of a W3C carrier."""
+    carrier: dict = {}
+    inject_context(carrier)
+    return json.dumps(carrier).encode("utf-8")
+
+
+def deserialize_context(data: bytes) -> Optional[dict]:
+    """The carrier dict of serialize_context's bytes; None when they are not one."""
+    try:
+        carrier = json.loads(data.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return carrier if isinstance(carrier, dict) else None
+
+
+def extract_nccl_context(data: bytes) -> Context:
+    """The Context of received bytes; an empty Context when they hold no trace context."""
+    carrier = deserialize_context(data)
+    return extract_context(carrier) if carrier is not None else Context()

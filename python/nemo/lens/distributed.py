@@ -1,0 +1,48 @@
+"""Across ranks: broadcast a trace context from one rank to all (one trace for a distributed
+step), and spans linked to a remote context (pipeline stages)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from . import _lens
+from .propagation import extract_context, inject_context
+from .trace import Link, Tracer, get_current_span
+
+__all__ = ["broadcast_trace_context", "create_linked_span"]
+
+
+def broadcast_trace_context(rank: int, src_rank: int = 0) -> Optional[dict]:
+    """A collective over torch.distributed (every rank calls it): `src_rank`'s current trace
+    context as a W3C carrier dict, on every rank (empty when `src_rank` has no current span).
+    None when torch.distributed is not available or not initialised."""
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return None
+    if not dist.is_available() or not dist.is_initialized():
+        return None
+    box = [None]
+    if rank == src_rank:
+        carrier: dict = {}
+        inject_context(carrier)
+        box[0] = carrier
+    dist.broadcast_object_list(box, src=src_rank)
+    return dict(box[0]) if box[0] is not None else None
+
+
+def create_linked_span(tracer: Optional[Tracer], name: str, remote_context: Any = None,
+                       remote_carrier: Optional[Mapping[str, str]] = None,
+                       **attributes: Any) -> Any:
+    """A started span `name` (a child of the current span) with a link to the span of
+    `remote_context` (an extract_context result) or `remote_carrier` (a W3C carrier); the caller
+    ends it. An invalid or absent remote context gives an unlinked span. `tracer` may be None
+    (lens has one tracer)."""
+    if remote_carrier is not None and remote_context is None:
+        remote_context = extract_context(dict(remote_carrier))
+    links = []
+    if remote_context is not None:
+        span_context = get_current_span(remote_context).get_span_context()
+        if span_context.is_valid:
+            links.append(Link(span_context))
+    return _lens.start_span(name, 0, None, links, attributes or None, None)
