@@ -345,6 +345,16 @@ TEST_F(TrainLoop, OverflowingGradientsSkipTheUpdateAndCountAsSkippedIterations) 
   EXPECT_TRUE(std::isfinite(grad_norm) && grad_norm > 0.0) << grad_norm;
 }
 
+TEST_F(TrainLoop, ABadInfGradEveryIsRefusedNamingTheFlag) {
+  const RunResult result = run(1, {"--inf-grad-every", "often"}, {});
+  ASSERT_TRUE(WIFEXITED(result.status)) << result.output;
+  EXPECT_EQ(WEXITSTATUS(result.status), 2);
+  EXPECT_NE(result.output.find("simple_train_loop: --inf-grad-every: 'often' is not a valid value; "
+                               "accepted: an integer >= 0"),
+            std::string::npos)
+      << result.output;
+}
+
 TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
   std::vector<std::string> args = kFourRankArgs;
   args.insert(args.end(), {"--save", (dir_ / "ckpt").string()});
