@@ -11,11 +11,14 @@
 
 #include <opentelemetry/trace/default_span.h>
 #include <opentelemetry/trace/scope.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -125,16 +128,18 @@ struct Trainer {
   std::vector<std::int64_t> activation_shape;
   Slowdown slowdown;
   Hang hang;
+  int inf_grad_every = 0;     // --inf-grad-every N: every Nth step's gradients overflow
   int current_iteration = 0;  // the step being trained, for the optimizer's slowdown
 
-  Trainer(const TrainingArgs& a, ParallelState& s, Stage m, Slowdown slow, Hang h)
+  Trainer(const TrainingArgs& a, ParallelState& s, Stage m, Slowdown slow, Hang h, int inf_every)
       : args(a),
         state(s),
         model(std::move(m)),
         optimizer(model->parameters(), torch::optim::AdamOptions(a.lr)),
         activation_shape{a.seq_length, a.micro_batch_size, a.hidden_size},
         slowdown(slow),
-        hang(h) {}
+        hang(h),
+        inf_grad_every(inf_every) {}
 
   // The stage's input for microbatch `m`: tokens on the first stage, else activations received
   // from the previous stage (with the linked span of SPEC Part 2 §I.4 when rank 0 shared its
@@ -254,14 +259,30 @@ struct Trainer {
     }
   }
 
-  // Global gradient norm over all stages, clipped to 1.0; then the optimizer step.
+  // Global gradient norm over all stages, clipped to 1.0; then the optimizer step. A norm that is
+  // not finite (an overflow; --inf-grad-every injects one on every rank) skips the update, as
+  // Megatron's optimizer does: the gradients are dropped and the norm is returned as it is.
   double optimizer_step() {
     torch::NoGradGuard no_grad;
+    if (inf_grad_every > 0 && current_iteration % inf_grad_every == 0) {
+      for (auto& parameter : model->parameters()) {
+        if (!parameter.grad().defined()) continue;
+        parameter.grad().view(-1)[0] = std::numeric_limits<float>::infinity();
+        break;
+      }
+    }
     double squares = 0.0;
     for (auto& parameter : model->parameters()) {
       if (parameter.grad().defined()) squares += parameter.grad().pow(2).sum().item<double>();
     }
     const double grad_norm = std::sqrt(all_reduce_sum(state.pipeline, squares));
+    if (!std::isfinite(grad_norm)) {
+      LENS_SPAN(spans::kOptimizerStep, {attrs::kUpdateSuccessful, false});
+      optimizer.zero_grad();
+      slowdown.apply(SlowStage::optimizer, current_iteration);
+      hang.apply(SlowStage::optimizer, current_iteration);
+      return grad_norm;
+    }
     LENS_SPAN(spans::kOptimizerStep, {attrs::kUpdateSuccessful, true},
               {attrs::kGradNorm, grad_norm});
     if (grad_norm > 1.0) {
@@ -302,6 +323,28 @@ struct Trainer {
   }
 };
 
+// The model FLOPs of one training iteration of the whole job (forward and backward, all
+// replicas), counted as Megatron counts them: the matrix multiplications only, 2 FLOPs per
+// multiply-add, the backward pass twice the forward. Per token and layer the forward pass costs
+// 24 h^2 (QKV 6 h^2, attention output 2 h^2, the 4h MLP 16 h^2) plus 4 s h (scores and weighted
+// values); the LM head 2 h V per token.
+double flops_per_iteration(const TrainingArgs& args) {
+  const double h = args.hidden_size;
+  const double s = args.seq_length;
+  const double tokens = static_cast<double>(args.global_batch()) * s;
+  const double forward_per_token =
+      args.num_layers * (24.0 * h * h + 4.0 * s * h) + 2.0 * h * kVocabSize;
+  return 3.0 * forward_per_token * tokens;
+}
+
+// Megatron reports torch.cuda.max_memory_allocated() / 1024^3; this CPU example's device is the
+// CPU, so it reports the process's peak resident set, in the same units (GiB).
+double peak_memory_gib() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0.0;
+  return static_cast<double>(usage.ru_maxrss) * 1024.0 / (1024.0 * 1024.0 * 1024.0);
+}
+
 void barrier(ParallelState& state) {
   if (state.world) state.world->barrier()->wait();
 }
@@ -315,16 +358,19 @@ struct ExampleOptions {
   int slow_ms = 0;     // --slow-ms X: ... by X ms per iteration (a straggler for the run report)
   SlowStage slow_stage = SlowStage::forward;  // --slow-stage S: ... in this stage ...
   int slow_from = 1;                          // --slow-from ITER: ... from this iteration on
-  int hang_rank = -1;  // --hang-rank R: this rank hangs for good ...
-  int hang_at = 2;     // --hang-at ITER: ... at this iteration ...
-  SlowStage hang_stage = SlowStage::data;  // --hang-stage S: ... in this stage
+  int hang_rank = -1;                         // --hang-rank R: this rank hangs for good ...
+  int hang_at = 2;                            // --hang-at ITER: ... at this iteration ...
+  SlowStage hang_stage = SlowStage::data;     // --hang-stage S: ... in this stage
+  int inf_grad_every = 0;  // --inf-grad-every N: every Nth step overflows and is skipped (0: none)
 };
 
 // --slow-stage's value; the error names the flag, the value and what is accepted.
 Result<SlowStage> slow_stage_named(const std::string& flag, const std::string& value) {
   static const std::pair<const char*, SlowStage> kStages[] = {
-      {"data", SlowStage::data},           {"forward", SlowStage::forward},
-      {"backward", SlowStage::backward},   {"optimizer", SlowStage::optimizer},
+      {"data", SlowStage::data},
+      {"forward", SlowStage::forward},
+      {"backward", SlowStage::backward},
+      {"optimizer", SlowStage::optimizer},
       {"checkpoint", SlowStage::checkpoint}};
   for (const auto& [name, stage] : kStages) {
     if (value == name) return stage;
@@ -349,19 +395,20 @@ Result<int> non_negative(std::string_view flag, const std::string& value) {
   return parsed;
 }
 
-// Removes --slow-rank/--slow-ms/--slow-stage/--slow-from and --hang-rank/--hang-at/--hang-stage
-// (and their values) from `args`.
+// Removes --slow-rank/--slow-ms/--slow-stage/--slow-from, --hang-rank/--hang-at/--hang-stage and
+// --inf-grad-every (and their values) from `args`.
 Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
   ExampleOptions options;
   std::vector<std::string> rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    int* target = arg == "--slow-rank"   ? &options.slow_rank
-                  : arg == "--slow-ms"   ? &options.slow_ms
-                  : arg == "--slow-from" ? &options.slow_from
-                  : arg == "--hang-rank" ? &options.hang_rank
-                  : arg == "--hang-at"   ? &options.hang_at
-                                         : nullptr;
+    int* target = arg == "--slow-rank"        ? &options.slow_rank
+                  : arg == "--slow-ms"        ? &options.slow_ms
+                  : arg == "--slow-from"      ? &options.slow_from
+                  : arg == "--hang-rank"      ? &options.hang_rank
+                  : arg == "--hang-at"        ? &options.hang_at
+                  : arg == "--inf-grad-every" ? &options.inf_grad_every
+                                              : nullptr;
     if (arg == "--slow-stage" || arg == "--hang-stage") {
       if (i + 1 >= args.size()) {
         return Error(arg +
@@ -433,8 +480,8 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
     const Hang hang{example.hang_stage, rank.rank == example.hang_rank ? example.hang_at : -1};
     trainer.emplace(
         args, state,
-        Stage(config, first_layer, layer_count, state.first_stage(), state.last_stage()),
-        slowdown, hang);
+        Stage(config, first_layer, layer_count, state.first_stage(), state.last_stage()), slowdown,
+        hang, example.inf_grad_every);
   }
 
   int start_iteration = 0;
@@ -471,6 +518,8 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
   double last_loss = 0.0;
   double interval_loss = 0.0;  // summed over the log interval, for the training metrics
   int interval_iterations = 0;
+  int interval_skipped = 0;                  // iterations whose update was skipped
+  std::optional<double> interval_grad_norm;  // the interval's last finite gradient norm
   auto interval_start = std::chrono::steady_clock::now();
   // Iteration lines become log records too (P_LOGS_ENABLED=1), stamped with their step's ids.
   setup_logging_bridge(lens::log::Level::info);
@@ -498,7 +547,7 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
       grad_norm = trainer->optimizer_step();
       loss = trainer->shared_loss(local_loss);
       step.set_attribute(attrs::kLoss, loss);
-      step.set_attribute(attrs::kGradNorm, grad_norm);
+      if (std::isfinite(grad_norm)) step.set_attribute(attrs::kGradNorm, grad_norm);
       step.set_attribute(attrs::kLearningRate, args.lr);
       step_context = step.context();
     }
@@ -506,6 +555,11 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
     last_loss = loss;
     interval_loss += loss;
     ++interval_iterations;
+    if (std::isfinite(grad_norm)) {
+      interval_grad_norm = grad_norm;
+    } else {
+      ++interval_skipped;
+    }
 
     if (iteration % args.log_interval == 0 || iteration == start_iteration + 1) {
       const auto now = std::chrono::steady_clock::now();
@@ -515,15 +569,23 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
       const double tokens_per_sec =
           args.global_batch() * args.seq_length * 1000.0 / std::max(ms_per_iteration, 1e-9);
       const double mean_loss = interval_loss / interval_iterations;
-      interval_start = now;
-      interval_loss = 0.0;
-      interval_iterations = 0;
+      // Megatron's throughput: model FLOPs of the iteration per second, per rank, in TFLOP/s.
+      const double tflops = flops_per_iteration(args) /
+                            (std::max(ms_per_iteration, 1e-9) / 1000.0) / rank.world_size / 1e12;
       // SPEC Part 2 §J.3, on every rank (a non-exporting rank's meter records nothing).
       record_training_metrics(*telemetry->meter(), {.step_duration_ms = ms_per_iteration,
                                                     .loss = mean_loss,
+                                                    .throughput_tflops = tflops,
                                                     .tokens_per_sec = tokens_per_sec,
-                                                    .grad_norm = grad_norm,
-                                                    .learning_rate = args.lr});
+                                                    .grad_norm = interval_grad_norm,
+                                                    .skipped_iters = interval_skipped,
+                                                    .learning_rate = args.lr,
+                                                    .memory_allocated_gb = peak_memory_gib()});
+      interval_start = now;
+      interval_loss = 0.0;
+      interval_iterations = 0;
+      interval_skipped = 0;
+      interval_grad_norm.reset();
       if (rank.rank == 0) {
         char line[256];
         std::snprintf(
@@ -553,8 +615,7 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
     if (save_now) {
       Status saved =
           save_checkpoint(args.save, iteration, state.pipeline_rank, state.pipeline_size,
-                          state.data_parallel_rank == 0, *trainer->model, trainer->optimizer,
-                          [&] {
+                          state.data_parallel_rank == 0, *trainer->model, trainer->optimizer, [&] {
                             trainer->slowdown.apply(SlowStage::checkpoint, iteration);
                             trainer->hang.apply(SlowStage::checkpoint, iteration);
                           });
@@ -611,7 +672,10 @@ int main(int argc, char** argv) {
         "  --hang-at ITER        at iteration ITER (default 2: the watchdog watches from the\n"
         "                        first finished step on)\n"
         "  --hang-stage S        in stage S: data, forward, backward, optimizer or checkpoint\n"
-        "                        (default data)\n",
+        "                        (default data)\n"
+        "  --inf-grad-every N    every Nth iteration's gradients hold an inf on every rank, so\n"
+        "                        the update is skipped (megatron.training.skipped_iters);\n"
+        "                        default 0: never\n",
         stdout);
     return 0;
   }

@@ -1,5 +1,7 @@
-// megatron.training.* instruments (see lens/megatron/training_metrics.hpp). Units follow the
-// Megatron documentation (the Python code registers none for the gauges; SPEC Part 2 §O.4-8).
+// megatron.training.* instruments (see lens/megatron/training_metrics.hpp): the names, kinds and
+// units Megatron-LM registers (megatron/core/telemetry/training_metrics.py): "ms" on the
+// step-duration histogram and no unit on anything else, so that every exporter (and Prometheus,
+// which appends a unit to the name) shows the names Megatron's dashboards query.
 #include "lens/megatron/training_metrics.hpp"
 
 #include <opentelemetry/context/context.h>
@@ -35,15 +37,15 @@ struct TrainingInstruments {
         sv(kStepDurationMs), "Average wall time per iteration over the log interval", "ms");
     made->loss = metrics::create_double_gauge(meter, kLoss, "Training loss");
     made->throughput_tflops =
-        metrics::create_double_gauge(meter, kThroughputTflops, "Throughput per GPU", "TFLOP/s");
+        metrics::create_double_gauge(meter, kThroughputTflops, "Throughput in TFLOP/s per GPU");
     made->tokens_per_sec =
-        metrics::create_double_gauge(meter, kTokensPerSec, "Tokens per second", "{token}/s");
+        metrics::create_double_gauge(meter, kTokensPerSec, "Tokens trained per second");
     made->grad_norm = metrics::create_double_gauge(meter, kGradNorm, "Gradient norm");
     made->skipped_iters =
-        meter.CreateUInt64Counter(sv(kSkippedIters), "Skipped iterations", "{iteration}");
+        meter.CreateUInt64Counter(sv(kSkippedIters), "Iterations whose update was skipped");
     made->learning_rate = metrics::create_double_gauge(meter, kLearningRate, "Learning rate");
-    made->memory_allocated_gb = metrics::create_double_gauge(meter, kMemoryAllocatedGb,
-                                                             "Peak allocated device memory", "GiB");
+    made->memory_allocated_gb = metrics::create_double_gauge(
+        meter, kMemoryAllocatedGb, "Peak allocated device memory, bytes / 1024^3");
     return made;
   }
 };

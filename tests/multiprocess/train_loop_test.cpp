@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -309,6 +310,51 @@ TEST_F(TrainLoop, IterationLinesBecomeLogRecordsOfTheirStepSpans) {
   EXPECT_EQ(logged, (std::vector<std::int64_t>{1, 2, 4}));
 }
 
+// --inf-grad-every 3: iterations 3 and 6 overflow; their updates are skipped as Megatron skips
+// them (megatron.optimizer_step with update_successful = false and no grad norm) and counted in
+// megatron.training.skipped_iters, which Megatron-LM registers without a unit.
+TEST_F(TrainLoop, OverflowingGradientsSkipTheUpdateAndCountAsSkippedIterations) {
+  const RunResult result = run(
+      1,
+      {"--train-iters", "6", "--log-interval", "2", "--eval-iters", "0", "--inf-grad-every", "3"},
+      telemetry_env("all"));
+  ASSERT_EQ(result.status, 0) << result.output;
+  std::vector<bool> updates;
+  for (const Span& s : spans()) {
+    if (s.span.at("name") != "megatron.optimizer_step") continue;
+    std::map<std::string, json> attributes;
+    for (const json& attribute : s.span.value("attributes", json::array())) {
+      attributes[attribute.at("key")] = attribute.at("value");
+    }
+    const bool updated = attributes.at("megatron.update_successful").at("boolValue");
+    EXPECT_EQ(attributes.count("megatron.grad_norm"), updated ? 1U : 0U) << s.span.dump();
+    updates.push_back(updated);
+  }
+  EXPECT_EQ(std::count(updates.begin(), updates.end(), false), 2) << result.output;
+  EXPECT_EQ(updates.size(), 6U);
+  const auto metrics = last_metrics();
+  ASSERT_EQ(metrics.size(), 1U);
+  const auto& by_name = metrics.begin()->second;
+  ASSERT_EQ(by_name.count("megatron.training.skipped_iters"), 1U) << result.output;
+  const json& skipped = by_name.at("megatron.training.skipped_iters");
+  EXPECT_EQ(skipped.value("unit", ""), "");
+  EXPECT_EQ(skipped.at("sum").at("isMonotonic"), true);
+  EXPECT_EQ(skipped.at("sum").at("dataPoints")[0].at("asInt"), "2") << skipped.dump();
+  const double grad_norm =
+      by_name.at("megatron.training.grad_norm").at("gauge").at("dataPoints")[0].at("asDouble");
+  EXPECT_TRUE(std::isfinite(grad_norm) && grad_norm > 0.0) << grad_norm;
+}
+
+TEST_F(TrainLoop, ABadInfGradEveryIsRefusedNamingTheFlag) {
+  const RunResult result = run(1, {"--inf-grad-every", "often"}, {});
+  ASSERT_TRUE(WIFEXITED(result.status)) << result.output;
+  EXPECT_EQ(WEXITSTATUS(result.status), 2);
+  EXPECT_NE(result.output.find("simple_train_loop: --inf-grad-every: 'often' is not a valid value; "
+                               "accepted: an integer >= 0"),
+            std::string::npos)
+      << result.output;
+}
+
 TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
   std::vector<std::string> args = kFourRankArgs;
   args.insert(args.end(), {"--save", (dir_ / "ckpt").string()});
@@ -446,8 +492,10 @@ TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
     const json& point = duration.at("histogram").at("dataPoints")[0];
     EXPECT_EQ(point.at("count"), "4") << instance;
     EXPECT_GT(point.at("sum").get<double>(), 0.0) << instance;
-    for (const char* gauge : {"megatron.training.loss", "megatron.training.tokens_per_sec",
-                              "megatron.training.grad_norm", "megatron.training.learning_rate"}) {
+    for (const char* gauge :
+         {"megatron.training.loss", "megatron.training.tokens_per_sec",
+          "megatron.training.grad_norm", "megatron.training.learning_rate",
+          "megatron.training.throughput_tflops", "megatron.training.memory_allocated_gb"}) {
       ASSERT_EQ(by_name.count(gauge), 1U) << instance << " " << gauge;
       EXPECT_GT(by_name.at(gauge).at("gauge").at("dataPoints")[0].at("asDouble").get<double>(), 0.0)
           << instance << " " << gauge;
@@ -458,9 +506,14 @@ TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
                          .at("asDouble")
                          .get<double>(),
                      1e-3);
-    // No iteration was skipped, and this CPU example has no device memory to report.
+    // Megatron-LM's units: only the histogram has one.
+    for (const auto& [name, metric] : by_name) {
+      if (name.rfind("megatron.training.", 0) != 0) continue;
+      EXPECT_EQ(metric.value("unit", ""), name == "megatron.training.step_duration_ms" ? "ms" : "")
+          << instance << " " << name;
+    }
+    // No iteration was skipped (--inf-grad-every is not given): the counter is never added to.
     EXPECT_EQ(by_name.count("megatron.training.skipped_iters"), 0U);
-    EXPECT_EQ(by_name.count("megatron.training.memory_allocated_gb"), 0U);
   }
   EXPECT_TRUE(fs::exists(dir_ / "ckpt" / "latest_checkpointed_iteration.txt"));
 }

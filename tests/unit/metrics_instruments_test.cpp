@@ -5,8 +5,11 @@
 #include <opentelemetry/sdk/metrics/meter_provider.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "lens/genai_metrics.hpp"
 #include "lens/megatron/training_metrics.hpp"
@@ -80,6 +83,36 @@ TEST(TrainingMetrics, EveryArgumentRecordsItsInstrumentOfTheRightKind) {
             sdkmetrics::InstrumentType::kCounter);
   EXPECT_EQ(value_of(data.at("megatron.training.learning_rate")), 3e-4);
   EXPECT_EQ(value_of(data.at("megatron.training.memory_allocated_gb")), 40.5);
+}
+
+// Megatron-LM's own catalogue (megatron/core/telemetry/training_metrics.py): a unit on the
+// step-duration histogram only. Any other unit would change the Prometheus names (a unit is
+// appended to the name) that Megatron's dashboards query.
+TEST(TrainingMetrics, NamesKindsAndUnitsAreMegatronLms) {
+  Provider p;
+  megatron::record_training_metrics(*p.meter(), {.step_duration_ms = 1.0,
+                                                 .loss = 1.0,
+                                                 .throughput_tflops = 1.0,
+                                                 .tokens_per_sec = 1.0,
+                                                 .grad_norm = 1.0,
+                                                 .skipped_iters = 1,
+                                                 .learning_rate = 1.0,
+                                                 .memory_allocated_gb = 1.0});
+  using Kind = sdkmetrics::InstrumentType;
+  const std::map<std::string, std::pair<Kind, std::string>> megatron_lm = {
+      {"megatron.training.step_duration_ms", {Kind::kHistogram, "ms"}},
+      {"megatron.training.loss", {Kind::kObservableGauge, ""}},
+      {"megatron.training.throughput_tflops", {Kind::kObservableGauge, ""}},
+      {"megatron.training.grad_norm", {Kind::kObservableGauge, ""}},
+      {"megatron.training.skipped_iters", {Kind::kCounter, ""}},
+      {"megatron.training.learning_rate", {Kind::kObservableGauge, ""}},
+      {"megatron.training.tokens_per_sec", {Kind::kObservableGauge, ""}},
+      {"megatron.training.memory_allocated_gb", {Kind::kObservableGauge, ""}}};
+  std::map<std::string, std::pair<Kind, std::string>> recorded;
+  for (const auto& [name, metric] : p.collect()) {
+    recorded[name] = {metric.instrument_descriptor.type_, metric.instrument_descriptor.unit_};
+  }
+  EXPECT_EQ(recorded, megatron_lm);
 }
 
 TEST(TrainingMetrics, OnlyGivenValuesAreRecordedAndValuesAccumulate) {
