@@ -4,7 +4,7 @@ counterpart of megatron/examples/simple_train_loop.cpp, traced with lens.
 A small GPT (PyTorch, CPU) learns generated token sequences (each counts up from a random start
 by a random stride, so the loss falls), with microbatches, data parallelism (gradients averaged
 with an all-reduce over Gloo) and evaluation. Every span of the C++ trainer is emitted at the
-same place with the same name, group and attributes (lens.megatron's catalogue):
+same place with the same name, group and attributes (nemo.lens.megatron's catalogue):
 
     megatron.pretrain                      job
       megatron.model_init                  model_init
@@ -43,8 +43,8 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-import lens
-import lens.megatron as lm
+from nemo import lens
+import nemo.lens.megatron as lm
 
 VOCAB_SIZE = 64
 A = lm.attributes
@@ -143,6 +143,11 @@ def parse_args(program: str, argv: Optional[List[str]], rank: int, world_size: i
                 f"of heads")
     args.rank, args.world_size, args.local_rank = rank, world_size, local_rank
     args.data_parallel_size = world_size
+    # The rank's parallel coordinates (resource attributes: lens report blames a slow node,
+    # pipeline stage or parallel group by them). Data parallel only: the DP rank is the rank.
+    args.data_parallel_rank = rank
+    args.tensor_model_parallel_rank = 0
+    args.pipeline_model_parallel_rank = 0
     per_step = args.micro_batch_size * args.data_parallel_size
     if args.global_batch_size is None:
         args.global_batch_size = per_step
@@ -316,7 +321,10 @@ def train(args: argparse.Namespace) -> float:
         with lens.managed_span(lm.TRAIN.group, lm.TRAIN.name, **{A.TRAIN_ITERS: args.train_iters}):
             # Each iteration is a trace of its own, the same trace on every rank (a collective:
             # every rank calls it), linked to megatron.train.
-            train_link = lens.inject() if job_enabled else None
+            train_link: Optional[dict] = None
+            if job_enabled:
+                train_link = {}
+                lens.inject_context(train_link)
             step_traces = lens.share_trace_seed(0)
             return train_loop(args, trainer, step_traces, train_link)
 
@@ -392,8 +400,7 @@ def main(program: str, distributed: bool, argv: Optional[List[str]] = None) -> i
     train(args)
     if dist.is_initialized():
         dist.barrier()
-    if not handle.shutdown(5000):
-        print(f"{program}: telemetry: shutdown did not finish within 5 s", file=sys.stderr)
+    handle.shutdown(5000)
     if dist.is_initialized():
         dist.destroy_process_group()
     return 0

@@ -506,10 +506,15 @@ SpanObject* new_span_object(bool stack) {
 // span context.
 enum class ParentMode : int { kCurrent = 0, kRoot = 1, kExplicit = 2 };
 
-// Attaches `parent` as the calling thread's current span for its lifetime (kExplicit only).
+// Attaches `parent` as the calling thread's current span for its lifetime (kExplicit only; with
+// kRoot and `attach_empty`, a context without a span: spans started there root new traces).
 class ParentScope {
  public:
-  ParentScope(ParentMode mode, const otel::trace::SpanContext& parent) {
+  ParentScope(ParentMode mode, const otel::trace::SpanContext& parent, bool attach_empty = false) {
+    if (mode == ParentMode::kRoot && attach_empty) {
+      scope_ = std::make_unique<ContextScope>(otel::context::Context{});
+      return;
+    }
     if (mode != ParentMode::kExplicit) return;
     try {
       const otel::nostd::shared_ptr<otel::trace::Span> view(new otel::trace::DefaultSpan(parent));
@@ -694,6 +699,54 @@ PyMethodDef g_scope_methods[] = {
      "Records an Exception (as the flags say) and ends the span; never suppresses it."},
     {nullptr, nullptr, 0, nullptr}};
 
+// ---- attach / detach: a context current until detached
+// -------------------------------------------
+
+struct TokenObject {
+  PyObject_HEAD ParentScope* scope;  // null once detached
+  unsigned long owner;
+};
+
+PyTypeObject g_token_type{};
+
+// attach(parent_mode, parent): makes `parent` (mode 2) or no span (mode 1) the calling thread's
+// current context until the token's detach(); a token that is never detached detaches when it is
+// collected, on its thread.
+PyObject* attach(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  ParentMode mode{};
+  if (nargs != 2 || !parent_mode_of(args[0], mode)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "attach(parent_mode, parent)");
+    return nullptr;
+  }
+  auto* token = PyObject_New(TokenObject, &g_token_type);
+  if (token == nullptr) return nullptr;
+  token->owner = PyThread_get_thread_ident();
+  token->scope = new (std::nothrow) ParentScope(mode, span_context_of(args[1]), true);
+  return reinterpret_cast<PyObject*>(token);
+}
+
+void detach_token(TokenObject* token) {
+  if (token->scope == nullptr) return;
+  // Another thread's context stack is not this thread's to change.
+  if (token->owner == PyThread_get_thread_ident()) delete token->scope;
+  token->scope = nullptr;
+}
+
+PyObject* token_detach(PyObject* self, PyObject*) {
+  detach_token(reinterpret_cast<TokenObject*>(self));
+  Py_RETURN_NONE;
+}
+
+void token_dealloc(PyObject* self) {
+  detach_token(reinterpret_cast<TokenObject*>(self));
+  PyObject_Free(self);
+}
+
+PyMethodDef g_token_methods[] = {
+    {"detach", token_detach, METH_NOARGS,
+     "Restores the context that was current before attach (later calls do nothing)."},
+    {nullptr, nullptr, 0, nullptr}};
+
 PyObject* set_span_context_factory(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2) {
     PyErr_SetString(PyExc_TypeError, "_set_span_context_factory(factory, invalid)");
@@ -712,6 +765,9 @@ PyMethodDef g_functions[] = {
      "start_current_span(name, parent_mode, parent, links, attributes, start_time, "
      "record_exception, set_status_on_exception, end_on_exit): a scope whose __enter__ begins "
      "the current span."},
+    {"attach", LENS_FASTCALL(attach), METH_FASTCALL,
+     "attach(parent_mode, parent): a ContextToken; the parent (mode 2) or no span (mode 1) is "
+     "the current context of this thread until token.detach()."},
     {"_set_span_context_factory", LENS_FASTCALL(set_span_context_factory), METH_FASTCALL,
      "Registers the SpanContext class of nemo.lens.trace and its INVALID_SPAN_CONTEXT."},
     {nullptr, nullptr, 0, nullptr}};
@@ -856,7 +912,18 @@ bool add_span_object_type(PyObject* module) {
   g_scope_type.tp_methods = g_scope_methods;
   if (PyType_Ready(&g_scope_type) != 0) return false;
 
-  if (PyModule_AddObjectRef(module, "Span", reinterpret_cast<PyObject*>(&g_span_type)) != 0 ||
+  Py_SET_REFCNT(&g_token_type, 1);
+  g_token_type.tp_name = "nemo.lens._lens.ContextToken";
+  g_token_type.tp_basicsize = sizeof(TokenObject);
+  g_token_type.tp_flags = Py_TPFLAGS_DEFAULT;
+  g_token_type.tp_doc = "What attach returns: detach() restores the previous context.";
+  g_token_type.tp_dealloc = token_dealloc;
+  g_token_type.tp_methods = g_token_methods;
+  if (PyType_Ready(&g_token_type) != 0) return false;
+
+  if (PyModule_AddObjectRef(module, "ContextToken", reinterpret_cast<PyObject*>(&g_token_type)) !=
+          0 ||
+      PyModule_AddObjectRef(module, "Span", reinterpret_cast<PyObject*>(&g_span_type)) != 0 ||
       PyModule_AddObjectRef(module, "SpanScope", reinterpret_cast<PyObject*>(&g_scope_type)) != 0) {
     return false;
   }

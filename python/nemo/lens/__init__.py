@@ -17,7 +17,7 @@ import os as _os
 
 from . import _lens
 from .config import NemoLensConfig
-from .distributed import broadcast_trace_context, create_linked_span
+from .distributed import broadcast_trace_context, create_linked_span, torch_broadcast
 from .groups import SpanGroup
 from .handle import TelemetryHandle, current_handle as _current_handle, setup_telemetry
 from .helpers import (
@@ -67,25 +67,6 @@ def get_meter(name: str = "nemo.lens") -> Meter:
 def get_telemetry():
     """The handle of the last setup_telemetry in this process, or None (lens's addition)."""
     return _current_handle()
-
-
-def torch_broadcast(group=None):
-    """broadcast(payload: bytes, root: int) -> bytes over torch.distributed (`group`, default the
-    world), for share_trace_seed; None when torch.distributed is not initialised (lens's
-    addition)."""
-    try:
-        import torch.distributed as dist
-    except ImportError:
-        return None
-    if not dist.is_available() or not dist.is_initialized():
-        return None
-
-    def broadcast(payload: bytes, root: int) -> bytes:
-        box = [payload if dist.get_rank() == root else None]
-        dist.broadcast_object_list(box, src=root, group=group)
-        return box[0]
-
-    return broadcast
 
 
 def share_trace_seed(src_rank: int = 0) -> TraceSeed:

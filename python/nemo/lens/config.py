@@ -67,8 +67,9 @@ class NemoLensConfig:
     def from_env(cls, prefix: str = "NEMO_LENS", fallback_prefix: Optional[str] = None,
                  span_group_cls: Optional[type] = None) -> "NemoLensConfig":
         """Reads ``{prefix}_KEY``, then ``{fallback_prefix}_KEY``, then the default, for each
-        field (OTEL_SERVICE_NAME, WANDB_ENTITY and WANDB_PROJECT bare). Raises ValueError naming
-        the variable for a value that does not parse as its type."""
+        field (OTEL_SERVICE_NAME, WANDB_ENTITY and WANDB_PROJECT bare; export_strategy from
+        EXPORT_STRATEGY, else RANK_STRATEGY). Raises ValueError naming the variable for a value
+        that does not parse as its type."""
 
         def env(key: str, default: str = "") -> str:
             value = os.environ.get(f"{prefix}_{key}", "").strip()
@@ -109,7 +110,8 @@ class NemoLensConfig:
         return cls(
             enabled=boolean("ENABLED", False),
             service_name=os.environ.get("OTEL_SERVICE_NAME", "").strip() or "nemo",
-            export_strategy=env("EXPORT_STRATEGY", "single_rank"),
+            # EXPORT_STRATEGY is NeMo Lens's name; RANK_STRATEGY, Megatron-LM's documented one.
+            export_strategy=env("EXPORT_STRATEGY") or env("RANK_STRATEGY", "single_rank"),
             export_rank=integer("EXPORT_RANK", -1),
             export_sample_rate=number("EXPORT_SAMPLE_RATE", 1.0),
             sampler_enabled=boolean("SAMPLER_ENABLED", False),

@@ -9,7 +9,7 @@ from . import _lens
 from .propagation import extract_context, inject_context
 from .trace import Link, Tracer, get_current_span
 
-__all__ = ["broadcast_trace_context", "create_linked_span"]
+__all__ = ["broadcast_trace_context", "create_linked_span", "torch_broadcast"]
 
 
 def broadcast_trace_context(rank: int, src_rank: int = 0) -> Optional[dict]:
@@ -46,3 +46,22 @@ def create_linked_span(tracer: Optional[Tracer], name: str, remote_context: Any 
         if span_context.is_valid:
             links.append(Link(span_context))
     return _lens.start_span(name, 0, None, links, attributes or None, None)
+
+
+def torch_broadcast(group: Any = None) -> Any:
+    """broadcast(payload: bytes, root: int) -> bytes over torch.distributed (`group`, default the
+    world), for setup_telemetry's run id and share_trace_seed; None when torch.distributed is
+    not initialised (lens's addition)."""
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return None
+    if not dist.is_available() or not dist.is_initialized():
+        return None
+
+    def broadcast(payload: bytes, root: int) -> bytes:
+        box = [payload if dist.get_rank() == root else None]
+        dist.broadcast_object_list(box, src=root, group=group)
+        return box[0]
+
+    return broadcast

@@ -9,10 +9,13 @@ the bad value and what is accepted; after setup nothing raises into training cod
 from __future__ import annotations
 
 import atexit
+import os
 import threading
+import uuid
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from . import _lens
+from .distributed import torch_broadcast
 from .metrics import Meter
 from .trace import Tracer, get_tracer
 
@@ -156,7 +159,14 @@ def setup_telemetry(config: "NemoLensConfig", rank: int = 0, world_size: int = 1
             "setup_telemetry() has already been initialised for this process. "
             "Call it once at startup. Pass _allow_reinit=True to override (testing only).")
 
-    exporting = config.enabled and _should_export(config, rank, world_size, export_strategy)
+    if not config.run_id and not config.enabled:
+        # As NeMo Lens: a run id even when off (SLURM's job id, else 12 random hex digits). When
+        # on, the native core resolves it (configured, launcher ids, else generated).
+        config.run_id = os.environ.get("SLURM_JOB_ID", "") or uuid.uuid4().hex[:12]
+    # The strategy decides (and an unknown name raises) whether or not telemetry is on, as in
+    # NeMo Lens.
+    should_export = _should_export(config, rank, world_size, export_strategy)
+    exporting = config.enabled and should_export
     groups = config.resolved_span_groups if exporting else frozenset()
     native_handle = None
     with _lock:
@@ -167,10 +177,14 @@ def setup_telemetry(config: "NemoLensConfig", rank: int = 0, world_size: int = 1
             previous.shutdown(1000)
         if config.enabled:
             native = _native_config(config, exporting)
+            # Without a configured run id or a launcher's (SLURM, torchrun's rendezvous id, ...),
+            # rank 0 shares the one it generates over torch.distributed when the job has
+            # initialised it: every rank of such a job calls setup_telemetry, as Megatron-LM's.
+            broadcast = torch_broadcast() if not config.run_id and world_size > 1 else None
             native_handle = _lens.setup_telemetry(
                 native, rank=rank, world_size=world_size,
                 resource_attributes=dict(resource_attributes or {}), allow_reinit=True,
-                exporting=exporting)
+                broadcast=broadcast, exporting=exporting)
             if not config.run_id:
                 config.run_id = native_handle.run_id
         exporting_now = native_handle is not None and native_handle.is_exporting()

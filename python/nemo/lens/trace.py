@@ -26,8 +26,8 @@ from . import _lens
 
 __all__ = [
     "Context", "INVALID_SPAN", "INVALID_SPAN_CONTEXT", "Link", "NonRecordingSpan", "Span",
-    "SpanContext", "SpanKind", "Status", "StatusCode", "TraceFlags", "Tracer",
-    "get_current_span", "set_span_in_context",
+    "SpanContext", "SpanKind", "Status", "StatusCode", "TraceFlags", "Tracer", "attach", "detach",
+    "get_current_span", "get_tracer", "set_span_in_context",
 ]
 
 Span = _lens.Span
@@ -233,6 +233,22 @@ def _current_span_context() -> SpanContext:
         return SpanContext(int(parts[1], 16), int(parts[2], 16), False, int(parts[3], 16))
     except ValueError:
         return INVALID_SPAN_CONTEXT
+
+
+def attach(context: Mapping[str, Any]) -> Any:
+    """Makes `context`'s span the calling thread's current span (spans started on this thread
+    are its children; a Context without a span makes them roots) until ``detach(token)``: what
+    ``opentelemetry.context.attach(set_span_in_context(span))`` does, for a span that outlives
+    the function that starts it. Detach on the same thread, innermost first."""
+    mode, parent = _parent_of(context)
+    if mode == _PARENT_CURRENT:
+        mode = _PARENT_ROOT
+    return _lens.attach(mode, parent)
+
+
+def detach(token: Any) -> None:
+    """Restores the context that was current before ``attach`` returned `token`."""
+    token.detach()
 
 
 def get_current_span(context: Optional[Mapping[str, Any]] = None) -> Any:
