@@ -217,30 +217,7 @@ void add_training_bindings(py::module_& m) {
       "span of the W3C carrier `link` (inject()'s dict). Yields itself when it records, else "
       "None.");
 
-  m.def(
-      "apply_cli_overrides",
-      [](Config& config, bool otel_enabled, std::optional<std::string> service_name,
-         std::optional<std::string> span_groups) {
-        CliOverrides overrides;
-        overrides.otel_enabled = otel_enabled;
-        overrides.service_name = std::move(service_name);
-        overrides.span_groups = std::move(span_groups);
-        config.apply(overrides);
-      },
-      py::arg("config"), py::arg("otel_enabled") = false, py::arg("service_name") = py::none(),
-      py::arg("span_groups") = py::none(),
-      "Applies the --otel-* flags over the environment (source_of then says 'cli:--flag').");
-
   // ---- megatron/ --------------------------------------------------------------------------------
-  m.def(
-      "megatron_config_from_env",
-      []() {
-        Result<Config> config = megatron::config_from_env();
-        if (!config.ok()) throw py::value_error(config.message());
-        return std::move(config.value());
-      },
-      "MEGATRON_OTEL_* with NEMO_LENS_* as fallback, the Megatron vocabulary registered and the "
-      "Megatron defaults (service name megatron-lm).");
   m.def("megatron_register_span_groups", []() {
     if (Status status = megatron::register_span_groups(); !status.ok()) {
       throw py::value_error(status.message());

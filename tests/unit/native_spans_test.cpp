@@ -27,6 +27,7 @@
 #include "lens/groups.hpp"
 #include "lens/propagation.hpp"
 #include "lens/span.hpp"
+#include "lens/span_ref.hpp"
 #include "lens/telemetry.hpp"
 #include "native/thread_spans.hpp"
 #include "unit/test_support.hpp"
@@ -783,6 +784,78 @@ TEST_F(NativeSpans, ASpanThatIsNotAScopeRecordsErrorsAndExceptions) {
             "std::runtime_error");
   EXPECT_EQ(otel::nostd::get<std::string>(event.GetAttributes().at("exception.message")),
             "disk full");
+}
+
+// What language bindings need of a lens::Span: status, renaming, links, events at given times, and
+// start and end times given as Unix nanoseconds (a phase recorded after it ran).
+TEST_F(NativeSpans, ASpanTakesGivenTimesNamesLinksAndStatus) {
+  start();
+  Span first = start_span("first");
+  const otel::trace::SpanContext first_context = first.context();
+  first.end();
+  Span job = start_span("startup.imports");
+  job.set_start_time(1'700'000'000'000'000'000);
+  job.update_name("megatron.startup.imports");
+  job.add_link(first_context);
+  job.add_link(otel::trace::SpanContext::GetInvalid());  // not a link: ignored
+  const std::pair<std::string_view, AttributeArg> phase[] = {{"phase", "import"}};
+  job.add_event("loaded", phase, 1'700'000'000'100'000'000);
+  job.set_status(SpanStatusCode::ok, "ignored: only ERROR keeps a description");
+  job.end(1'700'000'000'250'000'000);
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 2U);
+  const auto* imports = find(spans, "megatron.startup.imports");
+  ASSERT_NE(imports, nullptr);
+  EXPECT_EQ(imports->GetStartTime().time_since_epoch(),
+            std::chrono::nanoseconds(1'700'000'000'000'000'000));
+  EXPECT_EQ(imports->GetDuration(), std::chrono::nanoseconds(250'000'000));
+  EXPECT_EQ(imports->GetStatus(), otel::trace::StatusCode::kOk);
+  EXPECT_EQ(imports->GetDescription(), "");
+  ASSERT_EQ(imports->GetLinks().size(), 1U);
+  EXPECT_EQ(hex(imports->GetLinks()[0].GetSpanContext().span_id()), hex(first_context.span_id()));
+  ASSERT_EQ(imports->GetEvents().size(), 1U);
+  EXPECT_EQ(imports->GetEvents()[0].GetName(), "loaded");
+  EXPECT_EQ(imports->GetEvents()[0].GetTimestamp().time_since_epoch(),
+            std::chrono::nanoseconds(1'700'000'000'100'000'000));
+  EXPECT_EQ(otel::nostd::get<std::string>(imports->GetEvents()[0].GetAttributes().at("phase")),
+            "import");
+}
+
+// lens::span_ref: a stack span opened and closed by hand parents what starts inside it, and takes
+// the same changes as a lens::Span; a root begins a new trace.
+TEST_F(NativeSpans, AHandOpenedStackSpanParentsItsChildrenAndTakesChanges) {
+  start();
+  ASSERT_TRUE(span_ref::recording());
+  const SpanRef step = span_ref::begin("step", {{"iteration", 3}});
+  ASSERT_TRUE(span_ref::is_recording(step));
+  const otel::trace::SpanContext step_context = span_ref::context(step);
+  { LENS_SPAN(lens::SpanSite("child", "step")); }
+  span_ref::set_attribute(step, "loss", 2.5);
+  span_ref::set_attribute(step, "token", "secret");  // redacted like any span's
+  span_ref::update_name(step, "megatron.train_step");
+  span_ref::set_status(step, SpanStatusCode::error, "ValueError: bad batch");
+  span_ref::record_exception(step, "ValueError", "bad batch");
+  span_ref::set_start_time(step, 1'700'000'000'000'000'000);
+  span_ref::end(step, 1'700'000'000'040'000'000);
+  const SpanRef root = span_ref::begin_root("interval", {}, NewTrace{});
+  span_ref::end(root);
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), 3U);
+  const auto* train_step = find(spans, "megatron.train_step");
+  const auto* child = find(spans, "child");
+  const auto* interval = find(spans, "interval");
+  ASSERT_TRUE(train_step && child && interval);
+  EXPECT_EQ(hex(child->GetParentSpanId()), hex(step_context.span_id()));
+  EXPECT_EQ(attr<std::int64_t>(*train_step, "iteration"), 3);
+  EXPECT_EQ(attr<double>(*train_step, "loss"), 2.5);
+  EXPECT_EQ(attr<std::string>(*train_step, "token"), "[REDACTED]");
+  EXPECT_EQ(train_step->GetStatus(), otel::trace::StatusCode::kError);
+  EXPECT_EQ(train_step->GetDescription(), "bad batch");
+  ASSERT_EQ(train_step->GetEvents().size(), 1U);
+  EXPECT_EQ(train_step->GetEvents()[0].GetName(), "exception");
+  EXPECT_EQ(train_step->GetDuration(), std::chrono::nanoseconds(40'000'000));
+  EXPECT_FALSE(interval->GetParentSpanId().IsValid());
+  EXPECT_NE(hex(interval->GetTraceId()), hex(step_context.trace_id()));
 }
 
 TEST_F(NativeSpans, ASpanOpenAtShutdownIsExportedTruncatedOnceAndItsLateEndDoesNothing) {

@@ -355,46 +355,32 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 
 # ---- training metrics --------------------------------------------------------------------------
 
-# Megatron-LM's training instruments (megatron/core/telemetry/training_metrics.py): the keyword
-# of record_training_metrics, the instrument's kind, name, unit and description.
-_TRAINING_INSTRUMENTS: Tuple[Tuple[str, str, str, str, str], ...] = (
-    ("step_duration_ms", "histogram", "megatron.training.step_duration_ms", "ms",
-     "Duration of one training step in milliseconds."),
-    ("loss", "gauge", "megatron.training.loss", "", "Training loss value at each log interval."),
-    ("throughput_tflops", "gauge", "megatron.training.throughput_tflops", "",
-     "Training throughput in TFLOP/s/GPU."),
-    ("grad_norm", "gauge", "megatron.training.grad_norm", "", "Global gradient norm."),
-    ("skipped_iters", "counter", "megatron.training.skipped_iters", "",
-     "Number of training iterations skipped."),
-    ("learning_rate", "gauge", "megatron.training.learning_rate", "", "Current learning rate."),
-    ("tokens_per_sec", "gauge", "megatron.training.tokens_per_sec", "",
-     "Training throughput in tokens/second."),
-    ("memory_allocated_gb", "gauge", "megatron.training.memory_allocated_gb", "",
-     "Peak GPU memory allocated in GB."),
-)
-
-
 def record_training_metrics(meter: Any = None, **values: Any) -> None:
-    """Records Megatron-LM's training metrics on `meter` (a Meter, or a TelemetryHandle; default:
-    set_telemetry's handle): step_duration_ms (histogram, ms), loss, throughput_tflops,
-    grad_norm, learning_rate, tokens_per_sec, memory_allocated_gb (gauges), skipped_iters (a
-    counter, added only when > 0). None values, other keywords and values that are not numbers
-    are skipped; a meter that does not export records nothing. Never raises."""
+    """Records Megatron-LM's training metrics (megatron/core/telemetry/training_metrics.py: the
+    same names, kinds and units, from the C++ integration's one table) on the meter of `meter`
+    (a TelemetryHandle or its Meter; default: set_telemetry's handle): step_duration_ms
+    (histogram, ms), loss, throughput_tflops, grad_norm, learning_rate, tokens_per_sec,
+    memory_allocated_gb (gauges), skipped_iters (a counter, added only when > 0). None values,
+    other keywords and values that are not numbers are skipped; a meter that does not export
+    records nothing. Never raises."""
     if meter is None:
         meter = _handle
-    if meter is None:
+    native = getattr(getattr(meter, "meter", meter), "_handle", None)
+    if native is None:
         return
-    meter = getattr(meter, "meter", meter)
+    known = {}
+    for name, value in values.items():
+        if name not in _METRIC_ARGUMENTS or value is None:
+            continue
+        try:
+            known[name] = float(value)
+        except (TypeError, ValueError):
+            continue
     try:
-        for keyword, kind, name, unit, description in _TRAINING_INSTRUMENTS:
-            value = values.get(keyword)
-            if value is None:
-                continue
-            if kind == "histogram":
-                meter.create_histogram(name, unit, description).record(value)
-            elif kind == "gauge":
-                meter.create_gauge(name, unit, description).set(float(value))
-            elif value > 0:
-                meter.create_counter(name, unit, description).add(value)
+        _lens.megatron_record_training_metrics(native, **known)
     except Exception:  # never into training code
         pass
+
+
+# record_training_metrics's keywords; others are ignored (nothing raises into training code).
+_METRIC_ARGUMENTS = frozenset(name[len("megatron.training."):] for name in TRAINING_METRICS)
