@@ -9,16 +9,20 @@
 // variable set is in docs/configuration.md, each repository path exists, and torchrun and mpirun
 // lines carry what Debian's launchers need (docs/megatron.md#launchers-on-this-machine). Blocks run
 // in a scratch directory where `build` is this build tree, with HOME and TMPDIR inside it, and the
-// ports 4317 and 4318 replaced by free ones (so that parallel tests do not collide).
-// Single-threaded.
+// ports 4317 and 4318 replaced by free ones, in the text and as `lens collect`'s defaults (so that
+// parallel runs do not collide), as is MASTER_PORT=29500; each in a process group of its own,
+// killed at the end. Single-threaded.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +32,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -119,8 +124,7 @@ const std::vector<Entry> kBlocks = {
      Mode::kNotRun, "the demo's run (~1 min): scripts/demo.sh, LensRun.* run lens run"},
     {"docs/megatron.md",
      "# 1. Local development with the console exporter: spans and metrics as JSON lines on stdout.",
-     Mode::kNotRun,
-     "six trainer runs, 200 iterations in one (minutes): TrainLoop.Seed* runs each configuration"},
+     Mode::kRun, "", true, "", "ranks: 2 of world size 2, iterations: "},
     {"docs/python.md", "export PYTHONPATH=$PWD/build/python", Mode::kNotRun,
      "the Python examples: tests/python runs them (pytest)"},
     {"docs/reliability.md", "scripts/fuzz.sh                      # every target, 60 s each",
@@ -253,20 +257,42 @@ struct Output {
   std::string text;
 };
 
-// Runs `script` with bash in `dir`, stdout and stderr together, bounded by `timeout` (s).
+// Runs `script` with bash in `dir` (HOME and TMPDIR there too), stdout and stderr together, in
+// a process group of its own: at the end, or after `timeout` seconds, the whole group is killed,
+// so that nothing the script left in the background (a collector) outlives it.
 Output run_bash(const std::string& script, const fs::path& dir, int timeout = 60) {
   const fs::path file = dir / ".doc-block.sh";
+  const fs::path output = dir / ".doc-block.out";
   std::ofstream(file) << script;
-  const std::string command = "cd '" + dir.string() + "' && HOME='" + dir.string() + "' TMPDIR='" +
-                              dir.string() + "' timeout -k 5 " + std::to_string(timeout) +
-                              " bash '" + file.string() + "' 2>&1";
   Output out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.text.append(buffer, n);
-  const int status = pclose(pipe);
+  const pid_t pid = fork();
+  if (pid < 0) return out;
+  if (pid == 0) {
+    setpgid(0, 0);
+    const int fd = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || chdir(dir.c_str()) != 0) _exit(127);
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    setenv("HOME", dir.c_str(), 1);
+    setenv("TMPDIR", dir.c_str(), 1);
+    execl("/bin/bash", "bash", file.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);  // (also in the parent: no race with the kill below)
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      out.text = "(killed after " + std::to_string(timeout) + " s)\n";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(-pid, SIGKILL);
   out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  out.text = read_file(output) + out.text;
   return out;
 }
 
@@ -277,7 +303,12 @@ const std::string& help_of(const std::string& program, const std::string& comman
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   const std::string invocation =
       "'" + (kBuild / "bin" / program).string() + "' " + command + " --help";
-  return cache[key] = run_bash(invocation, kBuild, 30).text;
+  const fs::path dir =
+      fs::temp_directory_path() / ("lens-doc-commands-" + std::to_string(getpid()) + "-help");
+  fs::create_directories(dir);
+  std::string& help = cache[key] = run_bash(invocation, dir, 30).text;
+  fs::remove_all(dir);
+  return help;
 }
 
 // A free TCP port on loopback (the kernel's choice; a race with another process is possible
@@ -304,12 +335,38 @@ std::string replace_all(std::string text, const std::string& from, const std::st
   return text;
 }
 
+// A scratch directory whose `build` is this build tree (links to its entries), except that
+// build/bin/lens gives `lens collect` the ports LENS_DOC_GRPC_PORT and LENS_DOC_HTTP_PORT in
+// place of its defaults 4317 and 4318 (which the block's text has replaced in the same way).
 fs::path scratch_dir(const std::string& name) {
   const fs::path dir =
       fs::temp_directory_path() / ("lens-doc-commands-" + std::to_string(getpid()) + "-" + name);
   fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::create_directory_symlink(kBuild, dir / "build");
+  fs::create_directories(dir / "build" / "bin");
+  for (const auto& entry : fs::directory_iterator(kBuild)) {
+    if (entry.path().filename() != "bin") {
+      fs::create_symlink(entry.path(), dir / "build" / entry.path().filename());
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(kBuild / "bin")) {
+    if (entry.path().filename() != "lens") {
+      fs::create_symlink(entry.path(), dir / "build" / "bin" / entry.path().filename());
+    }
+  }
+  const fs::path wrapper = dir / "build" / "bin" / "lens";
+  std::ofstream(wrapper)
+      << "#!/bin/bash\n"
+         "if [ \"$1\" = collect ] && [ -n \"$LENS_DOC_GRPC_PORT\" ]; then\n"
+         "  grpc=1 http=1\n"
+         "  for a in \"$@\"; do case \"$a\" in\n"
+         "    --grpc|--grpc=*) grpc=0 ;; --http|--http=*) http=0 ;;\n"
+         "  esac; done\n"
+         "  [ $grpc = 1 ] && set -- \"$@\" --grpc 127.0.0.1:$LENS_DOC_GRPC_PORT\n"
+         "  [ $http = 1 ] && set -- \"$@\" --http 127.0.0.1:$LENS_DOC_HTTP_PORT\n"
+         "fi\n"
+         "exec '"
+      << (kBuild / "bin" / "lens").string() << "' \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all, fs::perm_options::add);
   return dir;
 }
 
@@ -428,7 +485,7 @@ std::string run_block(const Block& block, const Entry& entry, const std::string&
   for (const std::string& line : block.lines) text += line + "\n";
   const std::string grpc = std::to_string(free_port());
   const std::string http = std::to_string(free_port());
-  std::string script = "set -e\n";
+  std::string script = "set -e\nexport LENS_DOC_GRPC_PORT=4317 LENS_DOC_HTTP_PORT=4318\n";
   if (*entry.before != '\0') {
     // Started first, and waited for: the block's first command needs it.
     script += std::string(entry.before) +
@@ -466,7 +523,11 @@ echo "doc block done"
   } else if (log.find(entry.expect) == std::string::npos) {
     problem = "its output lacks '" + std::string(entry.expect) + "'; output:\n" + log;
   }
-  if (problem.empty()) fs::remove_all(dir);
+  if (problem.empty()) {
+    fs::remove_all(dir);
+  } else {
+    problem += "(kept for a look: " + dir.string() + ")";
+  }
   return problem;
 }
 
