@@ -68,7 +68,7 @@ const std::vector<Entry> kBlocks = {
      "the Python examples: tests/python runs them (pytest)"},
     {"README.md",
      "MEGATRON_OTEL_ENABLED=1 MEGATRON_OTEL_EXPORTER=console build/bin/simple_train_loop",
-     Mode::kNotRun, "50 iterations of the trainer: TrainLoop.SeedConsole* runs this configuration"},
+     Mode::kRun, "", true, "", "training done: 50 iterations"},
     {"README.md", "build/bin/lens config [--prefix P] [--fallback-prefix F]", Mode::kNotRun,
      "usage synopsis (its flags are checked)"},
     {"README.md", "$ NEMO_LENS_SPAN_GROUPS=default,bogus build/bin/lens config", Mode::kTranscript},
