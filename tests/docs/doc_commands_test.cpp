@@ -1,7 +1,7 @@
 // The docs' shell commands, as the doc-snippet test does for their C++ blocks: every ```sh and
-// ```bash block of README.md and docs/*.md, every usage block starting `build/bin/lens`, and every
-// transcript block (lines `$ command` followed by what it prints) is named in kBlocks, which says
-// how this test runs it or why it cannot run here; a block missing from the table, or an entry
+// ```bash block of README.md and docs/**/*.md, every usage block starting `build/bin/lens`, and
+// every transcript block (lines `$ command` followed by what it prints) is named in kBlocks, which
+// says how this test runs it or why it cannot run here; a block missing from the table, or an entry
 // whose block is gone, fails. Every block, run or not, is also checked against the built tree:
 // commands are `build/bin/...` (never a bare `lens`, which nothing puts on PATH), the
 // executables exist, each `--flag` of `build/bin/lens <command>` and of
@@ -179,7 +179,7 @@ std::string read_file(const fs::path& path) {
 std::vector<fs::path> doc_files() {
   std::vector<fs::path> docs = {kSource / "README.md"};
   std::vector<fs::path> more;
-  for (const auto& entry : fs::directory_iterator(kSource / "docs")) {
+  for (const auto& entry : fs::recursive_directory_iterator(kSource / "docs")) {
     if (entry.path().extension() == ".md") more.push_back(entry.path());
   }
   std::sort(more.begin(), more.end());
