@@ -510,9 +510,12 @@ std::string run_block(const Block& block, const Entry& entry, const std::string&
   script += R"(
 jobs_left=$(jobs -p | wc -l)
 for i in $(seq 400); do
-  listening=$(cat .doc-block.log $(find . -name listening -type f) 2>/dev/null | grep -c '^lens collect: listening' || true)
+  listening=$(cat .doc-block.log $(find . -name listening -type f) 2> /dev/null |
+              grep -c '^lens collect: listening' || true)
   [ "$listening" -ge "$jobs_left" ] && break
-  for p in $(jobs -p); do kill -0 "$p" 2> /dev/null || { echo "a background job ended early"; exit 90; }; done
+  for p in $(jobs -p); do
+    kill -0 "$p" 2> /dev/null || { echo "a background job ended early"; exit 90; }
+  done
   sleep 0.05
 done
 for p in $(jobs -p); do
