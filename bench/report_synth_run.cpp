@@ -47,9 +47,11 @@ struct Options {
   std::filesystem::path out;
 };
 
+constexpr const char* kUsage =
+    "usage: lens_report_synth --ranks N --iterations M --out DIR [--seed S]\n";
+
 [[noreturn]] void usage(const std::string& problem) {
-  std::cerr << "lens_report_synth: " << problem
-            << "\nusage: lens_report_synth --ranks N --iterations M --out DIR [--seed S]\n";
+  std::cerr << "lens_report_synth: " << problem << "\n" << kUsage;
   std::exit(2);
 }
 
@@ -66,6 +68,10 @@ Options parse(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    }
     if (i + 1 >= argc) usage("missing value for " + flag);
     const char* value = argv[++i];
     if (flag == "--ranks") {

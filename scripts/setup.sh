@@ -70,6 +70,7 @@ PACKAGES=(
   pybind11-dev python3-pytest
   prometheus-cpp-dev prometheus libsimdjson-dev
   openssl chromium fonts-dejavu-core
+  jq curl  # the docs' commands (DocCommands.*)
 )
 BACKPORTS_PACKAGES=(opentelemetry-cpp-dev libopentelemetry-proto-dev)
 

@@ -15,4 +15,10 @@ namespace lens {
 // With `rank`, also checks what depends on the job's shape (an EXPORT_RANK outside the job).
 Status validate(const Config& config, const RankInfo* rank = nullptr);
 
+// The OTLP exporter's rule for the client TLS files of `signal`: a client key without its
+// client certificate (or the reverse) is an error naming the variable, its value and what is
+// accepted. validate() applies it to each signal when the exporter is OTLP (so setup and
+// `lens config` refuse the same settings), and the exporter factory to the settings it builds.
+Status check_otlp_settings(const OtlpSignalSettings& settings, Signal signal);
+
 }  // namespace lens

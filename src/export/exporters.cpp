@@ -15,6 +15,7 @@
 #include "export/otlp_exporters.hpp"
 #include "export/otlp_requests.hpp"
 #include "lens/otlp_json.hpp"
+#include "lens/validate.hpp"
 #include "metrics/metric_temporality.hpp"
 
 namespace lens::exporters {

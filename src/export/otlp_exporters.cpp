@@ -109,24 +109,6 @@ otlp::PreferredAggregationTemporality temporality_of(TemporalityPreference prefe
 
 }  // namespace
 
-Status check_otlp_settings(const OtlpSignalSettings& settings, Signal signal) {
-  // A client key without its certificate (or the reverse) would only fail at the first TLS
-  // handshake, on the exporter's thread; say so at setup instead.
-  const Sourced<std::string>& key = settings.client_key;
-  const Sourced<std::string>& certificate = settings.client_certificate;
-  if (key.value.empty() == certificate.value.empty()) return {};
-  const Sourced<std::string>& given = key.value.empty() ? certificate : key;
-  std::string missing = "OTEL_EXPORTER_OTLP_";
-  for (char c : to_string(signal)) missing += static_cast<char>(c - 'a' + 'A');
-  missing += key.value.empty() ? "_CLIENT_KEY" : "_CLIENT_CERTIFICATE";
-  const std::string name = given.source.rfind("env:", 0) == 0
-                               ? given.source.substr(4)
-                               : (key.value.empty() ? "the client certificate" : "the client key");
-  return Error("Client TLS files must come in pairs: " + name + "='" + given.value +
-               "' is set but " + missing + " (or its general form) is not; " +
-               "accepted: both a client key and a client certificate (mTLS), or neither");
-}
-
 template <Signal S>
 ExporterPtr<S> make_otlp_exporter(const OtlpSignalSettings& settings,
                                   std::shared_ptr<ExportReport> report, const RetryPolicy& retry,

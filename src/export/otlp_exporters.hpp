@@ -22,10 +22,6 @@
 
 namespace lens::exporters {
 
-// What the exporter cannot use in `settings` (a client key without its client certificate or the
-// reverse); the error names the variable, its value and what is accepted.
-Status check_otlp_settings(const OtlpSignalSettings& settings, Signal signal);
-
 // The exporter of signal S counts in `report` (one of its own that writes to stderr when null);
 // `retry` is for tests; `temporality` (metrics only) is
 // OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE.

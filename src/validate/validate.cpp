@@ -52,6 +52,24 @@ Status check_readable(const Sourced<std::string>& setting) {
 
 }  // namespace
 
+Status check_otlp_settings(const OtlpSignalSettings& settings, Signal signal) {
+  // A client key without its certificate (or the reverse) would only fail at the first TLS
+  // handshake, on the exporter's thread; say so at setup instead.
+  const Sourced<std::string>& key = settings.client_key;
+  const Sourced<std::string>& certificate = settings.client_certificate;
+  if (key.value.empty() == certificate.value.empty()) return {};
+  const Sourced<std::string>& given = key.value.empty() ? certificate : key;
+  std::string missing = "OTEL_EXPORTER_OTLP_";
+  for (char c : to_string(signal)) missing += static_cast<char>(c - 'a' + 'A');
+  missing += key.value.empty() ? "_CLIENT_KEY" : "_CLIENT_CERTIFICATE";
+  const std::string name = given.source.rfind("env:", 0) == 0
+                               ? given.source.substr(4)
+                               : (key.value.empty() ? "the client certificate" : "the client key");
+  return Error("Client TLS files must come in pairs: " + name + "='" + given.value +
+               "' is set but " + missing + " (or its general form) is not; " +
+               "accepted: both a client key and a client certificate (mTLS), or neither");
+}
+
 Status validate(const Config& config, const RankInfo* rank) {
   if (!config.problems.empty()) {
     return config.problems.front();
@@ -109,6 +127,9 @@ Status validate(const Config& config, const RankInfo* rank) {
         if (Status status = check_readable(*file); !status.ok()) {
           return status;
         }
+      }
+      if (Status status = check_otlp_settings(otlp, signal); !status.ok()) {
+        return status;
       }
     }
   }

@@ -261,6 +261,34 @@ TEST(LensConfig, TextFormatIsAnAlignedTableWithSources) {
   EXPECT_EQ(rows["is_exporting"].substr(value_column), "true");
 }
 
+// span-groups.md: an empty variable counts as unset (the default spec), a spec of only commas
+// enables no group, and the flag refuses an empty spec.
+TEST(LensConfig, EmptySpanGroupSpecIsUnsetAndACommaMeansNoGroups) {
+  const auto empty =
+      run_process(LENS_CLI_PATH, {"config"},
+                  with_base({{"NEMO_LENS_ENABLED", "1"}, {"NEMO_LENS_SPAN_GROUPS", ""}}));
+  ASSERT_EQ(empty.exit_code, 0) << empty.err;
+  const OrderedJson unset = OrderedJson::parse(empty.out);
+  EXPECT_EQ(unset["span_groups"], "default");
+  EXPECT_EQ(unset["sources"]["span_groups"], "default");
+  EXPECT_EQ(unset["resolved_span_groups"], OrderedJson::array({"checkpoint", "evaluate", "job"}));
+
+  const auto comma =
+      run_process(LENS_CLI_PATH, {"config"},
+                  with_base({{"NEMO_LENS_ENABLED", "1"}, {"NEMO_LENS_SPAN_GROUPS", ","}}));
+  ASSERT_EQ(comma.exit_code, 0) << comma.err;
+  const OrderedJson none = OrderedJson::parse(comma.out);
+  EXPECT_EQ(none["sources"]["span_groups"], "env:NEMO_LENS_SPAN_GROUPS");
+  EXPECT_EQ(none["resolved_span_groups"], OrderedJson::array());
+
+  const auto flag = run_process(LENS_CLI_PATH, {"config", "--otel-span-groups", ""}, with_base({}));
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_EQ(flag.out, "");
+  EXPECT_EQ(flag.err,
+            "lens: invalid value for --otel-span-groups: ''; accepted: a non-empty span-group "
+            "spec\n");
+}
+
 struct ErrorCase {
   std::string name;
   Vars env;
@@ -354,6 +382,21 @@ const ErrorCase kErrorCases[] = {
      {},
      "lens: Cannot read the file in OTEL_EXPORTER_OTLP_CERTIFICATE: '/nonexistent/ca.pem' (No "
      "such file or directory); accepted: a readable PEM file"},
+    // The pairing rule of setup (validate()), with the same message: a lone client key or
+    // certificate is refused before any rank starts. Any readable file will do: the command.
+    {"ClientKeyWithoutCertificate",
+     {{"OTEL_EXPORTER_OTLP_CLIENT_KEY", LENS_CLI_PATH}},
+     {},
+     "lens: Client TLS files must come in pairs: OTEL_EXPORTER_OTLP_CLIENT_KEY='" LENS_CLI_PATH
+     "' is set but OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE (or its general form) is not; "
+     "accepted: both a client key and a client certificate (mTLS), or neither"},
+    {"ClientCertificateWithoutKey",
+     {{"OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE", LENS_CLI_PATH}},
+     {},
+     "lens: Client TLS files must come in pairs: "
+     "OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE='" LENS_CLI_PATH
+     "' is set but OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY (or its general form) is not; "
+     "accepted: both a client key and a client certificate (mTLS), or neither"},
     {"ExportRankOutsideTheJob",
      {{"NEMO_LENS_EXPORT_RANK", "8"}},
      {"--rank", "0", "--world-size", "8"},

@@ -20,6 +20,7 @@
 #include "lens/env.hpp"
 #include "lens/otel_settings.hpp"
 #include "lens/otlp_json.hpp"
+#include "lens/validate.hpp"
 #include "unit/otlp_exporter_support.hpp"
 #include "unit/otlp_test_servers.hpp"
 
