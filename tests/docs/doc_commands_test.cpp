@@ -57,7 +57,6 @@ struct Entry {
   bool check_paths = true;  // false: the block names files of another build or machine
   const char* before = "";  // kRun: what the block expects to be running already
   const char* expect = "";  // kRun: a line its output must have (what the block is for)
-  bool check_kill = true;   // false: `kill %N` is not checked (python.md, being rewritten)
 };
 
 // Every command block of the docs. Keep it in the docs' order.
@@ -129,7 +128,7 @@ const std::vector<Entry> kBlocks = {
      "six trainer runs, one of 200 iterations (15-25 s on 2 cores): TrainLoop.Seed* run each "
      "configuration; its launch lines are checked"},
     {"docs/python.md", "export PYTHONPATH=$PWD/build/python", Mode::kNotRun,
-     "the Python examples: tests/python runs them (pytest)", true, "", "", false},
+     "the Python examples: tests/python runs them (pytest)"},
     {"docs/reliability.md", "scripts/fuzz.sh                      # every target, 60 s each",
      Mode::kNotRun, "libFuzzer runs of minutes, in a Clang build"},
     {"docs/reliability.md", "ctest --test-dir build -R '^fuzz\\.'", Mode::kNotRun,
@@ -429,8 +428,7 @@ std::vector<std::string> check_block(const Block& block, const Entry& entry) {
           }
         }
       }
-      if (entry.check_kill && program == "kill" && command.size() > i + 1 &&
-          starts_with(command[i + 1], "%")) {
+      if (program == "kill" && command.size() > i + 1 && starts_with(command[i + 1], "%")) {
         problems.push_back("kill " + command[i + 1] +
                            ": in a script (or after an earlier job) it is "
                            "not the job just started; use kill $! (or a saved $!)");
