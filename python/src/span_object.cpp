@@ -872,8 +872,10 @@ void record_scope_exception(PyObject* self, PyObject* exception, bool set_status
   const bool was_requested = span->end_requested;
   span->end_requested = false;
   if (live(span)) {
+    // escaped: OpenTelemetry's scope exit says True; NeMo Lens's managed_span records the
+    // exception itself (False).
     if (add_event && span->exception_events) {
-      add_exception_event(span, exception, /*escaped=*/true, nullptr, 0);
+      add_exception_event(span, exception, /*escaped=*/span->status_with_type, nullptr, 0);
     }
     if (set_status) {
       const std::string message = message_of(exception);

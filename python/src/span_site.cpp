@@ -72,8 +72,14 @@ struct PairHash {
   }
 };
 using SiteCache = std::unordered_map<std::pair<PyObject*, PyObject*>, PyObject*, PairHash>;
-// Keys and values hold strong references for the life of the process.
+// Keys and values hold strong references for the life of the process. trace_fn's sites are
+// apart: an exception they see is recorded as OpenTelemetry's start_as_current_span does
+// ("<Type>: <message>"), managed_span's as NeMo Lens's managed_span (the message).
 SiteCache& site_cache() {
+  static auto* cache = new SiteCache();
+  return *cache;
+}
+SiteCache& traced_site_cache() {
   static auto* cache = new SiteCache();
   return *cache;
 }
@@ -99,31 +105,6 @@ OpenSpan begin(SpanSiteObject* site) noexcept {
   open.started = open.ref.frame != nullptr;
   if (open.started && site->attributes != nullptr) set_attributes(open.ref, site->attributes);
   return open;
-}
-
-// Records `exception` (an instance) on a traced function's span when it is an Exception (other
-// BaseExceptions end the span without error): the `exception` event and status ERROR
-// "<Type>: <message>", as OpenTelemetry's start_as_current_span that NeMo Lens's trace_fn uses.
-// Leaves the Python error state as it found it.
-void record_call_exception(const OpenSpan& open, PyObject* exception) {
-  if (exception == nullptr ||
-      !PyObject_TypeCheck(exception, reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
-    return;
-  }
-  std::string_view type = Py_TYPE(exception)->tp_name;
-  if (auto dot = type.rfind('.'); dot != std::string_view::npos) type.remove_prefix(dot + 1);
-  std::string_view message;
-  PyObject* text = PyObject_Str(exception);
-  if (text != nullptr) {
-    Py_ssize_t size = 0;
-    const char* utf8 = PyUnicode_AsUTF8AndSize(text, &size);
-    if (utf8 != nullptr) message = std::string_view(utf8, static_cast<std::size_t>(size));
-  }
-  PyErr_Clear();
-  span_ref::record_exception(open.ref, type, message);
-  span_ref::set_status(open.ref, SpanStatusCode::error,
-                       std::string(type) + ": " + std::string(message));
-  Py_XDECREF(text);
 }
 
 // ---- SpanSite ----------------------------------------------------------------------------------
@@ -290,7 +271,14 @@ PyObject* traced_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf
       PyObject* traceback = nullptr;
       PyErr_Fetch(&type, &value, &traceback);
       PyErr_NormalizeException(&type, &value, &traceback);
-      record_call_exception(open, value);
+      // The exception as the site's `with` records it (a Span only on this rare path).
+      if (PyObject* span =
+              new_stack_span(open.ref, site->exception_events, site->status_with_type)) {
+        record_scope_exception(span, value, /*set_status=*/true, /*add_event=*/true);
+        close_stack_span(span);
+        Py_DECREF(span);
+      }
+      PyErr_Clear();
       PyErr_Restore(type, value, traceback);
     }
     span_ref::end(open.ref);
@@ -339,12 +327,11 @@ bool is_keyword(PyObject* name, const char* keyword) {
 }
 
 // The cached site for (group, name), made on first use; a new reference.
-PyObject* cached_site(PyObject* group, PyObject* name) {
+PyObject* cached_site(PyObject* group, PyObject* name, SiteCache& cache = site_cache()) {
   if ((group != nullptr && !PyUnicode_Check(group)) || !PyUnicode_Check(name)) {
     PyErr_SetString(PyExc_TypeError, "span group and name must be str");
     return nullptr;
   }
-  auto& cache = site_cache();
   auto found = cache.find({group, name});
   if (found != cache.end()) {
     Py_INCREF(found->second);
@@ -357,6 +344,7 @@ PyObject* cached_site(PyObject* group, PyObject* name) {
   SpanSiteObject* site =
       new_site(group, std::string_view(text, static_cast<std::size_t>(size)), cache_it);
   if (site == nullptr) return nullptr;
+  site->status_with_type = group == nullptr || &cache == &traced_site_cache();
   if (cache_it) {
     Py_XINCREF(group);
     Py_INCREF(name);
@@ -401,11 +389,13 @@ PyObject* site_with_attributes(SpanSiteObject* base, PyObject* const* values, Py
   return reinterpret_cast<PyObject*>(site);
 }
 
+// managed_span(group, name, tracer=None, **attributes): a third positional argument is the
+// tracer (lens has one; it is not used).
 PyObject* managed_span(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  if (nargs != 2) {
+  if (nargs != 2 && nargs != 3) {
     PyErr_SetString(PyExc_TypeError,
-                    "managed_span(group, name, **attributes) takes 2 positional "
-                    "arguments");
+                    "managed_span(group, name, tracer=None, **attributes) takes 2 or 3 "
+                    "positional arguments");
     return nullptr;
   }
   PyObject* site = cached_site(args[0], args[1]);
@@ -418,18 +408,24 @@ PyObject* managed_span(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
   return with_attributes;
 }
 
+// span_cm(name, tracer=None, record_exception=True, **attributes): positional tracer (not used)
+// and record_exception as NeMo Lens's signature.
 PyObject* span_cm(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  if (nargs != 1) {
-    PyErr_SetString(PyExc_TypeError, "span_cm(name, **attributes) takes 1 positional argument");
+  if (nargs < 1 || nargs > 3) {
+    PyErr_SetString(PyExc_TypeError,
+                    "span_cm(name, tracer=None, record_exception=True, **attributes) takes 1 to 3 "
+                    "positional arguments");
     return nullptr;
   }
   PyObject* site = cached_site(nullptr, args[0]);
   if (site == nullptr) return nullptr;
-  reinterpret_cast<SpanSiteObject*>(site)->status_with_type = true;
-  if (kwnames == nullptr || PyTuple_GET_SIZE(kwnames) == 0) return site;
-  bool record_exception = true;
-  PyObject* with_attributes = site_with_attributes(reinterpret_cast<SpanSiteObject*>(site),
-                                                   args + nargs, kwnames, &record_exception);
+  const bool keywords = kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0;
+  if (!keywords && nargs < 3) return site;
+  bool record_exception = nargs < 3 || PyObject_IsTrue(args[2]) == 1;
+  static PyObject* const no_keywords = PyTuple_New(0);
+  PyObject* with_attributes =
+      site_with_attributes(reinterpret_cast<SpanSiteObject*>(site), args + nargs,
+                           keywords ? kwnames : no_keywords, &record_exception);
   Py_DECREF(site);
   return with_attributes;
 }
@@ -439,7 +435,7 @@ PyObject* trace_fn(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject*
     PyErr_SetString(PyExc_TypeError, "trace_fn(group, name) takes 2 arguments");
     return nullptr;
   }
-  return cached_site(args[0], args[1]);
+  return cached_site(args[0], args[1], traced_site_cache());
 }
 
 // In a forked child (os.register_at_fork): the spans the forking thread had entered belong to

@@ -1,4 +1,4 @@
-"""Fixtures of the lens Python suite: telemetry set up with the file exporter into a temporary
+"""Fixtures of the nemo.lens Python suite: telemetry set up with the file exporter into a temporary
 directory, and readers that decode what it exported (OTLP JSON lines) independently of lens."""
 
 import json
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-import lens
+import nemo.lens as lens
 
 
 def _value(v):
@@ -47,6 +47,19 @@ class Exported:
         return [attributes(resource["resource"]) for request in self._lines("traces.jsonl")
                 for resource in request["resourceSpans"]]
 
+    def metrics(self):
+        """{(name, sorted attribute items): (metric, point)}: the last point of each series."""
+        points = {}
+        for request in self._lines("metrics.jsonl"):
+            for resource in request["resourceMetrics"]:
+                for scope in resource["scopeMetrics"]:
+                    for metric in scope["metrics"]:
+                        kind = next(k for k in ("sum", "histogram", "gauge") if k in metric)
+                        for point in metric[kind].get("dataPoints", []):
+                            key = (metric["name"], tuple(sorted(attributes(point).items())))
+                            points[key] = (metric, point)
+        return points
+
     def logs(self):
         return [record for request in self._lines("logs.jsonl")
                 for resource in request["resourceLogs"]
@@ -69,6 +82,6 @@ def telemetry(tmp_path, monkeypatch):
     monkeypatch.setenv("NEMO_LENS_METRICS_ENABLED", "0")
     handle = lens.setup_telemetry(lens.NemoLensConfig.from_env(), rank=0, world_size=1,
                                   _allow_reinit=True)
-    assert handle.is_exporting()
+    assert handle.is_exporting is True
     yield handle, Exported(str(tmp_path))
     handle.shutdown(5000)

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 
-import lens
+import nemo.lens as lens
 from conftest import attributes
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
@@ -89,7 +89,9 @@ def clean_environment():
                                    "TORCHELASTIC_", "OMPI_", "PMIX_"))
            and name not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
                             "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK")}
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(lens.__file__)))
+    # build/python: the folder holding nemo/lens/__init__.py's `nemo` namespace package.
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(lens.__file__))))
     return env
 
 

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-import lens.megatron as lm
+import nemo.lens.megatron as lm
 from example_runs import LENS_CLI, PRETRAIN_GPT, SHORT_RUN, Collector, run_example
 from conftest import attributes
 

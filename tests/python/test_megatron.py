@@ -1,4 +1,4 @@
-"""lens.megatron: the --otel-* flags, set_telemetry (MEGATRON_OTEL_* over NEMO_LENS_*, flags over
+"""nemo.lens.megatron: the --otel-* flags, set_telemetry (MEGATRON_OTEL_* over NEMO_LENS_*, flags over
 both, the 13 training resource attributes, the vocabulary), the catalogue against the C++
 tables, training metrics, and the trace-root spans and collective the trainers use."""
 
@@ -8,8 +8,10 @@ import os
 
 import pytest
 
-import lens
-import lens.megatron as lm
+import nemo.lens as lens
+import nemo.lens.megatron as lm
+from nemo.lens import _lens
+from nemo.lens.logging_bridge import LensLoggingHandler
 from conftest import Exported, attributes
 
 LAUNCHER_VARIABLES = ("SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid",
@@ -77,10 +79,13 @@ def test_megatron_variables_win_over_nemo_lens_and_the_service_name_defaults_to_
     monkeypatch.setenv("MEGATRON_OTEL_SPAN_GROUPS", "profiling")
     config = lm.config_from_env()
     assert config.enabled is True
-    assert config.source_of("enabled") == "env:NEMO_LENS_ENABLED"
     assert config.span_groups == "profiling"
-    assert config.source_of("span_groups") == "env:MEGATRON_OTEL_SPAN_GROUPS"
     assert config.service_name == "megatron-lm"
+    assert config._span_group_cls is lm.MegatronSpanGroup
+    assert config.resolved_span_groups == lm.MegatronSpanGroup.ALL_GROUPS
+    native = _lens.NativeConfig.from_env(lm.PREFIX, lm.FALLBACK_PREFIX)
+    assert native.source_of("enabled") == "env:NEMO_LENS_ENABLED"
+    assert native.source_of("span_groups") == "env:MEGATRON_OTEL_SPAN_GROUPS"
     monkeypatch.setenv("OTEL_SERVICE_NAME", "from-otel")
     assert lm.config_from_env().service_name == "from-otel"
 
@@ -92,9 +97,7 @@ def test_flags_apply_over_the_environment(monkeypatch):
                                                otel_span_groups="per_step"))
     assert (config.enabled, config.service_name, config.span_groups) == (
         True, "from-flag", "per_step")
-    assert config.source_of("enabled") == "cli:--otel-enabled"
-    assert config.source_of("service_name") == "cli:--otel-service-name"
-    assert config.source_of("span_groups") == "cli:--otel-span-groups"
+    assert config.resolved_span_groups == lm.MegatronSpanGroup.resolve("per_step")
     # Flags not given leave the environment's values; --otel-enabled cannot turn telemetry off.
     monkeypatch.setenv("MEGATRON_OTEL_ENABLED", "1")
     config = lm.config_from_args(argparse.Namespace())
@@ -106,10 +109,11 @@ def test_an_unknown_group_flag_fails_setup_naming_the_part_and_the_vocabulary(mo
     with pytest.raises(ValueError) as error:
         lm.set_telemetry(training_args(otel_enabled=True, otel_span_groups="default,full"),
                          _allow_reinit=True)
-    message = str(error.value)
-    assert "'full'" in message and "--otel-span-groups" in message
+    valid = sorted(lm.MegatronSpanGroup.ALL_GROUPS | set(lm.MegatronSpanGroup._PRESETS))
+    assert str(error.value) == f"Unknown span group or preset: 'full'. Valid options: {valid}"
     for name in ("profiling", "first_iteration", "trace_region", "per_step"):
-        assert name in message
+        assert name in valid
+    assert lens.is_span_group_enabled("job") is False
 
 
 # ---- the vocabulary and the catalogue mirror the C++ tables --------------------------------------
@@ -136,10 +140,13 @@ def test_groups_presets_metrics_and_resource_keys_are_the_cpp_ones():
 def test_the_vocabulary_is_registered_and_resolves_the_megatron_presets():
     lm.register_span_groups()
     lm.register_span_groups()  # idempotent
-    assert lens.resolve_span_groups("per_step") == set(lm.PRESETS["per_step"])
-    assert lens.resolve_span_groups("PROFILING") == set(lm.ALL_GROUPS)
-    assert lens.resolve_span_groups("default, layer") == {
+    assert _lens.resolve_span_groups("per_step") == set(lm.PRESETS["per_step"])
+    assert _lens.resolve_span_groups("PROFILING") == set(lm.ALL_GROUPS)
+    assert _lens.resolve_span_groups("default, layer") == {
         "job", "checkpoint", "evaluate", "first_iteration", "inference", "layer"}
+    # The SpanGroup subclass resolves exactly as the native vocabulary does.
+    for spec in ("per_step", "PROFILING", "default, layer"):
+        assert set(lm.MegatronSpanGroup.resolve(spec)) == _lens.resolve_span_groups(spec), spec
 
 
 # ---- resource attributes -------------------------------------------------------------------------
@@ -165,11 +172,11 @@ def test_set_telemetry_exports_with_the_training_resource_and_the_run_id(monkeyp
     monkeypatch.setenv("NEMO_LENS_RUN_ID", "run-py-5")
     handle = lm.set_telemetry(training_args(), _allow_reinit=True)
     assert lm.get_telemetry() is handle
-    assert handle.is_exporting() and handle.run_id == "run-py-5"
-    assert lens.enabled_span_groups() == set(lm.PRESETS["per_step"])
+    assert handle.is_exporting is True and handle.run_id == "run-py-5"
+    assert _lens.enabled_span_groups() == set(lm.PRESETS["per_step"])
     with lens.managed_span(lm.TRAIN.group, lm.TRAIN.name):
         pass
-    assert handle.shutdown(5000) is True
+    handle.shutdown(5000)
     (resource,) = exported.resources()
     for key, value in lm.training_resource_attributes(training_args()).items():
         assert resource[key] == value, key
@@ -197,15 +204,16 @@ def test_a_forked_child_has_no_handle(monkeypatch, tmp_path):
 
 def test_a_disabled_run_builds_nothing_and_gates_every_group():
     handle = lm.set_telemetry(training_args())
-    assert handle.is_exporting() is False
-    assert lens.enabled_span_groups() == set()
-    assert handle.shutdown(1000) is True
+    assert handle.is_exporting is False
+    assert _lens.enabled_span_groups() == set()
+    assert handle.force_flush(1000) is True
+    handle.shutdown(1000)
 
 
 def test_logs_enabled_attaches_the_logging_handler_to_the_root_logger(monkeypatch, tmp_path):
     exported = exporting_to_files(monkeypatch, tmp_path, logs=True)
     handle = lm.set_telemetry(training_args(), _allow_reinit=True)
-    handlers = [h for h in logging.getLogger().handlers if isinstance(h, lens.LensLoggingHandler)]
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, LensLoggingHandler)]
     assert len(handlers) == 1
     try:
         with lens.managed_span("job", "megatron.train") as span:
@@ -215,10 +223,15 @@ def test_logs_enabled_attaches_the_logging_handler_to_the_root_logger(monkeypatc
         train = exported.span("megatron.train")
         assert (record["traceId"], record["spanId"]) == (train["traceId"], train["spanId"])
         assert span is not None
+        # A second enabled set-up keeps the one handler (no duplicate records).
+        handle = lm.set_telemetry(training_args(), _allow_reinit=True)
+        assert [h for h in logging.getLogger().handlers
+                if isinstance(h, LensLoggingHandler)] == handlers
+        handle.shutdown(1000)
     finally:
         monkeypatch.setenv("MEGATRON_OTEL_ENABLED", "0")
-        lm.set_telemetry(training_args())  # disabled: detaches the handler
-    assert not [h for h in logging.getLogger().handlers if isinstance(h, lens.LensLoggingHandler)]
+        lm.set_telemetry(training_args())  # disabled: the handler stays (as NeMo Lens's) and
+        logging.getLogger("megatron.training").info("dropped")  # records nothing, never raises
 
 
 def test_training_metrics_are_recorded_with_the_cpp_instruments(monkeypatch, tmp_path):
@@ -254,7 +267,8 @@ def test_a_trace_root_span_has_the_seeded_trace_id_links_and_parents_its_childre
     assert seed.trace_id_for(7) == lens.TraceSeed(bytes(range(16))).trace_id_for(7)
     assert seed.trace_id_for(7) != seed.trace_id_for(8)
     with lens.managed_span("job", "megatron.train"):
-        link = lens.inject()
+        link = {}
+        lens.inject_context(link)
         with lens.trace_root_span("step", "megatron.train_step", seed.trace_id_for(7), link,
                                   **{"megatron.iteration": 7}) as step:
             step.set_attribute("megatron.loss", 1.5)
@@ -296,9 +310,15 @@ def test_the_collective_shares_rank_zeros_run_id_and_its_failure_is_named(monkey
         calls.append((payload, root))
         return b"abcdef012345"
 
-    config = lm.config_from_env()
-    handle = lens.setup_telemetry(config, rank=1, world_size=2, broadcast=broadcast,
-                                  _allow_reinit=True)
+    # The native set-up's run-id collective (nemo.lens.setup_telemetry passes none: NeMo Lens's
+    # signature has no collective; launchers' ids or NEMO_LENS_RUN_ID give the shared run id).
+    from nemo.lens.handle import _native_config
+
+    def native_config():
+        return _native_config(lm.config_from_env(), True)
+
+    handle = _lens.setup_telemetry(native_config(), rank=1, world_size=2, broadcast=broadcast,
+                                   allow_reinit=True)
     assert handle.run_id == "abcdef012345"
     assert calls == [(b"", 0)]  # rank 1 sends nothing
     handle.shutdown(1000)
@@ -307,8 +327,8 @@ def test_the_collective_shares_rank_zeros_run_id_and_its_failure_is_named(monkey
         raise RuntimeError("peer gone")
 
     with pytest.raises(ValueError) as error:
-        lens.setup_telemetry(lm.config_from_env(), rank=0, world_size=2, broadcast=failing,
-                             _allow_reinit=True)
+        _lens.setup_telemetry(native_config(), rank=0, world_size=2, broadcast=failing,
+                              allow_reinit=True)
     assert str(error.value) == ("resolving the run id: broadcast from rank 0 failed: "
                                 "RuntimeError: peer gone")
     seed = lens._lens.share_trace_seed(lambda payload, root: bytes(range(16)), 1, 2)

@@ -1,15 +1,17 @@
-"""managed_span, trace_fn, span_cm: nesting, attributes, exceptions, gating, the C++ side."""
+"""managed_span, trace_fn, span_cm: nesting, attributes, exceptions, gating, propagation."""
 
 import pytest
 
-import lens
+import nemo.lens as lens
+from nemo.lens import _lens
+from nemo.lens.trace import get_current_span
 from conftest import attributes
 
 
 def test_nested_spans_share_the_trace_and_nest(telemetry):
     handle, exported = telemetry
     with lens.managed_span("step", "outer", iteration=3) as outer:
-        assert isinstance(outer, lens.SpanSite)
+        assert isinstance(outer, _lens.Span) and outer.is_recording()
         with lens.managed_span("forward_backward", "inner"):
             pass
     handle.shutdown(5000)
@@ -43,7 +45,15 @@ def test_exception_is_recorded_and_reraised_untouched(telemetry):
     assert span["status"] == {"code": 2, "message": "bad batch"}
     (event,) = span["events"]
     assert event["name"] == "exception"
-    assert attributes(event) == {"exception.type": "ValueError", "exception.message": "bad batch"}
+    recorded = attributes(event)
+    assert sorted(recorded) == ["exception.escaped", "exception.message",
+                                "exception.stacktrace", "exception.type"]
+    assert (recorded["exception.type"], recorded["exception.message"]) == ("ValueError",
+                                                                          "bad batch")
+    # NeMo Lens's managed_span records the exception itself: escaped False.
+    assert recorded["exception.escaped"] == "False"
+    assert recorded["exception.stacktrace"].startswith("Traceback (most recent call last):")
+    assert recorded["exception.stacktrace"].rstrip().endswith("ValueError: bad batch")
 
 
 def test_base_exceptions_end_the_span_without_error(telemetry):
@@ -125,29 +135,38 @@ def test_trace_fn_records_exceptions_and_binds_as_a_method(telemetry):
     assert spans[1]["status"] == {"code": 2, "message": "negative"}
 
 
-def test_cpp_spans_and_propagation_see_the_python_span(telemetry):
+def test_linked_spans_and_propagation_see_the_python_span(telemetry):
     handle, exported = telemetry
     with lens.managed_span("step", "parent"):
-        carrier = lens.inject()
-        with lens.create_linked_span("cpp_child") as child:
-            assert child.is_recording()
-    linked = lens.create_linked_span("linked_root", carrier)
+        carrier = {}
+        lens.inject_context(carrier)
+        child = lens.create_linked_span(None, "native_child")
+        assert child.is_recording()
+        child.end()
+    linked = lens.create_linked_span(handle.tracer, "linked_root", remote_carrier=carrier)
     linked.end()
     handle.shutdown(5000)
-    parent, child_span = exported.span("parent"), exported.span("cpp_child")
+    parent, child_span = exported.span("parent"), exported.span("native_child")
     assert child_span["parentSpanId"] == parent["spanId"]
-    assert carrier["traceparent"] == f"00-{parent['traceId']}-{parent['spanId']}-01"
-    (link,) = exported.span("linked_root")["links"]
+    assert "links" not in child_span
+    assert carrier == {"traceparent": f"00-{parent['traceId']}-{parent['spanId']}-01"}
+    linked_span = exported.span("linked_root")
+    (link,) = linked_span["links"]
     assert (link["traceId"], link["spanId"]) == (parent["traceId"], parent["spanId"])
+    assert linked_span["traceId"] != parent["traceId"]  # no current span: a trace of its own
+    assert linked_span.get("parentSpanId", "") == ""
 
 
-def test_extract_reads_a_w3c_carrier():
+def test_extract_context_reads_a_w3c_carrier():
     carrier = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
-    assert lens.extract(carrier) == {"trace_id": "0af7651916cd43dd8448eb211c80319c",
-                                     "span_id": "b7ad6b7169203331", "sampled": True,
-                                     "remote": True}
-    assert lens.extract({"traceparent": "00-zz-b7ad6b7169203331-01"}) is None
-    assert lens.extract({}) is None
+    context = get_current_span(lens.extract_context(carrier)).get_span_context()
+    assert (context.trace_id, context.span_id) == (0x0af7651916cd43dd8448eb211c80319c,
+                                                   0xb7ad6b7169203331)
+    assert (context.is_remote, context.trace_flags.sampled, context.is_valid) == (True, True, True)
+    unsampled = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"}
+    assert get_current_span(lens.extract_context(unsampled)).get_span_context().trace_flags == 0
+    assert dict(lens.extract_context({"traceparent": "00-zz-b7ad6b7169203331-01"})) == {}
+    assert dict(lens.extract_context({})) == {}
 
 
 def test_a_decorator_made_while_its_group_is_off_keeps_its_attributes(telemetry):
@@ -163,3 +182,29 @@ def test_a_decorator_made_while_its_group_is_off_keeps_its_attributes(telemetry)
     assert work() == 7
     handle.shutdown(5000)
     assert attributes(exported.span("decorated")) == {"phase": "warmup"}
+
+
+def test_the_tracer_keyword_is_taken_and_not_an_attribute(telemetry):
+    handle, exported = telemetry
+    with lens.managed_span("step", "managed_with_tracer", tracer=handle.tracer, a=1):
+        with lens.span_cm("cm_with_tracer", tracer=handle.tracer, record_exception=True, b=2):
+            pass
+
+    @lens.trace_fn("step", "fn_with_tracer", handle.tracer)
+    def work():
+        return 1
+
+    assert work() == 1
+    handle.shutdown(5000)
+    assert attributes(exported.span("managed_with_tracer")) == {"a": 1}
+    assert attributes(exported.span("cm_with_tracer")) == {"b": 2}
+    assert attributes(exported.span("fn_with_tracer")) == {}
+
+
+def test_the_tracer_may_be_given_positionally(telemetry):
+    handle, exported = telemetry
+    with lens.managed_span("step", "positional_managed", handle.tracer):
+        with lens.span_cm("positional_cm", handle.tracer, False):
+            pass
+    handle.shutdown(5000)
+    assert [s["name"] for s in exported.spans()] == ["positional_cm", "positional_managed"]

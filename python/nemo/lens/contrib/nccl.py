@@ -7,7 +7,7 @@ import json
 from typing import Optional
 
 from ..propagation import extract_context, inject_context
-from ..trace import Context
+from ..trace import Context, get_current_span, set_span_in_context
 
 
 def serialize_context() -> bytes:
@@ -27,6 +27,9 @@ def deserialize_context(data: bytes) -> Optional[dict]:
 
 
 def extract_nccl_context(data: bytes) -> Context:
-    """The Context of received bytes; an empty Context when they hold no trace context."""
+    """The Context of received bytes; the calling thread's current context (its current span,
+    none when no span is open) when the bytes do not decode, as NeMo Lens does."""
     carrier = deserialize_context(data)
-    return extract_context(carrier) if carrier is not None else Context()
+    if carrier is None:
+        return set_span_in_context(get_current_span())
+    return extract_context(carrier)
