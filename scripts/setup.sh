@@ -67,12 +67,13 @@ PACKAGES=(
   libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
   libopenmpi-dev openmpi-bin
   libtorch-dev libgloo-dev python3-torch
-  pybind11-dev python3-pytest
+  pybind11-dev python3-pytest python3-venv python3-pip
   prometheus-cpp-dev prometheus libsimdjson-dev
   openssl chromium fonts-dejavu-core
   jq curl  # the docs' commands (DocCommands.*)
 )
-BACKPORTS_PACKAGES=(opentelemetry-cpp-dev libopentelemetry-proto-dev)
+# python3-scikit-build-core: the build backend of `pip wheel` (pyproject.toml).
+BACKPORTS_PACKAGES=(opentelemetry-cpp-dev libopentelemetry-proto-dev python3-scikit-build-core)
 
 missing_packages() {
   local p

@@ -76,6 +76,9 @@ const std::vector<Entry> kBlocks = {
      "PYTHONPATH=$PWD/build/python NEMO_LENS_ENABLED=1 NEMO_LENS_EXPORTER=console /usr/bin/python3 "
      "-c '",
      Mode::kNotRun, "the Python package: tests/python runs it (pytest)"},
+    {"README.md", "pip wheel --no-build-isolation .", Mode::kNotRun,
+     "builds liblens inside pip (minutes) and installs into a venv: python.wheel (ctest -L wheel) "
+     "runs both"},
     {"README.md",
      "scripts/build.sh                                          # build/ ; binaries in build/bin/",
      Mode::kNotRun, "builds the project: minutes"},
