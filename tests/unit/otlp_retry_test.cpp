@@ -169,7 +169,9 @@ TEST(OtlpRetryLoop, TheDeadlineBoundsBackoffAndEachAttempt) {
   const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(result.kind, Kind::kRetryable);
   EXPECT_EQ(result.message, "failed; retried until the export timeout");
-  EXPECT_LT(elapsed, 450ms);  // the last attempt may start just before the deadline
+  // Not retried past the deadline (the loop would go on for ever): the bound leaves a loaded
+  // sanitizer build room, while the attempts' own timeouts below pin the deadline exactly.
+  EXPECT_LT(elapsed, 1s);
   ASSERT_GE(given.size(), 5u);
   EXPECT_LE(given.front(), 400ms);
   for (std::size_t i = 1; i < given.size(); ++i) EXPECT_LT(given[i], given[i - 1]);
@@ -191,9 +193,10 @@ TEST(OtlpRetryLoop, AHintPastTheDeadlineEndsTheExportAtOnce) {
   Interrupt interrupt;
   int calls = 0;
   const auto start = std::chrono::steady_clock::now();
-  const Attempt result = always_retry_after(30s, start + 1s, interrupt, calls);
+  const Attempt result = always_retry_after(30s, start + 10s, interrupt, calls);
   EXPECT_EQ(calls, 1);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 200ms);
+  // Not a wait for the 10 s deadline (nor the 30 s hint); the margin is for loaded machines.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   EXPECT_EQ(result.message,
             "failed; the server asked to retry after 30000 ms, past the export timeout");
 }
