@@ -892,41 +892,38 @@ void record_scope_exception(PyObject* self, PyObject* exception, bool set_status
   span->end_requested = was_requested;
 }
 
+bool add_static_type(PyObject* module, PyTypeObject& type, const char* name, Py_ssize_t size,
+                     unsigned long flags, const char* doc, destructor dealloc,
+                     PyMethodDef* methods) {
+  Py_SET_REFCNT(&type, 1);
+  type.tp_name = name;
+  type.tp_basicsize = size;
+  type.tp_flags = flags;
+  type.tp_doc = doc;
+  type.tp_dealloc = dealloc;
+  type.tp_methods = methods;
+  if (PyType_Ready(&type) != 0) return false;
+  const char* short_name = std::strrchr(name, '.');
+  return PyModule_AddObjectRef(module, short_name != nullptr ? short_name + 1 : name,
+                               reinterpret_cast<PyObject*>(&type)) == 0;
+}
+
 bool add_span_object_type(PyObject* module) {
-  Py_SET_REFCNT(&g_span_type, 1);
-  g_span_type.tp_name = "nemo.lens._lens.Span";
-  g_span_type.tp_basicsize = sizeof(SpanObject);
-  g_span_type.tp_flags = Py_TPFLAGS_DEFAULT;
-  g_span_type.tp_doc =
-      "A span, with the methods of OpenTelemetry Python's Span (set_attribute, add_event, "
-      "set_status, record_exception, get_span_context, update_name, end, ...).";
-  g_span_type.tp_dealloc = span_dealloc;
-  g_span_type.tp_methods = g_span_methods;
   g_span_type.tp_repr = span_repr;
-  if (PyType_Ready(&g_span_type) != 0) return false;
-
-  Py_SET_REFCNT(&g_scope_type, 1);
-  g_scope_type.tp_name = "nemo.lens._lens.SpanScope";
-  g_scope_type.tp_basicsize = sizeof(ScopeObject);
-  g_scope_type.tp_flags = Py_TPFLAGS_DEFAULT;
-  g_scope_type.tp_doc = "A `with` scope whose span is the current span while it is open.";
-  g_scope_type.tp_dealloc = scope_dealloc;
-  g_scope_type.tp_methods = g_scope_methods;
-  if (PyType_Ready(&g_scope_type) != 0) return false;
-
-  Py_SET_REFCNT(&g_token_type, 1);
-  g_token_type.tp_name = "nemo.lens._lens.ContextToken";
-  g_token_type.tp_basicsize = sizeof(TokenObject);
-  g_token_type.tp_flags = Py_TPFLAGS_DEFAULT;
-  g_token_type.tp_doc = "What attach returns: detach() restores the previous context.";
-  g_token_type.tp_dealloc = token_dealloc;
-  g_token_type.tp_methods = g_token_methods;
-  if (PyType_Ready(&g_token_type) != 0) return false;
-
-  if (PyModule_AddObjectRef(module, "ContextToken", reinterpret_cast<PyObject*>(&g_token_type)) !=
-          0 ||
-      PyModule_AddObjectRef(module, "Span", reinterpret_cast<PyObject*>(&g_span_type)) != 0 ||
-      PyModule_AddObjectRef(module, "SpanScope", reinterpret_cast<PyObject*>(&g_scope_type)) != 0) {
+  if (!add_static_type(module, g_span_type, "nemo.lens._lens.Span", sizeof(SpanObject),
+                       Py_TPFLAGS_DEFAULT,
+                       "A span, with the methods of OpenTelemetry Python's Span (set_attribute, "
+                       "add_event, set_status, record_exception, get_span_context, update_name, "
+                       "end, ...).",
+                       span_dealloc, g_span_methods) ||
+      !add_static_type(module, g_scope_type, "nemo.lens._lens.SpanScope", sizeof(ScopeObject),
+                       Py_TPFLAGS_DEFAULT,
+                       "A `with` scope whose span is the current span while it is open.",
+                       scope_dealloc, g_scope_methods) ||
+      !add_static_type(module, g_token_type, "nemo.lens._lens.ContextToken", sizeof(TokenObject),
+                       Py_TPFLAGS_DEFAULT,
+                       "What attach returns: detach() restores the previous context.",
+                       token_dealloc, g_token_methods)) {
     return false;
   }
   return PyModule_AddFunctions(module, g_functions) == 0;

@@ -51,6 +51,13 @@ void close_stack_span(PyObject* span);
 // Records the exception instance `exception` on a stack span's frame as a scope's exit does.
 void record_scope_exception(PyObject* span, PyObject* exception, bool set_status, bool add_event);
 
+// Readies a static type made at run time (PyType_Ready fills ob_type; the module keeps a
+// reference) and adds it to `module` under its short name. `type` may have more slots set before
+// the call (tp_call, tp_getset, ...). False with a Python error set on failure.
+bool add_static_type(PyObject* module, PyTypeObject& type, const char* name, Py_ssize_t size,
+                     unsigned long flags, const char* doc, destructor dealloc,
+                     PyMethodDef* methods);
+
 // Adds the Span type and the functions start_span, start_current_span (a scope) and
 // _set_span_context_factory to `module`. False with a Python error set on failure.
 bool add_span_object_type(PyObject* module);

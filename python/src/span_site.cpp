@@ -469,24 +469,8 @@ PyMethodDef g_functions[] = {
 }  // namespace
 
 bool add_span_types(PyObject* module) {
-  // Static types made at run time: PyType_Ready fills ob_type; the module keeps a reference.
-  Py_SET_REFCNT(&g_site_type, 1);
-  Py_SET_REFCNT(&g_traced_type, 1);
-  g_site_type.tp_name = "lens._lens.SpanSite";
-  g_site_type.tp_basicsize = sizeof(SpanSiteObject);
-  g_site_type.tp_flags = Py_TPFLAGS_DEFAULT;
-  g_site_type.tp_doc = "A span site: a span name with its group's handle, resolved once.";
-  g_site_type.tp_dealloc = site_dealloc;
   g_site_type.tp_call = site_call;
-  g_site_type.tp_methods = g_site_methods;
   g_site_type.tp_getset = g_site_getset;
-  if (PyType_Ready(&g_site_type) != 0) return false;
-
-  g_traced_type.tp_name = "lens._lens.TracedFunction";
-  g_traced_type.tp_basicsize = sizeof(TracedFunctionObject);
-  g_traced_type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL;
-  g_traced_type.tp_doc = "A function whose calls are spans of its site.";
-  g_traced_type.tp_dealloc = traced_dealloc;
   g_traced_type.tp_traverse = traced_traverse;
   g_traced_type.tp_clear = traced_clear;
   g_traced_type.tp_call = PyVectorcall_Call;
@@ -494,11 +478,14 @@ bool add_span_types(PyObject* module) {
   g_traced_type.tp_descr_get = traced_get;
   g_traced_type.tp_dictoffset = offsetof(TracedFunctionObject, dict);
   g_traced_type.tp_getset = g_traced_getset;
-  if (PyType_Ready(&g_traced_type) != 0) return false;
-
-  if (PyModule_AddObjectRef(module, "SpanSite", reinterpret_cast<PyObject*>(&g_site_type)) != 0 ||
-      PyModule_AddObjectRef(module, "TracedFunction",
-                            reinterpret_cast<PyObject*>(&g_traced_type)) != 0) {
+  if (!add_static_type(module, g_site_type, "nemo.lens._lens.SpanSite", sizeof(SpanSiteObject),
+                       Py_TPFLAGS_DEFAULT,
+                       "A span site: a span name with its group's handle, resolved once.",
+                       site_dealloc, g_site_methods) ||
+      !add_static_type(module, g_traced_type, "nemo.lens._lens.TracedFunction",
+                       sizeof(TracedFunctionObject),
+                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+                       "A function whose calls are spans of its site.", traced_dealloc, nullptr)) {
     return false;
   }
   return PyModule_AddFunctions(module, g_functions) == 0;

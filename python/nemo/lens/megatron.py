@@ -48,15 +48,15 @@ DEFAULT_SERVICE_NAME = "megatron-lm"
 class groups:  # noqa: N801 (a namespace of constants, as lens::megatron::groups)
     """The span groups of the Megatron vocabulary (SPEC Part 2 §D.4) and its preset names."""
     NAMESPACE = "megatron"
-    # The base groups (namespace `lens`).
-    JOB = "job"
-    CHECKPOINT = "checkpoint"
-    EVALUATE = "evaluate"
-    MODEL_INIT = "model_init"
-    LOAD_CHECKPOINT = "load_checkpoint"
-    STEP = "step"
-    FORWARD_BACKWARD = "forward_backward"
-    OPTIMIZER = "optimizer"
+    # The base groups (namespace `lens`): SpanGroup's.
+    JOB = SpanGroup.JOB
+    CHECKPOINT = SpanGroup.CHECKPOINT
+    EVALUATE = SpanGroup.EVALUATE
+    MODEL_INIT = SpanGroup.MODEL_INIT
+    LOAD_CHECKPOINT = SpanGroup.LOAD_CHECKPOINT
+    STEP = SpanGroup.STEP
+    FORWARD_BACKWARD = SpanGroup.FORWARD_BACKWARD
+    OPTIMIZER = SpanGroup.OPTIMIZER
     # Megatron-only groups.
     MICROBATCH = "microbatch"                  # per-microbatch forward/backward
     LAYER = "layer"                            # per-layer forward breakdown
