@@ -7,8 +7,12 @@
 
 #include <iostream>
 #include <random>
+#include <sstream>
 
 #include "report/analysis.hpp"
+#include "report/html_writer.hpp"
+#include "report/summary.hpp"
+#include "report/summary_json.hpp"
 #include "report/stall_attribution.hpp"
 #include "synthetic_runs.hpp"
 
@@ -199,6 +203,37 @@ TEST(ReportStallGroups, ASlowNodeIsNamedOnce) {
                           "wait for them in communication ("),
             std::string::npos)
       << sentence;
+}
+
+TEST(ReportStallGroups, TheSummaryJsonAndThePageSayTheSame) {
+  SyntheticRun spec = grouped(32, 8, 1, 1);
+  slow(spec, 8, 15, Phase::data_loading, 3.0, 40);
+  const RunAnalysis analysis = analyze(testing::make_synthetic_run(spec), {});
+  ASSERT_EQ(analysis.stalls.suspects.size(), 1u);
+  const StallSuspect& node = analysis.stalls.suspects[0];
+  const nlohmann::json json = summary_json(analysis);
+  ASSERT_EQ(json["suspects"].size(), 1u);
+  const nlohmann::json& suspect = json["suspects"][0];
+  EXPECT_EQ(suspect["kind"], "node");
+  EXPECT_EQ(suspect["rank"], nullptr);
+  EXPECT_EQ(suspect["ranks"], nlohmann::json({8, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(suspect["group"], "node gpu-b");
+  EXPECT_EQ(suspect["phase"], "data_loading");
+  EXPECT_EQ(suspect["ci_ms"].size(), 2u);
+  EXPECT_LT(suspect["ci_ms"][0].get<double>(), suspect["excess_ms_per_step"].get<double>());
+  EXPECT_GT(suspect["ci_ms"][1].get<double>(), suspect["excess_ms_per_step"].get<double>());
+  EXPECT_EQ(suspect["sentence"], suspect_sentence(node, analysis.stalls));
+  EXPECT_EQ(json["suspect_test"]["false_alarm_rate"], 0.01);
+  EXPECT_EQ(json["suspect_test"]["windows_tested"], analysis.stalls.tests);
+  // The terminal's first line and the page's table name the node once.
+  EXPECT_EQ(summary_lines(analysis).at(0), suspect_sentence(node, analysis.stalls));
+  HtmlContext context;
+  context.summary_lines = summary_lines(analysis);
+  std::ostringstream page;
+  write_html(analysis, context, page);
+  EXPECT_NE(page.str().find("<tr class=\"straggler\"><td>node gpu-b: ranks 8-15</td>"
+                            "<td>data_loading</td>"),
+            std::string::npos);
 }
 
 TEST(ReportStallGroups, ASlowRankInsideANodeIsStillARank) {
