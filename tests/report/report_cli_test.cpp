@@ -66,7 +66,7 @@ TEST(ReportCli, WritesTheReportAndTheTraceAndPrintsTheSummary) {
                 {"rank": 1, "complete": null, "signals": {"spans": {"received": 185}, "metric points": {"received": 16}}},
                 {"rank": 2, "complete": null, "signals": {"spans": {"received": 185}, "metric points": {"received": 16}}},
                 {"rank": 3, "complete": null, "signals": {"spans": {"received": 185}, "metric points": {"received": 16}}}],
-              "silent_ranks": []})json"));
+              "silent_ranks": [], "stages": []})json"));
 
   // A second run reads the same directory, its own outputs included, to the same result.
   const ProcessResult again = lens({dir.path().string()});

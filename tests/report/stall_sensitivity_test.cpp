@@ -11,9 +11,9 @@
 
 #include "report/analysis.hpp"
 #include "report/html_writer.hpp"
+#include "report/stall_attribution.hpp"
 #include "report/summary.hpp"
 #include "report/summary_json.hpp"
-#include "report/stall_attribution.hpp"
 #include "synthetic_runs.hpp"
 
 namespace lens::report {
@@ -246,15 +246,77 @@ TEST(ReportStallGroups, ASlowRankInsideANodeIsStillARank) {
   EXPECT_EQ(result.suspects[0].ranks, std::vector<int>{10});
 }
 
-TEST(ReportStallGroups, ASlowPipelineStageIsNamed) {
-  // 16 ranks as TP 2 x DP 2 x PP 4; stage 2 is ranks 8-11.
+TEST(ReportStallGroups, ASlowPipelineStageIsNamedAndTheOthersWaitInPipelineReceives) {
+  // 16 ranks as TP 2 x DP 2 x PP 4; stage 2 is ranks 8-11, 8.4 ms slower in forward_backward;
+  // the other stages of each pipeline wait for it in megatron.p2p.recv_forward.
   SyntheticRun spec = grouped(16, 0, 2, 4);
-  slow(spec, 8, 11, Phase::forward_backward, 5.0, 1);
+  spec.pipeline_waits = true;
+  slow(spec, 8, 11, Phase::forward_backward, 8.4, 1);
   const StallResult result = sensitivity_attribute(spec);
   ASSERT_EQ(result.suspects.size(), 1u) << ::testing::PrintToString(stall_lines(result));
-  EXPECT_EQ(result.suspects[0].kind, SuspectKind::stage);
-  EXPECT_EQ(result.suspects[0].group, "pipeline stage 2 of 4");
-  EXPECT_EQ(result.suspects[0].ranks, (std::vector<int>{8, 9, 10, 11}));
+  const StallSuspect& stage = result.suspects[0];
+  EXPECT_EQ(stage.kind, SuspectKind::stage);
+  EXPECT_EQ(stage.group, "pipeline stage 2 of 4");
+  EXPECT_EQ(stage.ranks, (std::vector<int>{8, 9, 10, 11}));
+  EXPECT_EQ(stage.wait_phase, Phase::pipeline);
+  EXPECT_EQ(stage.other_stages, (std::vector<std::int64_t>{0, 1, 3}));
+  const std::string sentence = suspect_sentence(stage, result);
+  // The others' median in each iteration sits a little above the fast stages' median.
+  EXPECT_NEAR(stage.excess_ms_per_step, 8.4, 0.8);
+  EXPECT_EQ(sentence.rfind("pipeline stage 2 of 4 (ranks 8-11): +", 0), 0u) << sentence;
+  EXPECT_NE(sentence.find(" ms per step in forward_backward from iteration 1 on; stages 0, 1, 3 "
+                          "wait in pipeline receives ("),
+            std::string::npos)
+      << sentence;
+  // Per stage: the slow stage computes ~8.4 ms more and waits ~0; the others wait ~8.4 ms.
+  ASSERT_EQ(result.stages.size(), 4u);
+  for (const StageTime& time : result.stages) {
+    EXPECT_EQ(time.stages, 4);
+    EXPECT_EQ(time.ranks.size(), 4u);
+    if (time.stage == 2) {
+      EXPECT_NEAR(time.compute_ms - result.stages[0].compute_ms, 8.4, 1.0);
+      EXPECT_NEAR(time.bubble_ms, 0.0, 0.5);
+    } else {
+      EXPECT_NEAR(time.bubble_ms, 8.4, 1.5) << "stage " << time.stage;
+    }
+  }
+}
+
+TEST(ReportStallGroups, TheStagesGoToSummaryJsonAndThePage) {
+  SyntheticRun spec = grouped(8, 0, 1, 2);
+  spec.noise_ms = 0.0;
+  spec.noise = 0.0;
+  spec.shared_noise = 0.0;
+  spec.spike_probability = 0.0;
+  spec.pipeline_waits = true;
+  slow(spec, 4, 7, Phase::forward_backward, 6.0, 1);
+  const RunAnalysis analysis = analyze(testing::make_synthetic_run(spec), {});
+  // 22 ms forward_backward, 3 data, 4 optimizer, 1 untraced: 30 ms of compute; stage 1 has 6
+  // more, stage 0 waits 6 in pipeline receives; every step lasts 39 ms (3 ms all-reduce).
+  EXPECT_EQ(summary_json(analysis)["stages"], nlohmann::json::parse(R"json([
+      {"stage": 0, "stages": 2, "ranks": [0, 1, 2, 3], "step_ms": 39.0, "compute_ms": 30.0,
+       "bubble_ms": 6.0},
+      {"stage": 1, "stages": 2, "ranks": [4, 5, 6, 7], "step_ms": 39.0, "compute_ms": 36.0,
+       "bubble_ms": 0.0}])json"));
+  EXPECT_EQ(stall_lines(analysis.stalls),
+            std::vector<std::string>{
+                "pipeline stage 1 of 2 (ranks 4-7): +6.0 ms per step in forward_backward from "
+                "iteration 1 on; stage 0 waits in pipeline receives (15% of the run; 95% CI +6.0 "
+                "to +6.0 ms)"});
+  HtmlContext context;
+  std::ostringstream page;
+  write_html(analysis, context, page);
+  EXPECT_NE(page.str().find("<tr><td>0 of 2</td><td>0-3</td><td class=\"num\">39.0</td>"
+                            "<td class=\"num\">30.0</td><td class=\"num\">6.0</td></tr>"),
+            std::string::npos);
+}
+
+TEST(ReportStallGroups, ABalancedPipelineRunIsQuiet) {
+  SyntheticRun spec = grouped(16, 4, 2, 4);
+  spec.pipeline_waits = true;
+  const StallResult result = sensitivity_attribute(spec);
+  EXPECT_TRUE(result.suspects.empty()) << ::testing::PrintToString(stall_lines(result));
+  EXPECT_EQ(result.stages.size(), 4u);
 }
 
 TEST(ReportStallGroups, ASlowTensorParallelGroupIsNamed) {

@@ -87,6 +87,18 @@ RunData make_synthetic_run(const SyntheticRun& spec) {
       arrival[static_cast<std::size_t>(r)] =
           step_start[static_cast<std::size_t>(r)] + w.setup + w.data + w.forward_backward;
     }
+    // Pipeline: a stage's forward_backward ends when the slowest stage of its pipeline is done.
+    std::vector<double> own_arrival = arrival;
+    if (spec.pipeline_waits && spec.pipeline_size > 1 && spec.tensor_size > 0) {
+      const int lanes = spec.ranks / spec.pipeline_size;  // ranks per stage
+      for (int lane = 0; lane < lanes; ++lane) {
+        double last = 0.0;
+        for (int r = lane; r < spec.ranks; r += lanes) {
+          last = std::max(last, arrival[static_cast<std::size_t>(r)]);
+        }
+        for (int r = lane; r < spec.ranks; r += lanes) arrival[static_cast<std::size_t>(r)] = last;
+      }
+    }
     const double released =
         *std::max_element(arrival.begin(), arrival.end()) + noisy(spec.allreduce_ms, shared);
     const std::string trace_id = hex_id(static_cast<std::uint64_t>(i)) + hex_id(spec.seed);
@@ -97,19 +109,25 @@ RunData make_synthetic_run(const SyntheticRun& spec) {
       const double start = step_start[ri];
       const double end = released + w.optimizer + w.tail;
       const std::string step_id = hex_id(next_id++);
-      const auto child = [&](const char* name, double from, double to) {
+      const auto child = [&](const char* name, double from, double to,
+                             const std::string& parent = "") -> std::string {
         SpanRecord span;
+        const std::string id = hex_id(next_id++);
         span.trace_id = trace_id;
-        span.span_id = hex_id(next_id++);
-        span.parent_span_id = step_id;
+        span.span_id = id;
+        span.parent_span_id = parent.empty() ? step_id : parent;
         span.name = name;
         span.start_ns = kStartNs + to_ns(from);
         span.end_ns = kStartNs + to_ns(to);
         rank.spans.push_back(std::move(span));
+        return id;
       };
       const double data_start = start + w.setup;
       child("megatron.data.next_batch", data_start, data_start + w.data);
-      child("megatron.forward_backward", data_start + w.data, arrival[ri]);
+      const std::string fb = child("megatron.forward_backward", data_start + w.data, arrival[ri]);
+      if (arrival[ri] > own_arrival[ri]) {
+        child("megatron.p2p.recv_forward", own_arrival[ri], arrival[ri], fb);
+      }
       child("megatron.grad_sync.finish", arrival[ri], released);
       child("megatron.optimizer_step", released, released + w.optimizer);
       SpanRecord step;

@@ -46,6 +46,9 @@ struct SyntheticRun {
   int ranks_per_host = 0;  // 0: no host.name
   int tensor_size = 0;     // 0: no parallel coordinates; else dl.*_parallel.rank/size
   int pipeline_size = 0;
+  // With pipeline_size > 1: the stages of one pipeline (same tensor- and data-parallel rank)
+  // end forward_backward together, the faster ones waiting in megatron.p2p.recv_forward.
+  bool pipeline_waits = false;
   std::vector<InjectedStall> stalls;
 };
 

@@ -473,6 +473,22 @@ void write_stalls(const RunAnalysis& analysis, std::ostream& out) {
       << fixed(result.exposed_ms)
       << " ms is the last rank's lead at the synchronization (the time the others wait). Each "
          "increment of that lead is credited to the rank and phase where it appears.</p>\n";
+  if (!result.stages.empty()) {
+    out << "<p class=\"note\">Per pipeline stage, the median over its ranks of each rank's "
+           "median per step: compute (every phase but communication and pipeline) and bubble "
+           "(pipeline sends and receives).</p>\n<table><tr><th>stage</th><th>ranks</th>"
+           "<th>step ms</th><th>compute ms</th><th>bubble ms</th></tr>\n";
+    for (const StageTime& stage : result.stages) {
+      out << "<tr>";
+      cell(out, std::to_string(stage.stage) + " of " + std::to_string(stage.stages));
+      cell(out, rank_ranges(stage.ranks));
+      cell(out, fixed(stage.step_ms), true);
+      cell(out, fixed(stage.compute_ms), true);
+      cell(out, fixed(stage.bubble_ms), true);
+      out << "</tr>\n";
+    }
+    out << "</table>\n";
+  }
   if (result.suspects.empty()) {
     out << "<p class=\"note\">No rank stands out.</p>\n";
     return;

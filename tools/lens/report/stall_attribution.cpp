@@ -29,6 +29,7 @@ struct RankSeries {
   std::vector<std::vector<double>> deviation;
   std::vector<std::vector<double>> credit;
   std::vector<double> communication;  // ms, aligned with `at`
+  std::vector<double> pipeline;       // pipeline sends and receives, ms, aligned with `at`
   std::vector<double> untraced;       // other ms, aligned with `at`
 };
 
@@ -253,6 +254,7 @@ StallResult attribute_stalls(const std::map<int, RankSteps>& steps,
     for (const auto& [r, step] : present) {
       series[r].at.push_back(t);
       series[r].communication.push_back(step->phase_ms[index_of(Phase::communication)]);
+      series[r].pipeline.push_back(step->phase_ms[index_of(Phase::pipeline)]);
       series[r].untraced.push_back(work_ms(*step, index_of(Phase::other)));
     }
     // Deviations from the cross-rank median, and the frontier walk over the work phases.
@@ -403,9 +405,11 @@ StallResult attribute_stalls(const std::map<int, RankSteps>& steps,
   std::vector<std::vector<double>> communication(result.iterations.size(),
                                                  std::vector<double>(series.size(), nan));
   std::vector<std::vector<double>> untraced = communication;
+  std::vector<std::vector<double>> pipeline = communication;
   for (std::size_t r = 0; r < series.size(); ++r) {
     for (std::size_t i = 0; i < series[r].at.size(); ++i) {
       communication[series[r].at[i]][r] = series[r].communication[i];
+      pipeline[series[r].at[i]][r] = series[r].pipeline[i];
       untraced[series[r].at[i]][r] = series[r].untraced[i];
     }
   }
@@ -437,11 +441,15 @@ StallResult attribute_stalls(const std::map<int, RankSteps>& steps,
     suspect.rank = suspect.ranks.front();
     suspect.exposed_ms = std::max(0.0, suspect.exposed_ms);
     suspect.share = result.run_ms > 0.0 ? suspect.exposed_ms / result.run_ms : 0.0;
-    // Where the others wait: the phase (communication, or untraced time for an untraced
-    // collective) where their median exceeds the suspect's by at least half its excess.
-    for (const Phase wait : {Phase::communication, Phase::other}) {
-      if (wait == suspect.phase || suspect.others_wait) continue;
-      const auto& table = wait == Phase::communication ? communication : untraced;
+    // Where the others wait: the phase (communication, pipeline receives, or untraced time for
+    // an untraced collective) where their median exceeds the suspect's the most, by at least
+    // half its excess.
+    double widest = suspect.excess_ms_per_step / 2.0;
+    for (const Phase wait : {Phase::communication, Phase::pipeline, Phase::other}) {
+      if (wait == suspect.phase) continue;
+      const auto& table = wait == Phase::communication ? communication
+                          : wait == Phase::pipeline    ? pipeline
+                                                       : untraced;
       std::vector<double> gaps;
       for (std::size_t i = found.first; i <= found.last; ++i) {
         std::vector<double> mine, others;
@@ -451,12 +459,49 @@ StallResult attribute_stalls(const std::map<int, RankSteps>& steps,
         }
         if (!mine.empty() && !others.empty()) gaps.push_back(median(others) - median(mine));
       }
-      if (!gaps.empty() && median(gaps) >= suspect.excess_ms_per_step / 2.0) {
+      const double gap = gaps.empty() ? 0.0 : median(gaps);
+      if (!gaps.empty() && gap >= widest && (!suspect.others_wait || gap > widest)) {
         suspect.others_wait = true;
         suspect.wait_phase = wait;
+        widest = gap;
       }
     }
   };
+
+  // Per pipeline stage: compute and bubble (pipeline sends and receives) per step.
+  {
+    std::map<std::int64_t, StageTime> stages;
+    std::map<std::int64_t, std::vector<double>> step_ms, compute_ms, bubble_ms;
+    for (std::size_t r = 0; r < series.size(); ++r) {
+      auto it = coordinates.find(series[r].rank);
+      if (it == coordinates.end() || !it->second.pp_rank || !it->second.pp_size ||
+          *it->second.pp_size < 2) {
+        continue;
+      }
+      const std::int64_t stage = *it->second.pp_rank;
+      StageTime& time = stages[stage];
+      time.stage = stage;
+      time.stages = *it->second.pp_size;
+      time.ranks.push_back(series[r].rank);
+      std::vector<double> steps_of, compute_of;
+      for (const Step& step : steps.at(series[r].rank).steps) {
+        if (!step.iteration) continue;
+        steps_of.push_back(step.duration_ms);
+        double compute = 0.0;
+        for (std::size_t k = 0; k < phase_count; ++k) compute += work_ms(step, index_of(phases[k]));
+        compute_of.push_back(compute);
+      }
+      step_ms[stage].push_back(median(std::move(steps_of)));
+      compute_ms[stage].push_back(median(std::move(compute_of)));
+      bubble_ms[stage].push_back(median(series[r].pipeline));
+    }
+    for (auto& [stage, time] : stages) {
+      time.step_ms = median(step_ms[stage]);
+      time.compute_ms = median(compute_ms[stage]);
+      time.bubble_ms = median(bubble_ms[stage]);
+      result.stages.push_back(std::move(time));
+    }
+  }
 
   std::vector<StallSuspect> ranks_found;
   for (std::size_t r = 0; r < series.size(); ++r) {
@@ -517,6 +562,14 @@ StallResult attribute_stalls(const std::map<int, RankSteps>& steps,
       suspect.group = group.label;
       suspect.also = group.also;
       fill(suspect, group.members, gs.at, found, k);
+      if (group.kind == SuspectKind::stage) {
+        for (const StageTime& stage : result.stages) {
+          if (std::find(suspect.ranks.begin(), suspect.ranks.end(), stage.ranks.front()) ==
+              suspect.ranks.end()) {
+            suspect.other_stages.push_back(stage.stage);
+          }
+        }
+      }
       bool inside = false;
       for (const StallSuspect& accepted : groups_found) {
         if (!overlaps(accepted, suspect)) continue;
@@ -610,7 +663,15 @@ std::string suspect_sentence(const StallSuspect& suspect, const StallResult& res
     text += " in iterations " + std::to_string(suspect.first_iteration) + "-" +
             std::to_string(suspect.last_iteration);
   }
-  if (suspect.others_wait) {
+  if (suspect.others_wait && suspect.kind == SuspectKind::stage &&
+      suspect.wait_phase == Phase::pipeline && !suspect.other_stages.empty()) {
+    text += suspect.other_stages.size() == 1 ? "; stage " : "; stages ";
+    for (std::size_t i = 0; i < suspect.other_stages.size(); ++i) {
+      text += (i == 0 ? "" : ", ") + std::to_string(suspect.other_stages[i]);
+    }
+    text += suspect.other_stages.size() == 1 ? " waits" : " wait";
+    text += " in pipeline receives";
+  } else if (suspect.others_wait) {
     text += std::string("; the other ranks wait for ") + (group ? "them" : "it") + " in " +
             std::string(phase_name(suspect.wait_phase));
   }

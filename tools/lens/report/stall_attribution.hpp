@@ -66,6 +66,7 @@ struct StallSuspect {
   std::vector<int> ranks;  // the rank, or the group's members, ascending
   std::string group;       // "node gpu-b", "pipeline stage 1 of 2", ...; "" for a rank
   std::string also;        // the same ranks as another group: "pipeline stage 1 of 2"
+  std::vector<std::int64_t> other_stages;  // a stage: the other pipeline stages
   Phase phase = Phase::other;
   double excess_ms_per_step = 0.0;  // winsorized mean deviation over the window
   double ci_low_ms = 0.0;           // its 95% confidence interval, from the noise
@@ -82,6 +83,16 @@ struct StallSuspect {
   Phase wait_phase = Phase::communication;
 };
 
+// One pipeline stage's time per step: the median over its ranks of each rank's median.
+struct StageTime {
+  std::int64_t stage = 0;
+  std::int64_t stages = 0;  // dl.pipeline_parallel.size
+  std::vector<int> ranks;
+  double step_ms = 0.0;
+  double compute_ms = 0.0;  // every work phase (all but communication and pipeline)
+  double bubble_ms = 0.0;   // pipeline sends and receives
+};
+
 struct StallResult {
   bool enough_ranks = false;             // at least two ranks share an iteration
   std::size_t ranks = 0;                 // ranks with steps
@@ -90,6 +101,7 @@ struct StallResult {
   double exposed_ms = 0.0;               // sum over iterations of the frontier's lead (>= 0)
   double median_step_ms = 0.0;
   std::vector<StallSuspect> suspects;  // ranked; empty when nothing stands out
+  std::vector<StageTime> stages;       // by stage, when the ranks carry pipeline coordinates
   std::size_t tests = 0;               // windows tested, over every rank, group and phase
   double z_critical = 0.0;             // the test's threshold, in standard errors
   double min_excess_ms = 0.0;          // options.min_excess x median_step_ms

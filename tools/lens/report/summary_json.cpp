@@ -48,6 +48,16 @@ nlohmann::json summary_json(const RunAnalysis& analysis) {
                           {"windows_tested", stalls.tests},
                           {"z_critical", std::round(stalls.z_critical * 100.0) / 100.0}}},
                         {"suspects", std::move(suspects)}};
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageTime& stage : stalls.stages) {
+    stages.push_back({{"stage", stage.stage},
+                      {"stages", stage.stages},
+                      {"ranks", stage.ranks},
+                      {"step_ms", rounded(stage.step_ms)},
+                      {"compute_ms", rounded(stage.compute_ms)},
+                      {"bubble_ms", rounded(stage.bubble_ms)}});
+  }
+  out["stages"] = std::move(stages);
   nlohmann::json completeness = nlohmann::json::array();
   for (const RankCompleteness& rank : analysis.completeness.ranks) {
     nlohmann::json signals = nlohmann::json::object();
