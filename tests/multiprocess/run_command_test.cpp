@@ -263,6 +263,63 @@ TEST_F(RunCommand, AnInjectedSlowRankIsNamedWithItsStageAndOnset) {
   EXPECT_NE(read_file(dir_ / "run" / "report.html").find("rank 2 spends +"), std::string::npos);
 }
 
+// Pipeline parallelism (issue 32): 4 ranks as PP 2 x DP 2, --slow-stage-pp 1 sleeps 20 ms per
+// iteration in the forward pass of ranks 2 and 3. The report names the stage once, and stage 0
+// waits for it in its pipeline receives (megatron.p2p.*: the pipeline phase).
+TEST_F(RunCommand, ASlowPipelineStageIsNamedAndTheOtherStageWaitsInPipelineReceives) {
+  std::vector<std::string> args = {"--nproc-per-node", "4", "--out", (dir_ / "run").string(), "--"};
+  for (const std::string& arg :
+       {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"), std::string("24"),
+        std::string("--eval-iters"), std::string("0"),
+        std::string("--pipeline-model-parallel-size"), std::string("2"),
+        std::string("--slow-stage-pp"), std::string("1"), std::string("--slow-ms"),
+        std::string("20")}) {
+    args.push_back(arg);
+  }
+  LensRun run(dir_, args);
+  ASSERT_EQ(run.wait(), 0) << run.out() << run.err();
+  const std::string out = run.out();
+  EXPECT_NE(out.find("\npipeline stage 1 of 2 (ranks 2-3): +"), std::string::npos) << out;
+  EXPECT_NE(out.find(" ms per step in forward_backward from iteration "), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("; stage 0 waits in pipeline receives ("), std::string::npos) << out;
+  const auto summary = nlohmann::json::parse(read_file(dir_ / "run" / "summary.json"));
+  ASSERT_FALSE(summary["suspects"].empty()) << summary.dump();
+  const auto& top = summary["suspects"][0];
+  EXPECT_EQ(top["kind"], "stage") << summary.dump();
+  EXPECT_EQ(top["ranks"], nlohmann::json({2, 3})) << summary.dump();
+  EXPECT_EQ(top["phase"], "forward_backward") << summary.dump();
+  EXPECT_EQ(top["others_wait_in"], "pipeline") << summary.dump();
+  EXPECT_GT(top["excess_ms_per_step"].get<double>(), 10.0) << summary.dump();
+  // Per stage: stage 0's bubble holds the slow stage's extra compute.
+  ASSERT_EQ(summary["stages"].size(), 2U) << summary.dump();
+  EXPECT_GT(summary["stages"][0]["bubble_ms"].get<double>(),
+            summary["stages"][1]["bubble_ms"].get<double>() + 10.0)
+      << summary.dump();
+}
+
+// The trainer's injection flags reject what they cannot apply, naming the flag and the value.
+TEST_F(RunCommand, TheTrainersSlowRanksAndSlowStageFlagsRejectBadValues) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--slow-ranks", "4-x"},
+       "simple_train_loop: --slow-ranks: '4-x' is not a list of ranks; accepted: ranks and "
+       "ranges such as 4-7 or 1,3,8-11"},
+      {{"--slow-ranks", "0,2"},
+       "simple_train_loop: --slow-ranks: '2' is not a rank of this job; accepted: 0 to 1"},
+      {{"--slow-stage-pp", "1"},
+       "simple_train_loop: --slow-stage-pp: '1' is not a pipeline stage of this job; accepted: "
+       "0 to 0"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> args = {"--nproc-per-node", "2", "--out", (dir_ / "bad").string(),
+                                     "--", LENS_TRAIN_LOOP_PATH};
+    args.insert(args.end(), flags.begin(), flags.end());
+    LensRun run(dir_, args);
+    EXPECT_EQ(run.wait(), 2) << message;
+    EXPECT_NE(run.out().find(message), std::string::npos) << run.out();
+  }
+}
+
 TEST_F(RunCommand, AFailingRankFailsTheRunWithItsStatusAndLastLines) {
   const std::string marker = "lens-run-test-sleeper-" + std::to_string(::getpid());
   // Rank 1 fails at once; the others would sleep for a minute unless stopped.
