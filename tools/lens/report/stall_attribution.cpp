@@ -581,12 +581,13 @@ StallResult attribute_stalls(const std::map<int, RankSteps>& steps,
     }
   }
   // A member's own suspect in the group's phase and window is the group's, unless it lags
-  // clearly more than the group (a slow rank on a slow node).
+  // clearly more than the group (a slow rank on a slow node): the lower end of its confidence
+  // interval above 1.5 x the group's excess.
   for (StallSuspect& suspect : ranks_found) {
     bool folded = false;
     for (const StallSuspect& group : groups_found) {
       folded = folded || (overlaps(group, suspect) && contains(group, suspect.rank) &&
-                          suspect.excess_ms_per_step <= 1.5 * group.excess_ms_per_step);
+                          suspect.ci_low_ms <= 1.5 * group.excess_ms_per_step);
     }
     if (!folded) result.suspects.push_back(std::move(suspect));
   }
