@@ -362,6 +362,96 @@ TEST(ReportStallGroups, ASlowNodeAndASlowRankElsewhereAreBothNamed) {
   EXPECT_EQ(result.suspects[1].phase, Phase::data_loading);
 }
 
+// Seeded group cases: a slow node (hosts of 8, 16-128 ranks) or a slow pipeline stage (PP 2 or
+// 4, the other stages waiting in pipeline receives), 2-6 ms for 40-120 of 160 iterations under
+// 1-3 ms of noise; or the same layouts balanced.
+struct GroupCase {
+  SyntheticRun spec;
+  std::string group;  // the expected top suspect's group ("" for a balanced run)
+  std::vector<int> ranks;
+};
+
+GroupCase group_case(std::uint64_t seed, int kind) {  // 0 node, 1 stage, 2 balanced
+  std::mt19937_64 random(seed);
+  const auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(random);
+  };
+  GroupCase out;
+  SyntheticRun& spec = out.spec;
+  spec.seed = seed;
+  spec.iterations = 160;
+  spec.forward_backward_ms = 20.0;
+  spec.noise_ms = std::uniform_real_distribution<double>(1.0, 3.0)(random);
+  const bool stage = kind == 1 || (kind == 2 && pick(0, 1) == 1);
+  static const int kRanks[] = {16, 32, 64, 128};
+  spec.ranks = kRanks[pick(0, 3)];
+  spec.ranks_per_host = 8;
+  spec.tensor_size = 1;
+  spec.pipeline_size = stage ? (pick(0, 1) == 0 ? 2 : 4) : 1;
+  spec.pipeline_waits = stage;
+  if (kind == 2) return out;
+  const double ms = std::uniform_real_distribution<double>(2.0, 6.0)(random);
+  const int length = pick(40, 120);
+  const int from = pick(1, spec.iterations - length + 1);
+  int first = 0, count = 0;
+  Phase phase = Phase::forward_backward;
+  if (stage) {
+    const int k = pick(0, spec.pipeline_size - 1);
+    count = spec.ranks / spec.pipeline_size;
+    first = k * count;
+    out.group = "pipeline stage " + std::to_string(k) + " of " + std::to_string(spec.pipeline_size);
+  } else {
+    static const Phase kPhases[] = {Phase::data_loading, Phase::forward_backward, Phase::optimizer};
+    phase = kPhases[pick(0, 2)];
+    const int host = pick(0, spec.ranks / 8 - 1);
+    first = host * 8;
+    count = 8;
+    out.group = "node " + testing::host_name(host);
+  }
+  for (int r = first; r < first + count; ++r) {
+    spec.stalls.push_back(
+        {.rank = r, .phase = phase, .ms = ms, .from = from, .to = from + length - 1});
+    out.ranks.push_back(r);
+  }
+  return out;
+}
+
+Tally evaluate_groups(std::uint64_t first_seed, int count, int kind) {
+  Tally tally;
+  for (int i = 0; i < count; ++i) {
+    const GroupCase c = group_case(first_seed + static_cast<std::uint64_t>(i), kind);
+    const StallResult result = sensitivity_attribute(c.spec);
+    const bool hit = kind == 2 ? result.suspects.empty()
+                               : !result.suspects.empty() &&
+                                     (result.suspects[0].group == c.group ||
+                                      result.suspects[0].also == c.group) &&
+                                     result.suspects[0].ranks == c.ranks;
+    ++tally.runs;
+    if (hit) {
+      ++tally.hits;
+    } else {
+      std::cout << "group case " << kind << " " << c.group << ": " << testing::describe(c.spec)
+                << "; suspects: " << ::testing::PrintToString(stall_lines(result)) << "\n";
+    }
+  }
+  return tally;
+}
+
+TEST(ReportStallGroups, SeededSlowNodesAreNamedFirst) {
+  const Tally tally = evaluate_groups(38000, 15, 0);
+  EXPECT_EQ(tally.hits, 15);
+}
+
+TEST(ReportStallGroups, SeededSlowStagesAreNamedFirst) {
+  const Tally tally = evaluate_groups(39000, 15, 1);
+  EXPECT_EQ(tally.hits, 15);
+}
+
+TEST(ReportStallGroups, SeededBalancedGroupedRunsStayQuiet) {
+  const Tally tally = evaluate_groups(40000, 15, 2);
+  EXPECT_EQ(tally.hits, 15);
+}
+
 TEST(ReportStallGroups, RankRanges) {
   EXPECT_EQ(rank_ranges({0, 1, 2, 3, 8, 10, 11}), "0-3, 8, 10-11");
   EXPECT_EQ(rank_ranges({5}), "5");
