@@ -11,6 +11,7 @@
 
 #include "report/analysis.hpp"
 #include "report/html_writer.hpp"
+#include "report/rank_selection.hpp"
 #include "report/stall_attribution.hpp"
 #include "report/summary.hpp"
 #include "report/summary_json.hpp"
@@ -234,6 +235,17 @@ TEST(ReportStallGroups, TheSummaryJsonAndThePageSayTheSame) {
   EXPECT_NE(page.str().find("<tr class=\"straggler\"><td>node gpu-b: ranks 8-15</td>"
                             "<td>data_loading</td>"),
             std::string::npos);
+}
+
+TEST(ReportStallGroups, ALargeRunKeepsFourRanksOfASlowNodeInTheTrace) {
+  SyntheticRun spec = grouped(64, 8, 1, 1);
+  spec.iterations = 40;
+  slow(spec, 8, 15, Phase::forward_backward, 4.0, 1);
+  const RunAnalysis analysis = analyze(testing::make_synthetic_run(spec), {});
+  ASSERT_EQ(analysis.stalls.suspects.size(), 1u);
+  const RankSelection selection = select_ranks(analysis, RankSelectionLimits{}, false);
+  EXPECT_FALSE(selection.all);
+  EXPECT_EQ(selection.suspects, (std::vector<int>{8, 9, 10, 11}));
 }
 
 TEST(ReportStallGroups, ASlowRankInsideANodeIsStillARank) {
