@@ -2,10 +2,10 @@
 // and since when (docs/report.md, "Stall attribution").
 //
 // Per iteration seen on at least two ranks, each rank's work phases (every phase but
-// communication, where waiting for peers shows up) are compared with the median of the other
-// ranks in the same phase and iteration: the deviation d (a phase's time includes the gap before
-// the step: checkpoints and evaluations between steps). In a synchronous run the rank whose work
-// ends last is the one the others wait for in communication. Walking the work phases in step
+// communication and pipeline, where waiting for peers shows up) are compared with the median of the
+// other ranks in the same phase and iteration: the deviation d (a phase's time includes the gap
+// before the step: checkpoints and evaluations between steps). In a synchronous run the rank whose
+// work ends last is the one the others wait for in communication. Walking the work phases in step
 // order (checkpoint, evaluation, data_loading, forward_backward, optimizer, other), the frontier
 // at each phase boundary is the furthest-behind rank, that is the largest cumulative deviation
 // (its running maximum from level: the others catch up only by waiting); its increments add up
@@ -29,8 +29,12 @@
 // A group (one host, one pipeline stage, one tensor- or data-parallel group, at most half of
 // the ranks) is tested the same way on the median of its members' d per iteration; when it is a
 // suspect and three quarters of its members lag by at least half its excess, it replaces its
-// members' own suspects in that phase. Suspects are ranked by the frontier time credited to
-// them in their window, then by their own excess. Pure functions; thread-safe.
+// members' own suspects in that phase (unless a member's confidence interval lies above 1.5 x
+// the group's excess). The others wait where their time exceeds the suspect's the most:
+// communication, pipeline receives, or other (an untraced collective). Suspects are ranked by
+// the frontier time credited to them in their window, then by their own excess. With pipeline
+// coordinates, each stage's compute and bubble per step are reported too. Pure functions;
+// thread-safe.
 #pragma once
 
 #include <cstdint>
