@@ -354,8 +354,10 @@ void barrier(ParallelState& state) {
 // The example's own switches (not Megatron's), taken out of the command line before the
 // Megatron flags are parsed.
 struct ExampleOptions {
-  int slow_rank = -1;  // --slow-rank R: this rank is slowed ...
-  int slow_ms = 0;     // --slow-ms X: ... by X ms per iteration (a straggler for the run report)
+  int slow_rank = -1;           // --slow-rank R: this rank is slowed ...
+  std::vector<int> slow_ranks;  // --slow-ranks LIST: ... or these (the ranks of a fake host) ...
+  int slow_stage_pp = -1;       // --slow-stage-pp K: ... or every rank of pipeline stage K ...
+  int slow_ms = 0;  // --slow-ms X: ... by X ms per iteration (a straggler for the run report)
   SlowStage slow_stage = SlowStage::forward;  // --slow-stage S: ... in this stage ...
   int slow_from = 1;                          // --slow-from ITER: ... from this iteration on
   int hang_rank = -1;                         // --hang-rank R: this rank hangs for good ...
@@ -395,8 +397,29 @@ Result<int> non_negative(std::string_view flag, const std::string& value) {
   return parsed;
 }
 
-// Removes --slow-rank/--slow-ms/--slow-stage/--slow-from, --hang-rank/--hang-at/--hang-stage and
-// --inf-grad-every (and their values) from `args`.
+// --slow-ranks' value: ranks and ranges, "4-7" or "1,3,8-11"; the error names the flag, the
+// value and what is accepted.
+Result<std::vector<int>> rank_list(const std::string& value) {
+  std::vector<int> ranks;
+  const Error bad("--slow-ranks: '" + value +
+                  "' is not a list of ranks; accepted: ranks and ranges such as 4-7 or 1,3,8-11");
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t comma = std::min(value.find(',', start), value.size());
+    const std::string item = value.substr(start, comma - start);
+    const std::size_t dash = item.find('-');
+    Result<int> first = non_negative("--slow-ranks", item.substr(0, dash));
+    Result<int> last =
+        dash == std::string::npos ? first : non_negative("--slow-ranks", item.substr(dash + 1));
+    if (!first.ok() || !last.ok() || *last < *first || *last - *first > 1 << 16) return bad;
+    for (int r = *first; r <= *last; ++r) ranks.push_back(r);
+    start = comma + 1;
+  }
+  return ranks;
+}
+
+// Removes --slow-rank/--slow-ranks/--slow-stage-pp/--slow-ms/--slow-stage/--slow-from,
+// --hang-rank/--hang-at/--hang-stage and --inf-grad-every (and their values) from `args`.
 Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
   ExampleOptions options;
   std::vector<std::string> rest;
@@ -404,11 +427,21 @@ Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
     const std::string& arg = args[i];
     int* target = arg == "--slow-rank"        ? &options.slow_rank
                   : arg == "--slow-ms"        ? &options.slow_ms
+                  : arg == "--slow-stage-pp"  ? &options.slow_stage_pp
                   : arg == "--slow-from"      ? &options.slow_from
                   : arg == "--hang-rank"      ? &options.hang_rank
                   : arg == "--hang-at"        ? &options.hang_at
                   : arg == "--inf-grad-every" ? &options.inf_grad_every
                                               : nullptr;
+    if (arg == "--slow-ranks") {
+      if (i + 1 >= args.size()) {
+        return Error("--slow-ranks: missing value; accepted: ranks and ranges such as 4-7");
+      }
+      Result<std::vector<int>> ranks = rank_list(args[++i]);
+      if (!ranks.ok()) return ranks.error();
+      options.slow_ranks = std::move(*ranks);
+      continue;
+    }
     if (arg == "--slow-stage" || arg == "--hang-stage") {
       if (i + 1 >= args.size()) {
         return Error(arg +
@@ -473,10 +506,13 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
     torch::manual_seed(1234 + state.pipeline_rank);
     const auto [first_layer, layer_count] =
         stage_layers(args.num_layers, state.pipeline_rank, state.pipeline_size);
-    const Slowdown slowdown{
-        example.slow_stage,
-        std::chrono::milliseconds(rank.rank == example.slow_rank ? example.slow_ms : 0),
-        example.slow_from};
+    const bool slowed = rank.rank == example.slow_rank ||
+                        std::find(example.slow_ranks.begin(), example.slow_ranks.end(),
+                                  rank.rank) != example.slow_ranks.end() ||
+                        state.pipeline_rank == example.slow_stage_pp;
+    const Slowdown slowdown{example.slow_stage,
+                            std::chrono::milliseconds(slowed ? example.slow_ms : 0),
+                            example.slow_from};
     const Hang hang{example.hang_stage, rank.rank == example.hang_rank ? example.hang_at : -1};
     trainer.emplace(
         args, state,
@@ -663,6 +699,8 @@ int main(int argc, char** argv) {
     std::fputs(
         "\nexample options:\n"
         "  --slow-rank R         slow down rank R (default: none)\n"
+        "  --slow-ranks LIST     or these ranks, e.g. 4-7 or 1,3,8-11 (the ranks of a fake host)\n"
+        "  --slow-stage-pp K     or every rank of pipeline stage K (default: none)\n"
         "  --slow-ms X           by X ms per iteration (default 0), to show a straggler\n"
         "  --slow-stage S        in stage S: data, forward, backward, optimizer or checkpoint\n"
         "                        (default forward; checkpoint: the iterations that --save)\n"
@@ -701,6 +739,22 @@ int main(int argc, char** argv) {
                  "simple_train_loop: --slow-rank: '%d' is not a rank of this job; accepted: 0 to "
                  "%d\n",
                  example->slow_rank, rank->world_size - 1);
+    return 2;
+  }
+  for (const int slow : example->slow_ranks) {
+    if (slow >= rank->world_size) {
+      std::fprintf(stderr,
+                   "simple_train_loop: --slow-ranks: '%d' is not a rank of this job; accepted: 0 "
+                   "to %d\n",
+                   slow, rank->world_size - 1);
+      return 2;
+    }
+  }
+  if (example->slow_stage_pp >= args->pipeline_model_parallel_size) {
+    std::fprintf(stderr,
+                 "simple_train_loop: --slow-stage-pp: '%d' is not a pipeline stage of this job; "
+                 "accepted: 0 to %d\n",
+                 example->slow_stage_pp, args->pipeline_model_parallel_size - 1);
     return 2;
   }
   if (example->hang_rank >= rank->world_size) {

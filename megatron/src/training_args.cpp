@@ -1,6 +1,7 @@
 // Parsing and checking of the trainer's flags (lens/megatron/training_args.hpp).
 #include "lens/megatron/training_args.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -285,8 +286,14 @@ std::string help_text(std::string_view program) {
 }
 
 Attributes training_resource_attributes(const TrainingArgs& args, const RankInfo& rank) {
+  // Megatron's rank order: tensor-parallel fastest, then data-parallel, then pipeline stage.
+  const std::int64_t tensor = std::max(1, args.tensor_model_parallel_size);
+  const std::int64_t data = std::max(1, args.data_parallel_size);
   return Attributes{
       {"dl.local_rank", std::int64_t{rank.local_rank}},
+      {"dl.tensor_parallel.rank", std::int64_t{rank.rank % tensor}},
+      {"dl.data_parallel.rank", std::int64_t{(rank.rank / tensor) % data}},
+      {"dl.pipeline_parallel.rank", std::int64_t{rank.rank / (tensor * data)}},
       {"dl.tensor_parallel.size", std::int64_t{args.tensor_model_parallel_size}},
       {"dl.pipeline_parallel.size", std::int64_t{args.pipeline_model_parallel_size}},
       {"dl.data_parallel.size", std::int64_t{args.data_parallel_size}},

@@ -263,6 +263,96 @@ TEST_F(RunCommand, AnInjectedSlowRankIsNamedWithItsStageAndOnset) {
   EXPECT_NE(read_file(dir_ / "run" / "report.html").find("rank 2 spends +"), std::string::npos);
 }
 
+// Pipeline parallelism (issue 32): 4 ranks as PP 2 x DP 2, --slow-stage-pp 1 sleeps 20 ms per
+// iteration in the forward pass of ranks 2 and 3. The report names the stage once, and stage 0
+// waits for it in its pipeline receives (megatron.p2p.*: the pipeline phase).
+TEST_F(RunCommand, ASlowPipelineStageIsNamedAndTheOtherStageWaitsInPipelineReceives) {
+  std::vector<std::string> args = {"--nproc-per-node", "4", "--out", (dir_ / "run").string(), "--"};
+  for (const std::string& arg :
+       {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"), std::string("24"),
+        std::string("--eval-iters"), std::string("0"),
+        std::string("--pipeline-model-parallel-size"), std::string("2"),
+        std::string("--slow-stage-pp"), std::string("1"), std::string("--slow-ms"),
+        std::string("20")}) {
+    args.push_back(arg);
+  }
+  LensRun run(dir_, args);
+  ASSERT_EQ(run.wait(), 0) << run.out() << run.err();
+  const std::string out = run.out();
+  EXPECT_NE(out.find("\npipeline stage 1 of 2 (ranks 2-3): +"), std::string::npos) << out;
+  EXPECT_NE(out.find(" ms per step in forward_backward from iteration "), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("; stage 0 waits in pipeline receives ("), std::string::npos) << out;
+  const auto summary = nlohmann::json::parse(read_file(dir_ / "run" / "summary.json"));
+  ASSERT_FALSE(summary["suspects"].empty()) << summary.dump();
+  const auto& top = summary["suspects"][0];
+  EXPECT_EQ(top["kind"], "stage") << summary.dump();
+  EXPECT_EQ(top["ranks"], nlohmann::json({2, 3})) << summary.dump();
+  EXPECT_EQ(top["phase"], "forward_backward") << summary.dump();
+  EXPECT_EQ(top["others_wait_in"], "pipeline") << summary.dump();
+  EXPECT_GT(top["excess_ms_per_step"].get<double>(), 10.0) << summary.dump();
+  // Per stage: stage 0's bubble holds the slow stage's extra compute.
+  ASSERT_EQ(summary["stages"].size(), 2U) << summary.dump();
+  EXPECT_GT(summary["stages"][0]["bubble_ms"].get<double>(),
+            summary["stages"][1]["bubble_ms"].get<double>() + 10.0)
+      << summary.dump();
+}
+
+// A slow node (issue 32): 8 ranks as 2 fake hosts of 4 (--hosts-per-run 2), --slow-ranks 4-7
+// sleeps 10 ms per iteration in the forward pass of host1's ranks (10 ms, not 3: eight ranks on
+// CI's two cores make a noisy ~70 ms step). The report names the host once, not 4 ranks.
+TEST_F(RunCommand, ASlowFakeHostIsNamedOnceNotAsFourRanks) {
+  std::vector<std::string> args = {"--nproc-per-node", "8",   "--hosts-per-run",
+                                   "2",                "--out", (dir_ / "run").string(),
+                                   "--"};
+  for (const std::string& arg :
+       {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"), std::string("30"),
+        std::string("--eval-iters"), std::string("0"), std::string("--slow-ranks"),
+        std::string("4-7"), std::string("--slow-ms"), std::string("10")}) {
+    args.push_back(arg);
+  }
+  LensRun run(dir_, args);
+  ASSERT_EQ(run.wait(), 0) << run.out() << run.err();
+  EXPECT_NE(run.out().find("\nnode host1 (ranks 4-7): +"), std::string::npos) << run.out();
+  const auto summary = nlohmann::json::parse(read_file(dir_ / "run" / "summary.json"));
+  // In forward_backward: host1 once, none of its ranks on their own. (Eight ranks sharing two
+  // cores also lag in untraced time now and then: other phases are not checked.)
+  int nodes = 0;
+  for (const auto& suspect : summary["suspects"]) {
+    if (suspect["phase"] != "forward_backward") continue;
+    if (suspect["kind"] == "node") {
+      ++nodes;
+      EXPECT_EQ(suspect["group"], "node host1") << summary.dump();
+      EXPECT_EQ(suspect["ranks"], nlohmann::json({4, 5, 6, 7})) << summary.dump();
+    } else {
+      EXPECT_LT(suspect["ranks"][0].get<int>(), 4) << summary.dump();
+    }
+  }
+  EXPECT_EQ(nodes, 1) << summary.dump();
+}
+
+// The trainer's injection flags reject what they cannot apply, naming the flag and the value.
+TEST_F(RunCommand, TheTrainersSlowRanksAndSlowStageFlagsRejectBadValues) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--slow-ranks", "4-x"},
+       "simple_train_loop: --slow-ranks: '4-x' is not a list of ranks; accepted: ranks and "
+       "ranges such as 4-7 or 1,3,8-11"},
+      {{"--slow-ranks", "0,2"},
+       "simple_train_loop: --slow-ranks: '2' is not a rank of this job; accepted: 0 to 1"},
+      {{"--slow-stage-pp", "1"},
+       "simple_train_loop: --slow-stage-pp: '1' is not a pipeline stage of this job; accepted: "
+       "0 to 0"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> args = {"--nproc-per-node", "2", "--out", (dir_ / "bad").string(),
+                                     "--", LENS_TRAIN_LOOP_PATH};
+    args.insert(args.end(), flags.begin(), flags.end());
+    LensRun run(dir_, args);
+    EXPECT_EQ(run.wait(), 2) << message;
+    EXPECT_NE(run.out().find(message), std::string::npos) << run.out();
+  }
+}
+
 TEST_F(RunCommand, AFailingRankFailsTheRunWithItsStatusAndLastLines) {
   const std::string marker = "lens-run-test-sleeper-" + std::to_string(::getpid());
   // Rank 1 fails at once; the others would sleep for a minute unless stopped.
@@ -335,6 +425,9 @@ TEST_F(RunCommand, BadInvocationsAreUsageErrors) {
   };
   const std::vector<Case> cases = {
       {{}, "lens run: no program given; accepted: lens run [options] -- PROGRAM ARGS...\n"},
+      {{"--nproc-per-node", "4", "--hosts-per-run", "3", "--", "true"},
+       "lens run: invalid value for --hosts-per-run: '3'; accepted: a divisor of "
+       "--nproc-per-node (4), so that every host has as many ranks\n"},
       {{"--nproc-per-node", "0", "--", "true"},
        "lens run: invalid value for --nproc-per-node: '0'; accepted: an integer >= 1\n"},
       {{"--threshold", "-1", "--", "true"},

@@ -394,6 +394,13 @@ TEST_F(TrainLoop, FourRanksExportTheDocumentedTreeWithOneRunId) {
     instances.insert(s.resource.at("service.instance.id").at("stringValue"));
     EXPECT_EQ(s.resource.at("dl.pipeline_parallel.size"), json({{"intValue", "2"}}));
     EXPECT_EQ(s.resource.at("dl.data_parallel.size"), json({{"intValue", "2"}}));
+    // The rank's place in Megatron's order (TP 1 x DP 2 x PP 2), for the report's groups.
+    const int rank = std::stoi(s.resource.at("dl.rank").at("intValue").get<std::string>());
+    EXPECT_EQ(s.resource.at("dl.tensor_parallel.rank"), json({{"intValue", "0"}}));
+    EXPECT_EQ(s.resource.at("dl.data_parallel.rank"),
+              json({{"intValue", std::to_string(rank % 2)}}));
+    EXPECT_EQ(s.resource.at("dl.pipeline_parallel.rank"),
+              json({{"intValue", std::to_string(rank / 2)}}));
     EXPECT_EQ(s.resource.at("dl.batch_size"), json({{"intValue", "8"}}));
     EXPECT_EQ(s.resource.at("megatron.precision"), json({{"stringValue", "fp32"}}));
     EXPECT_EQ(s.resource.at("service.name"), json({{"stringValue", "megatron-lm"}}));

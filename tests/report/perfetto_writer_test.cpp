@@ -68,8 +68,9 @@ TEST(ReportPerfetto, PhasesAreCategoriesAndMetricsAreCounters) {
     if (event["ph"] == "X") categories.insert(event["cat"].get<std::string>());
     if (event["ph"] == "C") counters.insert(event["name"].get<std::string>());
   }
-  EXPECT_EQ(categories, (std::set<std::string>{"span", "forward_backward", "data_loading",
-                                               "communication", "optimizer", "checkpoint"}));
+  EXPECT_EQ(categories,
+            (std::set<std::string>{"span", "forward_backward", "data_loading", "communication",
+                                   "pipeline", "optimizer", "checkpoint"}));
   EXPECT_EQ(counters, (std::set<std::string>{"loss", "tokens_per_sec", "grad_norm"}));
 }
 

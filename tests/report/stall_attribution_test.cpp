@@ -67,7 +67,7 @@ TEST(ReportStallAttribution, TheFrontierAccountsForTheStallExactly) {
   EXPECT_EQ(stall_lines(result),
             std::vector<std::string>{"rank 2 spends +6.0 ms per step in forward_backward from "
                                      "iteration 21 on; the other ranks wait for it in "
-                                     "communication (8.3% of the run)"});
+                                     "communication (8.3% of the run; 95% CI +6.0 to +6.0 ms)"});
 }
 
 TEST(ReportStallAttribution, AStallThatEndsGetsItsWindow) {
@@ -78,7 +78,7 @@ TEST(ReportStallAttribution, AStallThatEndsGetsItsWindow) {
   EXPECT_EQ(result.suspects[0].last_iteration, 30);
   EXPECT_EQ(suspect_sentence(result.suspects[0], result),
             "rank 1 spends +10.0 ms per step in optimizer in iterations 11-30; the other ranks "
-            "wait for it in communication (9.2% of the run)");
+            "wait for it in communication (9.2% of the run; 95% CI +10.0 to +10.0 ms)");
 }
 
 TEST(ReportStallAttribution, TwoSlowRanksShareTheExposedTimeInStepOrder) {

@@ -182,13 +182,16 @@ TEST(TrainingArgs, ParallelismIsCheckedAgainstTheJobSize) {
   EXPECT_EQ(huge.num_microbatches(), 0);  // saturated, never a division by zero
 }
 
-TEST(TrainingArgs, ResourceAttributesAreTheSeedPagesThirteenWithTheirTypes) {
+TEST(TrainingArgs, ResourceAttributesAreTheSeedPagesThirteenAndTheParallelRanks) {
   TrainingArgs args = parse_ok({"--pipeline-model-parallel-size", "2", "--micro-batch-size", "2",
                                 "--global-batch-size", "8", "--seq-length", "64", "--fp16"});
   const RankInfo rank = rank_on_node(3, 4, 1);
   ASSERT_TRUE(resolve_parallelism(args, rank).ok());
   const Attributes expected = {
       {"dl.local_rank", std::int64_t{1}},
+      {"dl.tensor_parallel.rank", std::int64_t{0}},
+      {"dl.data_parallel.rank", std::int64_t{1}},  // rank 3 of DP 2 x PP 2
+      {"dl.pipeline_parallel.rank", std::int64_t{1}},
       {"dl.tensor_parallel.size", std::int64_t{1}},
       {"dl.pipeline_parallel.size", std::int64_t{2}},
       {"dl.data_parallel.size", std::int64_t{2}},

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,7 +47,8 @@ constexpr std::chrono::seconds kGrace{10};
 
 constexpr const char* kRunUsage =
     "usage: lens run [--nproc-per-node N] [--out DIR] [--keep-collector] [--threshold X]\n"
-    "                [--grpc HOST:PORT] [--http HOST:PORT] -- PROGRAM [ARGS...]\n"
+    "                [--grpc HOST:PORT] [--http HOST:PORT] [--hosts-per-run N]\n"
+    "                -- PROGRAM [ARGS...]\n"
     "\n"
     "Runs N ranks of PROGRAM on this machine with an OTLP collector in this process, then\n"
     "writes the run report (lens report) into DIR.\n"
@@ -60,6 +62,8 @@ constexpr const char* kRunUsage =
     "  --threshold X       the report's straggler threshold (default 0.10, see lens report)\n"
     "  --grpc HOST:PORT    the collector's OTLP/gRPC address (default 127.0.0.1:0, a free port)\n"
     "  --http HOST:PORT    the collector's OTLP/HTTP address (default 127.0.0.1:0; 'off')\n"
+    "  --hosts-per-run N   a test aid: present the ranks as N hosts (host.name host0...,\n"
+    "                      ranks split evenly, LOCAL_RANK and GROUP_RANK to match; default 1)\n"
     "  --help              show this help\n"
     "\n"
     "Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK=0,\n"
@@ -105,12 +109,17 @@ std::string generated_run_id() {
 }
 
 // The environment of rank `rank`: ours, minus what `lens run` decides, plus that.
+// With hosts > 1 (--hosts-per-run), rank `rank` is on fake host rank / (world_size / hosts):
+// host.name hostH appended to OTEL_RESOURCE_ATTRIBUTES, LOCAL_RANK, LOCAL_WORLD_SIZE and
+// GROUP_RANK as on that host.
 std::vector<std::string> rank_environment(int rank, int world_size, int master_port,
-                                          const std::string& run_id, const std::string& endpoint) {
+                                          const std::string& run_id, const std::string& endpoint,
+                                          int hosts = 1) {
   const std::set<std::string> replaced = {
       "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR",
       "MASTER_PORT", "NEMO_LENS_RUN_ID", "OTEL_EXPORTER_OTLP_ENDPOINT",
       "OTEL_EXPORTER_OTLP_PROTOCOL", "NEMO_LENS_EXPORTER", "MEGATRON_OTEL_EXPORTER",
+      "OTEL_RESOURCE_ATTRIBUTES",
       // The collector is ours: per-signal endpoints, protocols and credentials would send the
       // data elsewhere or fail.
       "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
@@ -120,19 +129,29 @@ std::vector<std::string> rank_environment(int rank, int world_size, int master_p
       "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS"};
   std::vector<std::string> env;
   std::set<std::string> present;
+  std::string resource_attributes;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string item = *entry;
     const std::string key = item.substr(0, item.find('='));
+    if (key == "OTEL_RESOURCE_ATTRIBUTES") resource_attributes = item.substr(key.size() + 1);
     if (replaced.count(key) != 0) continue;
     present.insert(key);
     env.push_back(item);
   }
+  const int per_host = world_size / std::max(1, hosts);
+  const int host = hosts > 1 ? rank / per_host : 0;
+  if (hosts > 1) {
+    resource_attributes +=
+        (resource_attributes.empty() ? "" : ",") + std::string("host.name=host") +
+        std::to_string(host);
+  }
+  if (!resource_attributes.empty()) env.push_back("OTEL_RESOURCE_ATTRIBUTES=" + resource_attributes);
   const std::vector<std::pair<std::string, std::string>> set = {
       {"RANK", std::to_string(rank)},
       {"WORLD_SIZE", std::to_string(world_size)},
-      {"LOCAL_RANK", std::to_string(rank)},
-      {"LOCAL_WORLD_SIZE", std::to_string(world_size)},
-      {"GROUP_RANK", "0"},
+      {"LOCAL_RANK", std::to_string(hosts > 1 ? rank % per_host : rank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(hosts > 1 ? per_host : world_size)},
+      {"GROUP_RANK", std::to_string(host)},
       {"MASTER_ADDR", "127.0.0.1"},
       {"MASTER_PORT", std::to_string(master_port)},
       {"NEMO_LENS_RUN_ID", run_id},
@@ -250,6 +269,7 @@ struct RunOptions {
   std::optional<Endpoint> grpc;
   std::optional<Endpoint> http;
   std::optional<std::string> threshold;  // handed to lens report, which checks it
+  int hosts = 1;                         // --hosts-per-run: fake hosts, a test aid
   std::vector<std::string> program;
 };
 
@@ -268,7 +288,8 @@ Result<RunOptions> parse_run_options(const std::vector<std::string>& args, bool&
     }
   }
   OptionSpec spec;
-  spec.with_value = {"--nproc-per-node", "--out", "--grpc", "--http", "--threshold"};
+  spec.with_value = {"--nproc-per-node", "--out", "--grpc", "--http", "--threshold",
+                     "--hosts-per-run"};
   spec.flags = {"--keep-collector", "--help"};
   Result<ParsedOptions> parsed = parse_options(before, spec, "run");
   if (!parsed.ok()) return parsed.error();
@@ -288,6 +309,16 @@ Result<RunOptions> parse_run_options(const std::vector<std::string>& args, bool&
     Result<int> n = parse_int_option("--nproc-per-node", *value, 1);
     if (!n.ok()) return n.error();
     options.ranks = *n;
+  }
+  if (auto value = parsed->get("--hosts-per-run")) {
+    Result<int> n = parse_int_option("--hosts-per-run", *value, 1);
+    if (!n.ok()) return n.error();
+    if (options.ranks % *n != 0) {
+      return Error("invalid value for --hosts-per-run: '" + *value +
+                   "'; accepted: a divisor of --nproc-per-node (" +
+                   std::to_string(options.ranks) + "), so that every host has as many ranks");
+    }
+    options.hosts = *n;
   }
   if (auto value = parsed->get("--out")) options.out = *value;
   if (auto value = parsed->get("--threshold")) {
@@ -371,7 +402,8 @@ int run_command(const std::vector<std::string>& args) {
   std::vector<RankLaunch> launches;
   for (int rank = 0; rank < options.ranks; ++rank) {
     launches.push_back({options.program,
-                        rank_environment(rank, options.ranks, master_port, run_id, endpoint),
+                        rank_environment(rank, options.ranks, master_port, run_id, endpoint,
+                                         options.hosts),
                         options.out / "logs" / ("rank" + std::to_string(rank) + ".log")});
   }
   Result<RankProcesses> started = RankProcesses::start(launches);

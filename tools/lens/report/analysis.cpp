@@ -58,7 +58,8 @@ std::int64_t earliest_time(const std::map<int, RankData>& ranks) {
 
 }  // namespace
 
-RunAnalysis analyze(RunData data, const StragglerOptions& options) {
+RunAnalysis analyze(RunData data, const StragglerOptions& options,
+                    const StallOptions& stall_options) {
   RunAnalysis out;
   out.data = std::move(data);
   out.info = run_info(out.data.ranks);
@@ -82,7 +83,7 @@ RunAnalysis analyze(RunData data, const StragglerOptions& options) {
     out.steps.emplace(rank, std::move(steps));
   }
   out.stragglers = detect_stragglers(out.steps, options);
-  out.stalls = attribute_stalls(out.steps);
+  out.stalls = attribute_stalls(out.steps, rank_coordinates(out.data.ranks), stall_options);
   out.completeness = telemetry_completeness(out.data, out.info.missing_ranks);
   out.step_percentiles = histogram_percentiles(out.data.ranks, kStepDurationMetric);
   out.t0_ns = earliest_time(out.data.ranks);

@@ -35,9 +35,9 @@ struct RunAnalysis {
   // spread over the rank's steps.
   std::map<int, PhaseTimes> breakdown_ms;
   std::set<std::int64_t> iterations;  // every iteration seen on any rank
-  StragglerResult stragglers;  // per-rank medians and the threshold rule (the medians table)
-  StallResult stalls;          // who the others wait for: the summary and summary.json
-  Completeness completeness;   // received against the ranks' own export counts
+  StragglerResult stragglers;         // per-rank medians and the threshold rule (the medians table)
+  StallResult stalls;                 // who the others wait for: the summary and summary.json
+  Completeness completeness;          // received against the ranks' own export counts
   std::vector<PercentilePoint> step_percentiles;  // from kStepDurationMetric
   std::int64_t t0_ns = 0;  // earliest span start or metric time: the report's time origin
   std::uint64_t span_count = 0;
@@ -45,6 +45,7 @@ struct RunAnalysis {
   std::uint64_t log_records = 0;
 };
 
-RunAnalysis analyze(RunData data, const StragglerOptions& options);
+RunAnalysis analyze(RunData data, const StragglerOptions& options,
+                    const StallOptions& stall_options = {});
 
 }  // namespace lens::report

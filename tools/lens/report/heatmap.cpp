@@ -101,8 +101,12 @@ Heatmap build_heatmap(const RunAnalysis& analysis, const HeatmapLimits& limits) 
   };
   static constexpr Quantity kQuantities[] = {
       {"step", "step time (ms)", [](const Step& s) { return s.duration_ms; }},
-      {"wait", "time in communication (ms): the others wait for the rank that waits least",
-       [](const Step& s) { return s.phase_ms[index_of(Phase::communication)]; }},
+      {"wait",
+       "time in communication and pipeline receives (ms): the others wait for the rank that "
+       "waits least",
+       [](const Step& s) {
+         return s.phase_ms[index_of(Phase::communication)] + s.phase_ms[index_of(Phase::pipeline)];
+       }},
   };
   for (const Quantity& quantity : kQuantities) {
     const std::vector<double> grid =

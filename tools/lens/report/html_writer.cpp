@@ -473,15 +473,44 @@ void write_stalls(const RunAnalysis& analysis, std::ostream& out) {
       << fixed(result.exposed_ms)
       << " ms is the last rank's lead at the synchronization (the time the others wait). Each "
          "increment of that lead is credited to the rank and phase where it appears.</p>\n";
+  if (!result.stages.empty()) {
+    out << "<p class=\"note\">Per pipeline stage, the median over its ranks of each rank's "
+           "median per step: compute (every phase but communication and pipeline) and bubble "
+           "(pipeline sends and receives).</p>\n<table><tr><th>stage</th><th>ranks</th>"
+           "<th>step ms</th><th>compute ms</th><th>bubble ms</th></tr>\n";
+    for (const StageTime& stage : result.stages) {
+      out << "<tr>";
+      cell(out, std::to_string(stage.stage) + " of " + std::to_string(stage.stages));
+      cell(out, rank_ranges(stage.ranks));
+      cell(out, fixed(stage.step_ms), true);
+      cell(out, fixed(stage.compute_ms), true);
+      cell(out, fixed(stage.bubble_ms), true);
+      out << "</tr>\n";
+    }
+    out << "</table>\n";
+  }
   if (result.suspects.empty()) {
     out << "<p class=\"note\">No rank stands out.</p>\n";
     return;
   }
-  out << "<table><tr><th>rank</th><th>phase</th><th>excess ms per step</th><th>iterations</th>"
-         "<th>exposed ms</th><th>share of the run</th><th>others wait</th></tr>\n";
+  out << "<p class=\"note\">A suspect lags the other ranks by at least "
+      << fixed(result.min_excess_ms)
+      << " ms per step (--min-excess) over a window, beyond what the run's own noise explains "
+         "at a false-alarm rate of "
+      << fixed(result.false_alarm_rate * 100.0) << "% per run (--false-alarm-rate; " << result.tests
+      << " windows tested, threshold " << fixed(result.z_critical, 2)
+      << " standard errors). A node, pipeline stage or parallel group that lags together is "
+         "named once.</p>\n";
+  out << "<table><tr><th>rank or group</th><th>phase</th><th>excess ms per step</th>"
+         "<th>iterations</th><th>exposed ms</th><th>share of the run</th><th>others wait</th>"
+         "<th>95% CI ms</th></tr>\n";
   for (const StallSuspect& suspect : result.suspects) {
     out << "<tr class=\"straggler\">";
-    cell(out, std::to_string(suspect.rank), true);
+    if (suspect.kind == SuspectKind::rank) {
+      cell(out, std::to_string(suspect.rank), true);
+    } else {
+      cell(out, suspect.group + ": ranks " + rank_ranges(suspect.ranks));
+    }
     cell(out, std::string(phase_name(suspect.phase)));
     cell(out, "+" + fixed(suspect.excess_ms_per_step), true);
     cell(out, std::to_string(suspect.first_iteration) + "-" +
@@ -489,6 +518,9 @@ void write_stalls(const RunAnalysis& analysis, std::ostream& out) {
     cell(out, fixed(suspect.exposed_ms), true);
     cell(out, fixed(suspect.share * 100.0) + "%", true);
     cell(out, suspect.others_wait ? "yes" : "no");
+    char ci[64];
+    std::snprintf(ci, sizeof(ci), "%+.1f to %+.1f", suspect.ci_low_ms, suspect.ci_high_ms);
+    cell(out, ci, true);
     out << "</tr>\n";
   }
   out << "</table>\n";

@@ -14,8 +14,8 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 
 std::string_view phase_name(Phase phase) {
   static constexpr std::array<std::string_view, kPhaseCount> kNames = {
-      "forward_backward", "optimizer",  "communication", "data_loading",
-      "checkpoint",       "evaluation", "other"};
+      "forward_backward", "optimizer",  "communication", "pipeline",
+      "data_loading",     "checkpoint", "evaluation",    "other"};
   return kNames[std::min(index_of(phase), index_of(Phase::other))];
 }
 
@@ -25,9 +25,9 @@ std::optional<Phase> phase_of(std::string_view name) {
     return Phase::forward_backward;
   }
   if (name == "megatron.optimizer_step") return Phase::optimizer;
-  if (starts_with(name, "megatron.grad_sync.") || starts_with(name, "megatron.p2p.") ||
-      starts_with(name, "megatron.pp.")) {
-    return Phase::communication;
+  if (starts_with(name, "megatron.grad_sync.")) return Phase::communication;
+  if (starts_with(name, "megatron.p2p.") || starts_with(name, "megatron.pp.")) {
+    return Phase::pipeline;
   }
   if (starts_with(name, "megatron.data.")) return Phase::data_loading;
   if (starts_with(name, "megatron.save_checkpoint") ||

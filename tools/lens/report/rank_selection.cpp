@@ -57,14 +57,25 @@ RankSelection select_ranks(const RunAnalysis& analysis, const RankSelectionLimit
     kept_spans += more;
     return true;
   };
+  // A group suspect (a node, a stage) brings up to 4 of its ranks.
+  constexpr std::size_t kRanksPerGroup = 4;
+  bool full = false;
   for (const StallSuspect& suspect : analysis.stalls.suspects) {
-    if (std::find(selection.suspects.begin(), selection.suspects.end(), suspect.rank) !=
-            selection.suspects.end() ||
-        !analysis.data.ranks.count(suspect.rank)) {
-      continue;
+    std::vector<int> ranks = suspect.ranks.empty() ? std::vector<int>{suspect.rank} : suspect.ranks;
+    if (ranks.size() > kRanksPerGroup) ranks.resize(kRanksPerGroup);
+    for (const int rank : ranks) {
+      if (std::find(selection.suspects.begin(), selection.suspects.end(), rank) !=
+              selection.suspects.end() ||
+          !analysis.data.ranks.count(rank)) {
+        continue;
+      }
+      if (!fits(rank)) {
+        full = true;
+        break;
+      }
+      selection.suspects.push_back(rank);
     }
-    if (!fits(suspect.rank)) break;
-    selection.suspects.push_back(suspect.rank);
+    if (full) break;
   }
   // Typical: the ranks whose median step time is closest to the median of those medians.
   std::vector<std::pair<double, int>> medians;  // step median, rank

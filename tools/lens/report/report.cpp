@@ -157,7 +157,8 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   if (const int status = load_run(options.dir, options.run_id, err, data, warnings); status != 0) {
     return status;
   }
-  const RunAnalysis analysis = analyze(std::move(data), {options.threshold, options.window});
+  const RunAnalysis analysis = analyze(std::move(data), {options.threshold, options.window},
+                                       {options.min_excess, options.false_alarm_rate});
   std::vector<std::string> summary = summary_lines(analysis);
   HangLog hangs(options.run_id);  // the ranks' hang reports, from DIR/logs.jsonl
   hangs.consume_file(options.dir / "logs.jsonl");

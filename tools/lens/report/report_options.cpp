@@ -9,7 +9,8 @@ namespace lens::report {
 namespace {
 
 constexpr const char* kAccepted =
-    "-o, --perfetto, --perfetto-all-ranks, --threshold, --window, --run-id, --help";
+    "-o, --perfetto, --perfetto-all-ranks, --threshold, --window, --run-id, --min-excess, "
+    "--false-alarm-rate, --help";
 constexpr double kMaxThreshold = 10.0;
 
 Result<double> parse_threshold(const std::string& value) {
@@ -20,6 +21,19 @@ Result<double> parse_threshold(const std::string& value) {
       parsed > kMaxThreshold) {
     return Error("invalid value for --threshold: '" + value +
                  "'; accepted: a fraction > 0 and <= 10 (0.10 = 10%)");
+  }
+  return parsed;
+}
+
+// A fraction in (0, max]; max < 1 excludes 1 itself.
+Result<double> parse_fraction(const std::string& flag, const std::string& value, double max,
+                              const char* accepted) {
+  double parsed = 0.0;
+  const char* end = value.data() + value.size();
+  auto [ptr, ec] = std::from_chars(value.data(), end, parsed);
+  if (value.empty() || ec != std::errc() || ptr != end || !std::isfinite(parsed) || parsed <= 0.0 ||
+      parsed > max || (max < 1.0 && parsed >= max)) {
+    return Error("invalid value for " + flag + ": '" + value + "'; accepted: " + accepted);
   }
   return parsed;
 }
@@ -74,14 +88,15 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
       continue;
     }
     if (name != "-o" && name != "--perfetto" && name != "--threshold" && name != "--window" &&
-        name != "--run-id") {
+        name != "--run-id" && name != "--min-excess" && name != "--false-alarm-rate") {
       return Error("unknown option '" + name + "'; accepted: " + kAccepted);
     }
     if (!value) {
       if (i + 1 >= args.size()) return Error("option '" + name + "' needs a value");
       value = args[++i];
     }
-    if (name == "--perfetto" || name == "--threshold" || name == "--window") {
+    if (name == "--perfetto" || name == "--threshold" || name == "--window" ||
+        name == "--min-excess" || name == "--false-alarm-rate") {
       single_run_flags.push_back(name);
     }
     if (name == "-o") {
@@ -99,6 +114,16 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
         }
       }
       run_ids.push_back(*value);
+    } else if (name == "--min-excess") {
+      Result<double> parsed = parse_fraction(
+          name, *value, 1.0, "a fraction of the median step > 0 and <= 1 (0.02 = 2%)");
+      if (!parsed.ok()) return parsed.error();
+      options.min_excess = *parsed;
+    } else if (name == "--false-alarm-rate") {
+      Result<double> parsed =
+          parse_fraction(name, *value, 0.5, "a probability > 0 and < 0.5 (0.01 = 1%)");
+      if (!parsed.ok()) return parsed.error();
+      options.false_alarm_rate = *parsed;
     } else if (name == "--threshold") {
       Result<double> threshold = parse_threshold(*value);
       if (!threshold.ok()) return threshold.error();

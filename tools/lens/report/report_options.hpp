@@ -1,8 +1,8 @@
 // The command line of `lens report`: DIR [-o FILE] [--perfetto FILE] [--perfetto-all-ranks]
 // [--threshold X]
-// [--window N] [--run-id ID] [--help], or a comparison of runs: DIR_A DIR_B ... [--run-id ID]
-// or DIR --run-id A --run-id B ... [-o FILE]. Errors are one line naming the flag or path, the bad value and what is
-// accepted. Pure functions; thread-safe.
+// [--window N] [--run-id ID] [--min-excess X] [--false-alarm-rate P] [--help], or a comparison of
+// runs: DIR_A DIR_B ... [--run-id ID] or DIR --run-id A --run-id B ... [-o FILE]. Errors are one
+// line naming the flag or path, the bad value and what is accepted. Pure functions; thread-safe.
 #pragma once
 
 #include <filesystem>
@@ -17,6 +17,7 @@ namespace lens::report {
 inline constexpr const char* kReportUsage =
     "usage: lens report DIR [-o report.html] [--perfetto trace.json] [--perfetto-all-ranks]\n"
     "                   [--threshold 0.10] [--window N] [--run-id ID]\n"
+    "                   [--min-excess 0.02] [--false-alarm-rate 0.01]\n"
     "       lens report DIR_A DIR_B [...] [-o compare.html] [--run-id ID]\n"
     "       lens report DIR --run-id A --run-id B [...] [-o compare.html]\n"
     "\n"
@@ -32,6 +33,10 @@ inline constexpr const char* kReportUsage =
     "  --threshold X      flag a rank whose median step (or phase) time exceeds the median\n"
     "                     across ranks by more than this fraction (default 0.10 = 10%)\n"
     "  --window N         compare the N most recent iterations (default: all)\n"
+    "  --min-excess X     a stall suspect lags by at least this fraction of the median step\n"
+    "                     (default 0.02 = 2%)\n"
+    "  --false-alarm-rate P  the chance that a balanced run shows any stall suspect\n"
+    "                     (default 0.01 = 1%)\n"
     "  --run-id ID        only the telemetry of run ID (resource attribute nemo.run.id;\n"
     "                     default: all, with a warning when DIR holds several runs)\n"
     "  --help             show this help\n"
@@ -52,6 +57,8 @@ struct ReportOptions {
   std::filesystem::path perfetto;
   double threshold = 0.10;
   std::optional<int> window;
+  double min_excess = 0.02;        // stall suspects: of the median step
+  double false_alarm_rate = 0.01;  // stall suspects: per run
   std::optional<std::string> run_id;
   bool perfetto_all_ranks = false;  // else large runs' traces keep a few ranks (rank_selection)
   bool help = false;

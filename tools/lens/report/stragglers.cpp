@@ -34,8 +34,9 @@ std::optional<Phase> lag_phase_of(const RankLag& lag, const PhaseTimes& across) 
     }
   }
   if (best) return best;
-  const std::size_t wait = index_of(Phase::communication);
-  if (lag.phase_median_ms[wait] > across[wait]) return Phase::communication;
+  for (const Phase wait : {Phase::communication, Phase::pipeline}) {
+    if (lag.phase_median_ms[index_of(wait)] > across[index_of(wait)]) return wait;
+  }
   return std::nullopt;
 }
 

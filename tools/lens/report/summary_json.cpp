@@ -15,20 +15,26 @@ nlohmann::json summary_json(const RunAnalysis& analysis) {
   const StallResult& stalls = analysis.stalls;
   nlohmann::json suspects = nlohmann::json::array();
   for (const StallSuspect& suspect : stalls.suspects) {
-    suspects.push_back({{"rank", suspect.rank},
-                        {"phase", std::string(phase_name(suspect.phase))},
-                        {"excess_ms_per_step", rounded(suspect.excess_ms_per_step)},
-                        {"first_iteration", suspect.first_iteration},
-                        {"last_iteration", suspect.last_iteration},
-                        {"steps", suspect.steps},
-                        {"exposed_ms", rounded(suspect.exposed_ms)},
-                        {"share", std::round(suspect.share * 1e6) / 1e6},
-                        {"others_wait", suspect.others_wait},
-                        {"others_wait_in", suspect.others_wait
-                                               ? nlohmann::json(std::string(
-                                                     phase_name(suspect.wait_phase)))
-                                               : nlohmann::json(nullptr)},
-                        {"sentence", suspect_sentence(suspect, stalls)}});
+    const bool rank = suspect.kind == SuspectKind::rank;
+    suspects.push_back(
+        {{"kind", std::string(suspect_kind_name(suspect.kind))},
+         {"rank", rank ? nlohmann::json(suspect.rank) : nlohmann::json(nullptr)},
+         {"ranks", suspect.ranks},
+         {"group", rank ? nlohmann::json(nullptr) : nlohmann::json(suspect.group)},
+         {"phase", std::string(phase_name(suspect.phase))},
+         {"excess_ms_per_step", rounded(suspect.excess_ms_per_step)},
+         {"ci_ms", {rounded(suspect.ci_low_ms), rounded(suspect.ci_high_ms)}},
+         {"z", std::round(suspect.z * 100.0) / 100.0},
+         {"first_iteration", suspect.first_iteration},
+         {"last_iteration", suspect.last_iteration},
+         {"steps", suspect.steps},
+         {"exposed_ms", rounded(suspect.exposed_ms)},
+         {"share", std::round(suspect.share * 1e6) / 1e6},
+         {"others_wait", suspect.others_wait},
+         {"others_wait_in", suspect.others_wait
+                                ? nlohmann::json(std::string(phase_name(suspect.wait_phase)))
+                                : nlohmann::json(nullptr)},
+         {"sentence", suspect_sentence(suspect, stalls)}});
   }
   nlohmann::json out = {{"run_id", analysis.info.run_id},
                         {"ranks", stalls.ranks},
@@ -36,7 +42,22 @@ nlohmann::json summary_json(const RunAnalysis& analysis) {
                         {"median_step_ms", rounded(stalls.median_step_ms)},
                         {"run_ms", rounded(stalls.run_ms)},
                         {"exposed_ms", rounded(stalls.exposed_ms)},
+                        {"suspect_test",
+                         {{"false_alarm_rate", stalls.false_alarm_rate},
+                          {"min_excess_ms", rounded(stalls.min_excess_ms)},
+                          {"windows_tested", stalls.tests},
+                          {"z_critical", std::round(stalls.z_critical * 100.0) / 100.0}}},
                         {"suspects", std::move(suspects)}};
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageTime& stage : stalls.stages) {
+    stages.push_back({{"stage", stage.stage},
+                      {"stages", stage.stages},
+                      {"ranks", stage.ranks},
+                      {"step_ms", rounded(stage.step_ms)},
+                      {"compute_ms", rounded(stage.compute_ms)},
+                      {"bubble_ms", rounded(stage.bubble_ms)}});
+  }
+  out["stages"] = std::move(stages);
   nlohmann::json completeness = nlohmann::json::array();
   for (const RankCompleteness& rank : analysis.completeness.ranks) {
     nlohmann::json signals = nlohmann::json::object();

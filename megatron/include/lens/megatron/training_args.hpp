@@ -79,7 +79,9 @@ std::string help_text(std::string_view program);
 // dl.tensor_parallel.size, dl.pipeline_parallel.size, dl.data_parallel.size, dl.batch_size,
 // dl.sequence_length, megatron.num_layers, megatron.hidden_size, megatron.num_attention_heads,
 // megatron.train_iters, megatron.micro_batch_size (integers), megatron.ckpt_format and
-// megatron.precision (strings). Call after resolve_parallelism.
+// megatron.precision (strings); and the rank's place, in Megatron's order (tensor-parallel
+// fastest, then data-parallel, then pipeline): dl.tensor_parallel.rank, dl.data_parallel.rank,
+// dl.pipeline_parallel.rank (integers). Call after resolve_parallelism.
 Attributes training_resource_attributes(const TrainingArgs& args, const RankInfo& rank);
 
 }  // namespace lens::megatron
