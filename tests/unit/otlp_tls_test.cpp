@@ -281,7 +281,9 @@ TEST_F(OtlpTls, ATimeoutBeforeTheHandshakeEndsSaysSoWithTheClientCertificateHint
       EXPECT_NE(line.find(client_certificate ? not_established : not_established + hint),
                 std::string::npos)
           << line;
-      if (client_certificate) EXPECT_EQ(line.find(hint), std::string::npos) << line;
+      if (client_certificate) {
+        EXPECT_EQ(line.find(hint), std::string::npos) << line;
+      }
     }
   }
   ::close(listener);
