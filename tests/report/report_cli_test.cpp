@@ -1,6 +1,7 @@
 // `lens report` as a user runs it: the summary and the files written, the stall sentence, and
 // the exact one-line errors (exit status 2) for a missing or empty DIR and bad flags.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -138,6 +139,24 @@ TEST(ReportCli, WarnsAboutATruncatedLastLine) {
   const ProcessResult result = lens({dir.path().string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err, "lens report: warning: traces.jsonl:3: truncated last line skipped\n");
+}
+
+TEST(ReportCli, SaysWhichInputsItSkippedAndWhy) {
+  TempDir dir("cli-skipped");
+  testing::write_run(dir.path(), {.ranks = 2, .iterations = 5});
+  // Neither is opened: the FIFO would block the report, /dev/zero would never end.
+  ASSERT_EQ(::mkfifo((dir.path() / "fifo.jsonl").c_str(), 0644), 0);
+  std::filesystem::create_symlink("/dev/zero", dir.path() / "zero.jsonl");
+  std::filesystem::create_symlink(dir.path() / "gone", dir.path() / "dangling.jsonl");
+  const ProcessResult result = lens({dir.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_EQ(result.err,
+            "lens report: warning: dangling.jsonl: skipped, a symbolic link to nothing (only "
+            "regular files are read)\n"
+            "lens report: warning: fifo.jsonl: skipped, a FIFO (only regular files are read)\n"
+            "lens report: warning: zero.jsonl: skipped, a character device (only regular files "
+            "are read)\n");
 }
 
 TEST(ReportCli, MetricsOnlyIsEnoughForAReport) {

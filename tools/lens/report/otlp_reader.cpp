@@ -132,6 +132,23 @@ void read_file(const std::filesystem::path& path, TelemetrySink& sink, ReadStats
   }
 }
 
+std::string file_type_text(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::not_found:
+      return "a symbolic link to nothing";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::fifo:
+      return "a FIFO";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";
+  }
+}
+
 }  // namespace
 
 Result<ReadStats> read_telemetry_dir(const std::filesystem::path& dir, TelemetrySink& sink) {
@@ -142,13 +159,24 @@ Result<ReadStats> read_telemetry_dir(const std::filesystem::path& dir, Telemetry
   if (status.type() != std::filesystem::file_type::directory) return Error("not a directory");
   std::vector<std::filesystem::path> files;
   std::filesystem::directory_iterator it(dir, ec);
+  std::vector<std::pair<std::string, std::string>> skipped;  // name, why
   for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     std::error_code type_ec;
-    if (it->is_regular_file(type_ec)) files.push_back(it->path());
+    const std::filesystem::file_type type = it->status(type_ec).type();  // links followed
+    if (type == std::filesystem::file_type::regular) {
+      files.push_back(it->path());
+    } else if (type != std::filesystem::file_type::directory) {
+      // Never opened: a FIFO would block the report, a device (/dev/zero) never ends.
+      skipped.emplace_back(it->path().filename().string(), file_type_text(type));
+    }
   }
   if (ec) return Error(ec.message());
   std::sort(files.begin(), files.end());
+  std::sort(skipped.begin(), skipped.end());
   ReadStats stats;
+  for (const auto& [name, kind] : skipped) {
+    stats.warnings.push_back(name + ": skipped, " + kind + " (only regular files are read)");
+  }
   stats.files_seen = files.size();
   FastPath fast;
   for (const auto& file : files) read_file(file, sink, stats, fast);

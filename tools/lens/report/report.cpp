@@ -72,19 +72,19 @@ int load_run(const std::filesystem::path& path, const std::optional<std::string>
                             "; accepted: a directory of OTLP JSON line files");
   }
   const ReadStats& stats = *read;
-  if (stats.telemetry_files.empty()) {
-    return invalid(err, "no telemetry files in DIR '" + dir + "' (" +
-                            std::to_string(stats.files_seen) +
-                            " files, none of OTLP JSON lines); accepted: traces.jsonl, "
-                            "metrics.jsonl, logs.jsonl or OpenTelemetry Collector file exporter "
-                            "output");
-  }
   for (std::size_t i = 0; i < stats.warnings.size() && i < kPrintedWarnings; ++i) {
     err << kPrefix << "warning: " << stats.warnings[i] << "\n";
   }
   if (stats.warnings.size() > kPrintedWarnings) {
     err << kPrefix << "warning: " << stats.warnings.size() - kPrintedWarnings
         << " more lines skipped\n";
+  }
+  if (stats.telemetry_files.empty()) {
+    return invalid(err, "no telemetry files in DIR '" + dir + "' (" +
+                            std::to_string(stats.files_seen) +
+                            " files, none of OTLP JSON lines); accepted: traces.jsonl, "
+                            "metrics.jsonl, logs.jsonl or OpenTelemetry Collector file exporter "
+                            "output");
   }
   std::string run_ids;  // the non-empty ones, listed
   std::size_t named_runs = 0;
