@@ -164,6 +164,36 @@ TEST_F(OtlpThroughSetup, AReceiverThatNeverAnswersHoldsNeitherSpansNorShutdown) 
   }
 }
 
+// Metric exports still waiting for a receiver that accepted them and never answers are lost at
+// shutdown: their points are counted as dropped and failed, once (they were counted nowhere).
+TEST_F(OtlpThroughSetup, MetricPointsAReceiverNeverAnsweredAreCountedAsLost) {
+  ScriptedHttpReceiver receiver(/*answer=*/false);
+  CapturedOutput output;
+  auto handle = keep(setup(job_variables({{"NEMO_LENS_TRACES_ENABLED", "0"},
+                                          {"NEMO_LENS_METRICS_ENABLED", "1"},
+                                          {"OTEL_METRIC_EXPORT_INTERVAL", "100"},
+                                          {"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
+                                          {"OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url("")},
+                                          {"OTEL_EXPORTER_OTLP_TIMEOUT", "3000"}})));
+  handle.meter()->CreateUInt64Counter("lens.test.lost")->Add(5);
+  // The receiver records nothing it does not answer: ten export intervals for the first export
+  // to be sent and left waiting.
+  std::this_thread::sleep_for(1000ms);
+  // Not within its time: the export waits for its answer (up to 3 s).
+  const Status status = handle.shutdown(500ms);
+  EXPECT_NE(status.message().find("did not finish within 500 ms for metrics"), std::string::npos)
+      << status.message();
+  const TelemetryStats stats = handle.stats();
+  EXPECT_EQ(stats.metric_points_exported, 0u);
+  EXPECT_GT(stats.metric_points_failed, 0u);
+  const std::string lost = std::to_string(stats.metric_points_failed);
+  const std::string text = output.text();
+  EXPECT_NE(text.find("lens: rank 0 telemetry: metric points 0 exported, " + lost + " dropped, " +
+                      lost + " failed\n"),
+            std::string::npos)
+      << text;
+}
+
 // The run's only trace export happens at shutdown and gets one retryable answer (HTTP 503 with
 // Retry-After, gRPC UNAVAILABLE without a hint): it is retried within the shutdown timeout and
 // every span arrives.
