@@ -493,17 +493,31 @@ TEST(CollectHostileHttp, UnknownContentEncodingIs415) {
             (std::vector<std::string>{"after-0"}));
 }
 
-// Point 6: with traces.jsonl on a full device (/dev/full), requests are answered as retryable
-// (HTTP 503 with Retry-After, gRPC UNAVAILABLE) and counted; once the path is writable again
-// the resent request is written.
+// Point 6: when traces.jsonl cannot be written (no room: the file size limit stands in for a
+// full disk), requests are answered as retryable (HTTP 503 with Retry-After, gRPC UNAVAILABLE)
+// and counted; once there is room again the resent request is written.
 TEST(CollectHostileHttp, FullDiskIsRetryableAndDeliveredOnceSpaceReturns) {
   TempDir dir;
   const std::filesystem::path traces = dir.path / "out" / "traces.jsonl";
-  std::filesystem::create_symlink("/dev/full", traces);
+  // A line of 1 MiB already there, so that the collector's stderr (a small file) stays under
+  // the file size limit below.
+  std::ofstream(traces) << R"({"resourceSpans":[{"scopeSpans":[{"spans":[{)"
+                        << R"("traceId":"11111111111111111111111111111111",)"
+                        << R"("spanId":"2222222222222222","name":"before-0","attributes":[)"
+                        << R"({"key":"pad","value":{"stringValue":")" << std::string(1 << 20, 'p')
+                        << "\"}}]}]}]}]}\n";
   Collector collector(dir.path / "out", dir.path / "stderr.txt");
+  // No room to write: the collector's file size limit (soft) at the size of traces.jsonl, so
+  // every append fails (EFBIG) as on a full disk. (/dev/full as traces.jsonl is refused at
+  // start.)
+  rlimit no_room{};
+  ASSERT_EQ(::prlimit(collector.pid(), RLIMIT_FSIZE, nullptr, &no_room), 0);
+  const rlimit room = no_room;
+  no_room.rlim_cur = std::filesystem::file_size(traces);
+  ASSERT_EQ(::prlimit(collector.pid(), RLIMIT_FSIZE, &no_room, nullptr), 0);
 
   const std::string why = "lens collect: cannot write traces.jsonl in '" +
-                          (dir.path / "out").string() + "': No space left on device; retry later";
+                          (dir.path / "out").string() + "': File too large; retry later";
   const HttpResult refused = post(collector.url("/v1/traces"), trace_body("first", 3), {kProtobuf});
   EXPECT_EQ(refused.status, 503);
   EXPECT_NE(refused.headers.find("Retry-After: 1\r\n"), std::string::npos) << refused.headers;
@@ -533,13 +547,13 @@ TEST(CollectHostileHttp, FullDiskIsRetryableAndDeliveredOnceSpaceReturns) {
     EXPECT_EQ(std::string(pushback->second.data(), pushback->second.size()), "1000");
   }
 
-  // Space returns: the path is a regular file again.
-  std::filesystem::remove(traces);
+  // Space returns.
+  ASSERT_EQ(::prlimit(collector.pid(), RLIMIT_FSIZE, &room, nullptr), 0);
   const HttpResult delivered =
       post(collector.url("/v1/traces"), trace_body("first", 3), {kProtobuf});
   EXPECT_EQ(delivered.status, 200);
   EXPECT_EQ(collector.stop(), 0);
-  EXPECT_EQ(first_span_names(traces), (std::vector<std::string>{"first-0"}));
+  EXPECT_EQ(first_span_names(traces), (std::vector<std::string>{"before-0", "first-0"}));
   const std::string err = read_text(dir.path / "stderr.txt");
   EXPECT_NE(err.find(why.substr(0, why.find("; retry later")) + "; asking clients to resend later"),
             std::string::npos)

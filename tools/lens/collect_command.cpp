@@ -431,6 +431,9 @@ int collect_command(const std::vector<std::string>& args) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not end the collector
+  // A file size limit (ulimit -f) makes a write fail with EFBIG, answered like a full disk,
+  // instead of ending the collector.
+  std::signal(SIGXFSZ, SIG_IGN);
   // gRPC 1.51 stops accepting for good when accept() fails with EMFILE; connections past
   // --grpc-max-connections are accepted before they are closed, so keep the open-file limit as
   // high as this process may set it.
