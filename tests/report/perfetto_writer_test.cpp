@@ -100,5 +100,31 @@ TEST(ReportPerfetto, AnOverlappingSpanGoesToAnotherThread) {
   EXPECT_EQ((*by_name.at("span c"))["dur"].get<double>(), 70.0);
 }
 
+// A long string attribute is cut at 4096 bytes (at a character boundary) and says how long it
+// was; a short one, and a value that is not a string, are as they were.
+TEST(ReportPerfetto, LongAttributeValuesAreCut) {
+  RunData data;
+  SpanRecord span;
+  span.trace_id = "t";
+  span.span_id = "s";
+  span.name = "with attributes";
+  span.start_ns = 0;
+  span.end_ns = 1000;
+  span.attributes = {{"long", json(std::string(4095, 'x') + "\u00e9" + std::string(1000, 'y'))},
+                     {"short", json("kept")},
+                     {"number", json(7)}};
+  data.ranks[0].spans.push_back(span);
+  const json trace = write(analyze(std::move(data), {}));
+  const json* event = nullptr;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") event = &e;
+  }
+  ASSERT_NE(event, nullptr);
+  // The two-byte character that would straddle the cut is left out whole.
+  EXPECT_EQ((*event)["args"]["long"], std::string(4095, 'x') + "... (5097 bytes)");
+  EXPECT_EQ((*event)["args"]["short"], "kept");
+  EXPECT_EQ((*event)["args"]["number"], 7);
+}
+
 }  // namespace
 }  // namespace lens::report

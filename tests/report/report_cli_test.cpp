@@ -159,6 +159,28 @@ TEST(ReportCli, SaysWhichInputsItSkippedAndWhy) {
             "are read)\n");
 }
 
+// A line over 128 MiB is skipped without being kept (a 1 GB line took 4.2 GB), counted in one
+// warning; the lines around it are read.
+TEST(ReportCli, AnOverlongLineIsSkippedAndCounted) {
+  TempDir dir("cli-overlong");
+  testing::write_run(dir.path(), {.ranks = 2, .iterations = 5});
+  {
+    std::ofstream out(dir.path() / "traces.jsonl", std::ios::app);
+    out << "{\"resourceSpans\":[{\"x\":\"";
+    const std::string block(1 << 20, 'a');
+    for (int i = 0; i < 129; ++i) out << block;
+    out << "\"}]}\n";
+  }
+  const ProcessResult result = lens({dir.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err,
+            "lens report: warning: traces.jsonl: 1 line over 128 MiB skipped (lines are read up "
+            "to 128 MiB)\n");
+  EXPECT_NE(result.out.find("ranks: 2 of world size 2, iterations: 5"), std::string::npos)
+      << result.out;
+  std::filesystem::remove(dir.path() / "traces.jsonl");
+}
+
 TEST(ReportCli, MetricsOnlyIsEnoughForAReport) {
   TempDir dir("cli-metrics-only");
   testing::append_lines(dir.path() / "metrics.jsonl",

@@ -29,6 +29,10 @@ class TelemetrySink {
       const opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& request) = 0;
 };
 
+// Lines longer than this are skipped without being kept (counted in one warning per file): the
+// default --max-request-memory of lens collect, which bounds the lines it writes.
+inline constexpr std::size_t kMaxLineBytes = 128u << 20;
+
 struct ReadStats {
   std::vector<std::string> telemetry_files;  // names of the files that held telemetry
   std::uint64_t files_seen = 0;              // regular files in the directory

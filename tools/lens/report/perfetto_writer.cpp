@@ -10,6 +10,17 @@
 namespace lens::report {
 namespace {
 
+// A string attribute value past kMaxTraceArgBytes is cut (at a UTF-8 boundary) and says how long
+// it was: a 1 GB value was copied whole into trace.json.
+nlohmann::json bounded_value(const nlohmann::json& value) {
+  if (!value.is_string()) return value;
+  const auto& text = value.get_ref<const std::string&>();
+  if (text.size() <= kMaxTraceArgBytes) return value;
+  std::size_t cut = kMaxTraceArgBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 using nlohmann::json;
 
 double micros_since(std::int64_t nanos, std::int64_t t0) {
@@ -87,7 +98,7 @@ void write_perfetto(const RunAnalysis& analysis, std::ostream& out, const RankSe
     for (const std::size_t i : order) {
       const SpanRecord& span = data.spans[i];
       json args = json::object();
-      for (const auto& [key, value] : span.attributes) args[key] = value;
+      for (const auto& [key, value] : span.attributes) args[key] = bounded_value(value);
       args["trace_id"] = span.trace_id;
       args["span_id"] = span.span_id;
       if (!span.parent_span_id.empty()) args["parent_span_id"] = span.parent_span_id;

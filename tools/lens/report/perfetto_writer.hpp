@@ -8,12 +8,16 @@
 // thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 
 #include "report/analysis.hpp"
 #include "report/rank_selection.hpp"
 
 namespace lens::report {
+
+// String attribute values longer than this are cut in the trace, ending in "... (N bytes)".
+inline constexpr std::size_t kMaxTraceArgBytes = 4096;
 
 void write_perfetto(const RunAnalysis& analysis, std::ostream& out,
                     const RankSelection& ranks = {});
