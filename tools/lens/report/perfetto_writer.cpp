@@ -64,10 +64,15 @@ std::string short_metric_name(const std::string& name) {
 
 }  // namespace
 
-void write_perfetto(const RunAnalysis& analysis, std::ostream& out, const RankSelection& ranks) {
+std::uint64_t write_perfetto(const RunAnalysis& analysis, std::ostream& out,
+                             const RankSelection& ranks, std::uint64_t max_spans) {
   const std::int64_t t0 = analysis.t0_ns;
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
   bool first = true;
+  std::uint64_t kept_ranks = 0;
+  for (const auto& [rank, data] : analysis.data.ranks) kept_ranks += ranks.keeps(rank) ? 1 : 0;
+  const std::uint64_t share = kept_ranks == 0 ? max_spans : max_spans / kept_ranks;
+  std::uint64_t left_out = 0;
   for (const auto& [rank, data] : analysis.data.ranks) {
     if (!ranks.keeps(rank)) continue;
     const int pid = rank + 1;
@@ -94,6 +99,10 @@ void write_perfetto(const RunAnalysis& analysis, std::ostream& out, const RankSe
            {"name", "thread_name"},
            {"args", {{"name", tid == 1 ? label : label + " overlap " + std::to_string(tid - 1)}}}},
           first);
+    }
+    if (order.size() > share) {
+      left_out += order.size() - share;
+      order.resize(share);  // the earliest (order is by start time)
     }
     for (const std::size_t i : order) {
       const SpanRecord& span = data.spans[i];
@@ -129,6 +138,7 @@ void write_perfetto(const RunAnalysis& analysis, std::ostream& out, const RankSe
     }
   }
   out << "\n]}\n";
+  return left_out;
 }
 
 }  // namespace lens::report

@@ -2,6 +2,7 @@
 #include "report/report.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
@@ -167,8 +168,11 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
 
   const RankSelection perfetto_ranks =
       select_ranks(analysis, RankSelectionLimits{}, options.perfetto_all_ranks);
+  std::uint64_t spans_left_out = 0;  // past the trace's span cap (not with --perfetto-all-ranks)
   if (!write_file(options.perfetto, "--perfetto", err, [&](std::ostream& file) {
-        write_perfetto(analysis, file, perfetto_ranks);
+        spans_left_out =
+            write_perfetto(analysis, file, perfetto_ranks,
+                           options.perfetto_all_ranks ? UINT64_MAX : kMaxTraceSpans);
       })) {
     return 1;
   }
@@ -199,6 +203,11 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   if (!perfetto_ranks.all) {
     out << "perfetto trace keeps " << perfetto_ranks.describe()
         << "; --perfetto-all-ranks for every rank\n";
+  }
+  if (spans_left_out != 0) {
+    out << "perfetto trace leaves out " << spans_left_out << " spans past its cap of "
+        << kMaxTraceSpans
+        << " (each rank keeps its earliest); --perfetto-all-ranks for every span\n";
   }
   return 0;
 }
