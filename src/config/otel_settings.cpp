@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
 
@@ -207,6 +208,30 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_key_values
   return out;
 }
 
+// Headers that frame the message or steer the connection: the exporter's HTTP or gRPC stack sets
+// them (or the pseudo-headers ':path', ':authority', ... they stand for); one from the
+// configuration would contradict it.
+bool is_framing_header(const std::string& lower_name) {
+  static const std::set<std::string, std::less<>> kFraming = {"connection",
+                                                              "content-encoding",
+                                                              "content-length",
+                                                              "content-type",
+                                                              "expect",
+                                                              "host",
+                                                              "keep-alive",
+                                                              "proxy-connection",
+                                                              "te",
+                                                              "trailer",
+                                                              "transfer-encoding",
+                                                              "upgrade"};
+  return kFraming.count(lower_name) != 0;
+}
+
+// What gRPC servers accept as metadata by default (GRPC_ARG_MAX_METADATA_SIZE: 8 KiB, counted as
+// HPACK does: name, value and 32 bytes per entry). More fails every export with
+// RESOURCE_EXHAUSTED; refused at setup instead.
+constexpr std::size_t kMaxGrpcMetadataBytes = 8192;
+
 // Header names must be HTTP tokens that are also valid gRPC metadata keys once lower-cased, and
 // values printable ASCII: grpc++ aborts the process on anything else, so it is caught here.
 // Values are secrets: never shown.
@@ -226,6 +251,14 @@ bool check_header_names_and_values(
     if (detail::to_lower(key).rfind("grpc-", 0) == 0) {
       parser.problem("Invalid header name in " + std::string(name) + ": " + quoted(key) +
                      "; names starting with 'grpc-' are reserved by gRPC");
+      return false;
+    }
+    if (is_framing_header(detail::to_lower(key))) {
+      // Sent as given, Content-Length=5 made a receiver read 5 bytes of the body and answer 200:
+      // every item lost and counted as exported.
+      parser.problem("Invalid header name in " + std::string(name) + ": " + quoted(key) +
+                     " is set by the exporter itself (message framing or connection); accepted: "
+                     "any other name, such as authorization or x-tenant");
       return false;
     }
     for (const char c : value) {
@@ -324,7 +357,21 @@ void parse_signal(Parser& parser, Signal signal, OtlpSignalSettings& out) {
 
   if (auto [value, name] = pick("HEADERS"); value) {
     if (auto headers = parse_key_values(parser, name, *value, /*secret_values=*/true)) {
-      if (check_header_names_and_values(parser, name, *headers)) {
+      std::size_t metadata_bytes = 0;
+      for (const auto& [key, header_value] : *headers) {
+        metadata_bytes += key.size() + header_value.size() + 32;
+      }
+      bool usable = check_header_names_and_values(parser, name, *headers);
+      if (usable && !http && metadata_bytes > kMaxGrpcMetadataBytes) {
+        parser.problem("Headers in " + name +
+                       " too large for gRPC metadata: " + std::to_string(metadata_bytes) +
+                       " bytes (names, values and 32 bytes per header; values not shown); "
+                       "accepted: at most " +
+                       std::to_string(kMaxGrpcMetadataBytes) +
+                       " bytes, the metadata limit of gRPC servers");
+        usable = false;
+      }
+      if (usable) {
         out.headers.value.clear();
         for (auto& [key, header_value] : *headers) {
           // Header names are case-insensitive in HTTP and must be lower case in gRPC metadata

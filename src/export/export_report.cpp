@@ -48,8 +48,11 @@ class ReportingExporter final : public SignalExporter<S, ReportingExporter<S>> {
   }
   sdkcommon::ExportResult Export(const BatchOf<S>& batch) noexcept override {
     const std::uint64_t before = report_->reports();
+    const std::uint64_t items = item_count(batch);
+    report_->begin_export(items);
     const auto result = inner_->Export(batch);
-    account(*report_, target_, explain_, item_count(batch), before, result);
+    account(*report_, target_, explain_, items, before, result);
+    report_->end_export(items);
     return result;
   }
   bool ForceFlush(std::chrono::microseconds timeout) noexcept override {
@@ -92,6 +95,14 @@ void ExportReport::add_rejected(std::uint64_t items) noexcept {
 
 void ExportReport::add_retry() noexcept { retries_.fetch_add(1, std::memory_order_relaxed); }
 
+void ExportReport::begin_export(std::uint64_t items) noexcept {
+  items_in_flight_.fetch_add(items, std::memory_order_relaxed);
+}
+
+void ExportReport::end_export(std::uint64_t items) noexcept {
+  items_in_flight_.fetch_sub(items, std::memory_order_relaxed);
+}
+
 void ExportReport::report(std::string_view cause, std::string_view line) noexcept {
   reports_.fetch_add(1, std::memory_order_relaxed);
   try {
@@ -115,7 +126,8 @@ ExportReportCounts ExportReport::counts() const noexcept {
           items_exported_.load(std::memory_order_relaxed),
           items_failed_.load(std::memory_order_relaxed),
           items_rejected_.load(std::memory_order_relaxed),
-          retries_.load(std::memory_order_relaxed)};
+          retries_.load(std::memory_order_relaxed),
+          items_in_flight_.load(std::memory_order_relaxed)};
 }
 
 std::uint64_t count_points(const sdkmetrics::ResourceMetrics& data) noexcept {

@@ -35,6 +35,8 @@ struct ExportReportCounts {
   std::uint64_t items_rejected = 0;     // items a receiver accepted the request of but rejected
                                         // (partial_success), counted within items_exported
   std::uint64_t retries = 0;            // attempts after the first
+  std::uint64_t items_in_flight = 0;    // items of Export calls not returned yet (a receiver
+                                        // that never answers holds them past shutdown)
 };
 
 class ExportReport {
@@ -50,6 +52,9 @@ class ExportReport {
   void add_failed(std::uint64_t items) noexcept;
   void add_rejected(std::uint64_t items) noexcept;
   void add_retry() noexcept;
+  // An Export of `items` begins / has returned (and was counted as succeeded or failed).
+  void begin_export(std::uint64_t items) noexcept;
+  void end_export(std::uint64_t items) noexcept;
 
   // Writes "lens: <line> (further occurrences are counted, not shown; totals at shutdown)" the first time `cause`
   // is reported; later reports of the same cause are only counted.
@@ -82,6 +87,7 @@ class ExportReport {
   std::atomic<std::uint64_t> items_failed_{0};
   std::atomic<std::uint64_t> items_rejected_{0};
   std::atomic<std::uint64_t> retries_{0};
+  std::atomic<std::uint64_t> items_in_flight_{0};
   std::atomic<std::uint64_t> reports_{0};
   std::mutex mutex_;
   std::set<std::string, std::less<>> causes_;

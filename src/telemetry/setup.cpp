@@ -372,6 +372,9 @@ TelemetryStats stats_of(const State& state) noexcept {
     const exporters::ExportReportCounts counts = state.metric_report->counts();
     stats.metric_points_exported = counts.items_exported;
     stats.metric_points_failed = counts.items_failed;
+    // Once shut down, an export still waiting for its answer (a receiver that accepted the
+    // request and never answers) has lost its points: counted now, once.
+    if (shut_down) stats.metric_points_failed += counts.items_in_flight;
   }
   if (state.log_pipeline != nullptr && state.log_report) {
     const native::PipelineCounts l = state.log_pipeline->counts();

@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -393,6 +394,185 @@ TEST(CollectHostileGrpc, ItemAndMemoryLimitsFollowTheirFlags) {
   EXPECT_EQ(http.status, 413);
   EXPECT_THAT(http.body, ::testing::HasSubstr("more than 4 items"));
   EXPECT_EQ(collector.stop(), 0);
+}
+
+// The gzip (one deflate stream, RFC 1952 wrapper) of `data`.
+std::string gzip_of(const std::string& data) {
+  z_stream stream{};
+  deflateInit2(&stream, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&stream, data.size()) + 64, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  deflate(&stream, Z_FINISH);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+// One span whose attribute "x" is `bytes` bytes of `c`, as protobuf.
+std::string one_big_attribute(std::size_t bytes, char c) {
+  auto request = spans_request("big-attribute", 1);
+  auto* attribute =
+      request.mutable_resource_spans(0)->mutable_scope_spans(0)->mutable_spans(0)->add_attributes();
+  attribute->set_key("x");
+  attribute->mutable_value()->set_string_value(std::string(bytes, c));
+  return request.SerializeAsString();
+}
+
+// A POST that may be refused before its body is read (the connection is then reset): the status,
+// 0 when there was no answer.
+long post_status(const std::string& url, const std::string& body,
+                 const std::vector<std::string>& headers) {
+  CURL* curl = curl_easy_init();
+  curl_slist* list = nullptr;
+  for (const auto& header : headers) list = curl_slist_append(list, header.c_str());
+  list = curl_slist_append(list, "Expect:");
+  std::string ignored;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_to_string);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &ignored);
+  long status = 0;
+  if (curl_easy_perform(curl) == CURLE_OK) {
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  }
+  curl_slist_free_all(list);
+  curl_easy_cleanup(curl);
+  return status;
+}
+
+// Issue 36 point 1: 55 MiB of U+0001 (56 KB of gzip) is written as 330 MiB of "\u0001"; the
+// estimate counts the escapes, so the request is refused before it is decoded, over gRPC and
+// HTTP, six at once too, and collect stays under 256 MB (it reached 838 MB for one).
+TEST(CollectHostileGrpc, AnAttributeOfEscapesIsRefusedByItsWrittenSize) {
+  Collector collector;
+  const std::string grpc = collector.address("grpc");
+  ASSERT_FALSE(grpc.empty()) << collector.err();
+  const std::string body = gzip_of(one_big_attribute(55u << 20, '\x01'));
+  ASSERT_LT(body.size(), 1u << 20);
+  const grpc::Status status = raw_call(grpc, body, true);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "request would take more than 134217728 bytes of memory once decoded; the limit is "
+            "--max-request-memory");
+  const std::string url = "http://" + collector.address("http") + "/v1/traces";
+  std::vector<std::future<long>> six;
+  for (int i = 0; i < 6; ++i) {
+    six.push_back(std::async(std::launch::async, [&] {
+      return post_status(url, body,
+                         {"Content-Type: application/x-protobuf", "Content-Encoding: gzip"});
+    }));
+  }
+  for (auto& answer : six) {
+    const long http = answer.get();
+    // 413, or 503 while the others hold the budget of requests in flight.
+    EXPECT_TRUE(http == 413 || http == 503) << http;
+  }
+  EXPECT_TRUE(healthy_export(grpc, "after-escapes").ok());
+  const long peak_kb = collector.status_kb("VmHWM");
+  std::printf("[ measure  ] escaping attribute, 1 gRPC + 6 HTTP: peak RSS %ld kB\n", peak_kb);
+  EXPECT_LT(peak_kb, kPeakRssBoundKb);
+  EXPECT_EQ(collector.stop(), 0);
+}
+
+// Issue 36 point 1: 16 plain 55 MiB requests at once (3.42 GB before) are held to the budget of
+// requests in flight: each is refused (413 past --max-request-memory, or 503 / a reset connection
+// while the budget is taken) and collect stays under 256 MB.
+TEST(CollectHostileGrpc, SixteenLargeRequestsAtOnceStayWithinTheBudget) {
+  Collector collector;
+  ASSERT_FALSE(collector.address("http").empty()) << collector.err();
+  const std::string body = one_big_attribute(55u << 20, 'a');
+  const std::string url = "http://" + collector.address("http") + "/v1/traces";
+  std::vector<std::future<long>> sixteen;
+  for (int i = 0; i < 16; ++i) {
+    sixteen.push_back(std::async(std::launch::async, [&] {
+      return post_status(url, body, {"Content-Type: application/x-protobuf"});
+    }));
+  }
+  for (auto& answer : sixteen) {
+    const long http = answer.get();
+    EXPECT_TRUE(http == 413 || http == 503 || http == 0) << http;
+  }
+  const long peak_kb = collector.status_kb("VmHWM");
+  std::printf("[ measure  ] 16 plain 55 MiB requests at once: peak RSS %ld kB\n", peak_kb);
+  EXPECT_LT(peak_kb, kPeakRssBoundKb);
+  EXPECT_EQ(post_status(url, spans_request("healthy", 1).SerializeAsString(),
+                        {"Content-Type: application/x-protobuf"}),
+            200);
+  EXPECT_EQ(collector.stop(), 0);
+}
+
+// Issue 36 point 1: past --max-memory-in-flight a request is refused for a retry: HTTP 503 with
+// Retry-After, gRPC RESOURCE_EXHAUSTED; once the budget is free again, requests pass.
+TEST(CollectHostileGrpc, TheBudgetOfRequestsInFlightAsksForARetry) {
+  Collector collector({"--max-memory-in-flight", "1M"});
+  const std::string grpc = collector.address("grpc");
+  ASSERT_FALSE(grpc.empty()) << collector.err();
+  // A request that declared 1,000,000 bytes and sends them slowly holds them from the budget.
+  const std::string http = collector.address("http");
+  const auto colon = http.rfind(':');
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(std::stoi(http.substr(colon + 1))));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int slow = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_EQ(::connect(slow, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const std::string head =
+      "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+      "Content-Length: 1000000\r\n\r\n" +
+      std::string(1000, '\0');
+  ASSERT_EQ(::send(slow, head.data(), head.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(head.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its headers are read
+
+  // 60 KB: with the 1,000,000 bytes held, more than the 1 MiB budget.
+  const std::string small = spans_request(std::string(60000, 'n'), 1).SerializeAsString();
+  CURL* curl = curl_easy_init();
+  curl_slist* list = curl_slist_append(nullptr, "Content-Type: application/x-protobuf");
+  list = curl_slist_append(list, "Expect:");
+  std::string headers;
+  std::string answer;
+  curl_easy_setopt(curl, CURLOPT_URL, ("http://" + http + "/v1/traces").c_str());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, small.data());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(small.size()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_to_string);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, append_to_string);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &headers);
+  EXPECT_EQ(curl_easy_perform(curl), CURLE_OK);
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(list);
+  curl_easy_cleanup(curl);
+  EXPECT_EQ(status, 503);
+  EXPECT_NE(headers.find("Retry-After: 1\r\n"), std::string::npos) << headers;
+  EXPECT_NE(answer.find("lens collect is at its memory budget for requests in flight "
+                        "(--max-memory-in-flight 1048576 bytes); retry later"),
+            std::string::npos);
+  const grpc::Status refused = raw_call(grpc, small, false);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(refused.error_message(),
+            "lens collect is at its memory budget for requests in flight (--max-memory-in-flight "
+            "1048576 bytes); retry later");
+  // Exporters retry RESOURCE_EXHAUSTED when its details carry a google.rpc.RetryInfo.
+  EXPECT_NE(refused.error_details().find("type.googleapis.com/google.rpc.RetryInfo"),
+            std::string::npos);
+
+  ::close(slow);  // its share goes back
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(raw_call(grpc, small, false).ok());
+  EXPECT_EQ(collector.stop(), 0);
+  EXPECT_THAT(collector.err(),
+              ::testing::HasSubstr(", 2 refused for a retry (--max-memory-in-flight)"));
 }
 
 TEST(CollectHostileGrpc, LimitFlagsRejectBadValues) {

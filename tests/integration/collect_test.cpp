@@ -895,9 +895,22 @@ const FlagCase kFlagCases[] = {
     {"UnknownOption",
      {"--port", "4317"},
      "lens: unknown option '--port' for 'lens collect'; accepted: --grpc, --grpc-max-connections, "
-     "--grpc-max-streams, --help, --http, --max-bytes, --max-request-items, "
+     "--grpc-max-streams, --help, --http, --http-max-connections-per-peer, "
+     "--http-request-timeout, --max-bytes, --max-memory-in-flight, --max-request-items, "
      "--max-request-memory, --out, --tls-cert, --tls-client-ca, --tls-key, --token, "
      "--token-file\n"},
+    {"MaxMemoryInFlightTooSmall",
+     {"--max-memory-in-flight", "512K"},
+     "lens: invalid value for --max-memory-in-flight: '512K'; accepted: a byte count >= 1M, "
+     "optionally with suffix K, M or G (default 160M)\n"},
+    {"HttpRequestTimeoutZero",
+     {"--http-request-timeout", "0"},
+     "lens: invalid value for --http-request-timeout: '0'; accepted: whole seconds, 1 to 86400 "
+     "(default 60)\n"},
+    {"PerPeerCapNotANumber",
+     {"--http-max-connections-per-peer", "many"},
+     "lens: invalid value for --http-max-connections-per-peer: 'many'; accepted: 1 to 1000000 "
+     "(default 256)\n"},
     {"GrpcNoPort",
      {"--grpc", "localhost"},
      "lens: invalid value for --grpc: 'localhost'; accepted: HOST:PORT such as 127.0.0.1:4317 or "

@@ -371,6 +371,18 @@ const ErrorCase kErrorCases[] = {
      {},
      "lens: Invalid entry in OTEL_EXPORTER_OTLP_HEADERS: item 1 (value not shown) has no '='; "
      "accepted: key=value pairs separated by commas, values percent-encoded"},
+    {"FramingHeaderIsRefusedByName",
+     {{"OTEL_EXPORTER_OTLP_HEADERS", "Content-Length=5"}},
+     {},
+     "lens: Invalid header name in OTEL_EXPORTER_OTLP_HEADERS: 'Content-Length' is set by the "
+     "exporter itself (message framing or connection); accepted: any other name, such as "
+     "authorization or x-tenant"},
+    {"GrpcMetadataOverEightKib",
+     {{"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-big=" + std::string(9000, 'v')}},
+     {},
+     "lens: Headers in OTEL_EXPORTER_OTLP_TRACES_HEADERS too large for gRPC metadata: 9037 bytes "
+     "(names, values and 32 bytes per header; values not shown); accepted: at most 8192 bytes, "
+     "the metadata limit of gRPC servers"},
     {"UnknownSampler",
      {{"OTEL_TRACES_SAMPLER", "probabilistic"}},
      {},

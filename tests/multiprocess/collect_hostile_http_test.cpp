@@ -3,6 +3,7 @@
 // everything they count as exported; an unknown Content-Encoding is refused; a full disk gets
 // retryable answers and delivery once space returns; kill -9 during heavy writing never leaves a
 // torn line or loses an acknowledged request. Loopback only, every wait bounded.
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
@@ -11,12 +12,16 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -78,9 +83,11 @@ struct TempDir {
 // `lens collect --out <out>` as a child, its listening line read; stderr appended to `err`.
 class Collector {
  public:
-  Collector(const std::filesystem::path& out, const std::filesystem::path& err) {
+  Collector(const std::filesystem::path& out, const std::filesystem::path& err,
+            const std::vector<std::string>& extra_args = {}) {
     std::vector<std::string> args{lens_cli(), "collect",     "--grpc", "127.0.0.1:0",
                                   "--http",   "127.0.0.1:0", "--out",  out.string()};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
     int out_pipe[2];
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
     posix_spawn_file_actions_t actions;
@@ -145,6 +152,7 @@ class Collector {
   }
 
   std::string url(const std::string& path) const { return "http://" + http_ + path; }
+  pid_t pid() const { return pid_; }
   const std::string& http() const { return http_; }
   const std::string& grpc() const { return grpc_; }
 
@@ -295,6 +303,155 @@ TEST(CollectHostileHttp, SlowAndIdleConnectionsDoNotDelayHealthyRequests) {
                                       "healthy4-0"}));
 }
 
+// Peak resident memory (VmHWM) of `pid` in bytes; 0 when it cannot be read.
+std::uint64_t peak_rss(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// Issue 36 point 2: with a token, a request is refused from its headers alone. 8 clients with a
+// wrong token each declaring and sending a 63 MiB body (the body was read whole before the token
+// was looked at: 472 MB for 8) leave collect's peak RSS under 128 MB above idle, and an
+// authorised client is served meanwhile.
+TEST(CollectHostileHttp, AWrongTokenIsRefusedBeforeTheBodyIsRead) {
+  TempDir dir;
+  Collector collector(dir.path / "out", dir.path / "stderr.txt", {"--token", "right-token"});
+  ASSERT_FALSE(collector.http().empty()) << read_text(dir.path / "stderr.txt");
+  const std::uint64_t idle = peak_rss(collector.pid());
+  ASSERT_GT(idle, 0u);
+  constexpr std::size_t kBody = 63u << 20;
+  const std::string head =
+      "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+      "Authorization: Bearer wrong-token\r\nContent-Length: " +
+      std::to_string(kBody) + "\r\n\r\n";
+  std::vector<std::thread> bombs;
+  for (int i = 0; i < 8; ++i) {
+    bombs.emplace_back([&] {
+      const int fd = connect_to(collector.http());
+      if (fd < 0) return;
+      const timeval timeout{5, 0};  // a send the server no longer reads ends here
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+      (void)::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+      const std::string chunk(1 << 20, 'z');
+      for (std::size_t sent = 0; sent < kBody; sent += chunk.size()) {
+        if (::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL) <= 0) break;
+      }
+      ::close(fd);
+    });
+  }
+  const HttpResult healthy = post(collector.url("/v1/traces"), trace_body("authorised"),
+                                  {kProtobuf, "Authorization: Bearer right-token"});
+  for (std::thread& bomb : bombs) bomb.join();
+  const HttpResult refused = post(collector.url("/v1/traces"), trace_body("refused"),
+                                  {kProtobuf, "Authorization: Bearer wrong-token"});
+  const std::uint64_t peak = peak_rss(collector.pid());
+  std::printf(
+      "[ measure  ] 8 wrong-token clients with 63 MiB bodies: peak RSS %.1f MB (idle "
+      "%.1f MB); authorised request in %.3f s\n",
+      static_cast<double>(peak) / 1e6, static_cast<double>(idle) / 1e6, healthy.seconds);
+  EXPECT_EQ(healthy.status, 200);
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_NE(refused.headers.find("Connection: close"), std::string::npos) << refused.headers;
+  EXPECT_LT(peak, idle + (128u << 20));
+  EXPECT_EQ(collector.stop(), 0);
+  EXPECT_EQ(first_span_names(dir.path / "out" / "traces.jsonl"),
+            std::vector<std::string>{"authorised-0"});
+}
+
+// A connection from `source` (a loopback address such as 127.0.0.2) to `address`; -1 on failure.
+int connect_from(const std::string& address, const char* source) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &local.sin_addr);
+  const auto colon = address.rfind(':');
+  sockaddr_in remote{};
+  remote.sin_family = AF_INET;
+  remote.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+  remote.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&remote), sizeof(remote)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Issue 36 point 3: 1,100 slow connections from one address (127.0.0.2) held every HTTP thread
+// and a healthy request waited 57.8 s; past --http-max-connections-per-peer (256) the newest are
+// closed, and healthy requests from another address are served in under a second.
+TEST(CollectHostileHttp, SlowConnectionsOfOnePeerAreCappedAndOthersAreServed) {
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < 2048) {
+    files.rlim_cur = std::min<rlim_t>(files.rlim_max, 4096);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  TempDir dir;
+  Collector collector(dir.path / "out", dir.path / "stderr.txt");
+  ASSERT_FALSE(collector.http().empty()) << read_text(dir.path / "stderr.txt");
+  std::vector<int> slow;
+  const std::string start = "POST /v1/traces HTTP/1.1\r\nHost: x\r\nX-Slow: a";
+  for (int i = 0; i < 1100; ++i) {
+    const int fd = connect_from(collector.http(), "127.0.0.2");
+    if (fd < 0) break;
+    (void)::send(fd, start.data(), start.size(), MSG_NOSIGNAL);  // and nothing more
+    slow.push_back(fd);
+  }
+  ASSERT_EQ(slow.size(), 1100u);
+  std::this_thread::sleep_for(1s);  // every connection accepted, the cap applied
+  double slowest = 0;
+  for (int i = 0; i < 5; ++i) {
+    const HttpResult result =
+        post(collector.url("/v1/traces"), trace_body("healthy" + std::to_string(i)), {kProtobuf});
+    EXPECT_EQ(result.status, 200) << "request " << i << " after " << result.seconds << " s";
+    EXPECT_LT(result.seconds, 1.0) << "request " << i;
+    slowest = std::max(slowest, result.seconds);
+  }
+  std::printf(
+      "[ measure  ] 1,100 slow connections from one address: slowest of 5 healthy "
+      "requests %.3f s\n",
+      slowest);
+  for (int fd : slow) ::close(fd);
+  EXPECT_EQ(collector.stop(), 0);
+  EXPECT_NE(read_text(dir.path / "stderr.txt")
+                .find(" HTTP connections closed (--http-max-connections-per-peer)"),
+            std::string::npos)
+      << read_text(dir.path / "stderr.txt");
+  EXPECT_EQ(first_span_names(dir.path / "out" / "traces.jsonl").size(), 5u);
+}
+
+// Issue 36 point 3: a request whose headers trickle in a byte at a time (each read within the
+// 5 s read timeout) is closed at --http-request-timeout.
+TEST(CollectHostileHttp, ARequestPastItsDeadlineIsClosed) {
+  TempDir dir;
+  Collector collector(dir.path / "out", dir.path / "stderr.txt", {"--http-request-timeout", "1"});
+  ASSERT_FALSE(collector.http().empty()) << read_text(dir.path / "stderr.txt");
+  const int fd = connect_to(collector.http());
+  ASSERT_GE(fd, 0);
+  const std::string request = "POST /v1/traces HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+  bool closed = false;
+  const auto give_up = Clock::now() + 15s;
+  for (std::size_t i = 0; !closed && Clock::now() < give_up; ++i) {
+    const char byte = i < request.size() ? request[i] : 'a';
+    if (::send(fd, &byte, 1, MSG_NOSIGNAL) != 1) closed = true;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 200) > 0) {
+      char buffer[512];
+      closed = ::read(fd, buffer, sizeof(buffer)) <= 0;  // no answer: the connection ends
+    }
+  }
+  ::close(fd);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(collector.stop(), 0);
+  EXPECT_NE(read_text(dir.path / "stderr.txt")
+                .find(", 1 HTTP connections closed (--http-request-timeout)"),
+            std::string::npos)
+      << read_text(dir.path / "stderr.txt");
+}
+
 // A stop gives requests in flight 5 s, then ends the connections still open: a client that
 // trickles its request a byte at a time (cpp-httplib waits for it without end) does not hold
 // the collector past that.
@@ -342,17 +499,31 @@ TEST(CollectHostileHttp, UnknownContentEncodingIs415) {
             (std::vector<std::string>{"after-0"}));
 }
 
-// Point 6: with traces.jsonl on a full device (/dev/full), requests are answered as retryable
-// (HTTP 503 with Retry-After, gRPC UNAVAILABLE) and counted; once the path is writable again
-// the resent request is written.
+// Point 6: when traces.jsonl cannot be written (no room: the file size limit stands in for a
+// full disk), requests are answered as retryable (HTTP 503 with Retry-After, gRPC UNAVAILABLE)
+// and counted; once there is room again the resent request is written.
 TEST(CollectHostileHttp, FullDiskIsRetryableAndDeliveredOnceSpaceReturns) {
   TempDir dir;
   const std::filesystem::path traces = dir.path / "out" / "traces.jsonl";
-  std::filesystem::create_symlink("/dev/full", traces);
+  // A line of 1 MiB already there, so that the collector's stderr (a small file) stays under
+  // the file size limit below.
+  std::ofstream(traces) << R"({"resourceSpans":[{"scopeSpans":[{"spans":[{)"
+                        << R"("traceId":"11111111111111111111111111111111",)"
+                        << R"("spanId":"2222222222222222","name":"before-0","attributes":[)"
+                        << R"({"key":"pad","value":{"stringValue":")" << std::string(1 << 20, 'p')
+                        << "\"}}]}]}]}]}\n";
   Collector collector(dir.path / "out", dir.path / "stderr.txt");
+  // No room to write: the collector's file size limit (soft) at the size of traces.jsonl, so
+  // every append fails (EFBIG) as on a full disk. (/dev/full as traces.jsonl is refused at
+  // start.)
+  rlimit no_room{};
+  ASSERT_EQ(::prlimit(collector.pid(), RLIMIT_FSIZE, nullptr, &no_room), 0);
+  const rlimit room = no_room;
+  no_room.rlim_cur = std::filesystem::file_size(traces);
+  ASSERT_EQ(::prlimit(collector.pid(), RLIMIT_FSIZE, &no_room, nullptr), 0);
 
   const std::string why = "lens collect: cannot write traces.jsonl in '" +
-                          (dir.path / "out").string() + "': No space left on device; retry later";
+                          (dir.path / "out").string() + "': File too large; retry later";
   const HttpResult refused = post(collector.url("/v1/traces"), trace_body("first", 3), {kProtobuf});
   EXPECT_EQ(refused.status, 503);
   EXPECT_NE(refused.headers.find("Retry-After: 1\r\n"), std::string::npos) << refused.headers;
@@ -382,13 +553,13 @@ TEST(CollectHostileHttp, FullDiskIsRetryableAndDeliveredOnceSpaceReturns) {
     EXPECT_EQ(std::string(pushback->second.data(), pushback->second.size()), "1000");
   }
 
-  // Space returns: the path is a regular file again.
-  std::filesystem::remove(traces);
+  // Space returns.
+  ASSERT_EQ(::prlimit(collector.pid(), RLIMIT_FSIZE, &room, nullptr), 0);
   const HttpResult delivered =
       post(collector.url("/v1/traces"), trace_body("first", 3), {kProtobuf});
   EXPECT_EQ(delivered.status, 200);
   EXPECT_EQ(collector.stop(), 0);
-  EXPECT_EQ(first_span_names(traces), (std::vector<std::string>{"first-0"}));
+  EXPECT_EQ(first_span_names(traces), (std::vector<std::string>{"before-0", "first-0"}));
   const std::string err = read_text(dir.path / "stderr.txt");
   EXPECT_NE(err.find(why.substr(0, why.find("; retry later")) + "; asking clients to resend later"),
             std::string::npos)

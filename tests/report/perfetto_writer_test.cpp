@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "report_test_support.hpp"
 
@@ -99,6 +102,59 @@ TEST(ReportPerfetto, AnOverlappingSpanGoesToAnotherThread) {
   EXPECT_EQ((*by_name.at("span c"))["tid"], 2);
   EXPECT_EQ((*by_name.at("span b"))["ts"].get<double>(), 10.0);
   EXPECT_EQ((*by_name.at("span c"))["dur"].get<double>(), 70.0);
+}
+
+// A long string attribute is cut at 4096 bytes (at a character boundary) and says how long it
+// was; a short one, and a value that is not a string, are as they were.
+TEST(ReportPerfetto, LongAttributeValuesAreCut) {
+  RunData data;
+  SpanRecord span;
+  span.trace_id = "t";
+  span.span_id = "s";
+  span.name = "with attributes";
+  span.start_ns = 0;
+  span.end_ns = 1000;
+  span.attributes = {{"long", json(std::string(4095, 'x') + "\u00e9" + std::string(1000, 'y'))},
+                     {"short", json("kept")},
+                     {"number", json(7)}};
+  data.ranks[0].spans.push_back(span);
+  const json trace = write(analyze(std::move(data), {}));
+  const json* event = nullptr;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") event = &e;
+  }
+  ASSERT_NE(event, nullptr);
+  // The two-byte character that would straddle the cut is left out whole.
+  EXPECT_EQ((*event)["args"]["long"], std::string(4095, 'x') + "... (5097 bytes)");
+  EXPECT_EQ((*event)["args"]["short"], "kept");
+  EXPECT_EQ((*event)["args"]["number"], 7);
+}
+
+// The span cap holds whatever the number of ranks: each rank kept writes its share, its
+// earliest spans, and the writer says how many it left out.
+TEST(ReportPerfetto, TheSpanCapHoldsForFewRanks) {
+  RunData data;
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int i = 0; i < 10; ++i) {
+      SpanRecord span;
+      span.trace_id = "t";
+      span.span_id = std::to_string(i);
+      span.name = "s" + std::to_string(i);
+      span.start_ns = 1000 * i;
+      span.end_ns = 1000 * i + 500;
+      data.ranks[rank].spans.push_back(span);
+    }
+  }
+  const RunAnalysis analysis = analyze(std::move(data), {});
+  std::ostringstream out;
+  EXPECT_EQ(write_perfetto(analysis, out, {}, 8), 12u);
+  std::map<int, std::vector<std::string>> names;
+  const json trace = json::parse(out.str());
+  for (const json& event : trace["traceEvents"]) {
+    if (event["ph"] == "X") names[event["pid"].get<int>()].push_back(event["name"]);
+  }
+  const std::vector<std::string> earliest = {"s0", "s1", "s2", "s3"};
+  EXPECT_EQ(names, (std::map<int, std::vector<std::string>>{{1, earliest}, {2, earliest}}));
 }
 
 }  // namespace

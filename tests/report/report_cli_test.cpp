@@ -1,6 +1,7 @@
 // `lens report` as a user runs it: the summary and the files written, the stall sentence, and
 // the exact one-line errors (exit status 2) for a missing or empty DIR and bad flags.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -142,6 +143,46 @@ TEST(ReportCli, WarnsAboutATruncatedLastLine) {
   const ProcessResult result = lens({dir.path().string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.err, "lens report: warning: traces.jsonl:3: truncated last line skipped\n");
+}
+
+TEST(ReportCli, SaysWhichInputsItSkippedAndWhy) {
+  TempDir dir("cli-skipped");
+  testing::write_run(dir.path(), {.ranks = 2, .iterations = 5});
+  // Neither is opened: the FIFO would block the report, /dev/zero would never end.
+  ASSERT_EQ(::mkfifo((dir.path() / "fifo.jsonl").c_str(), 0644), 0);
+  std::filesystem::create_symlink("/dev/zero", dir.path() / "zero.jsonl");
+  std::filesystem::create_symlink(dir.path() / "gone", dir.path() / "dangling.jsonl");
+  const ProcessResult result = lens({dir.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_EQ(result.err,
+            "lens report: warning: dangling.jsonl: skipped, a symbolic link to nothing (only "
+            "regular files are read)\n"
+            "lens report: warning: fifo.jsonl: skipped, a FIFO (only regular files are read)\n"
+            "lens report: warning: zero.jsonl: skipped, a character device (only regular files "
+            "are read)\n");
+}
+
+// A line over 128 MiB is skipped without being kept (a 1 GB line took 4.2 GB), counted in one
+// warning; the lines around it are read.
+TEST(ReportCli, AnOverlongLineIsSkippedAndCounted) {
+  TempDir dir("cli-overlong");
+  testing::write_run(dir.path(), {.ranks = 2, .iterations = 5});
+  {
+    std::ofstream out(dir.path() / "traces.jsonl", std::ios::app);
+    out << "{\"resourceSpans\":[{\"x\":\"";
+    const std::string block(1 << 20, 'a');
+    for (int i = 0; i < 129; ++i) out << block;
+    out << "\"}]}\n";
+  }
+  const ProcessResult result = lens({dir.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err,
+            "lens report: warning: traces.jsonl: 1 line over 128 MiB skipped (lines are read up "
+            "to 128 MiB)\n");
+  EXPECT_NE(result.out.find("ranks: 2 of world size 2, iterations: 5"), std::string::npos)
+      << result.out;
+  std::filesystem::remove(dir.path() / "traces.jsonl");
 }
 
 TEST(ReportCli, MetricsOnlyIsEnoughForAReport) {

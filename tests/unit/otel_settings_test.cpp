@@ -211,6 +211,41 @@ TEST(OtelSettingsOtlp, HeadersGrpcWouldRejectAreErrorsThatHideTheValue) {
   EXPECT_EQ(message.find("secret-7f3a"), std::string::npos);
 }
 
+// A framing header sent as given made a receiver read 5 bytes of the body and answer 200 (every
+// span lost, counted as exported); pseudo-headers and the exporter's own headers are refused.
+TEST(OtelSettingsOtlp, FramingAndPseudoHeadersAreRefusedByName) {
+  for (const char* header :
+       {"Content-Length", "transfer-encoding", "Host", "Connection", "Upgrade", "Keep-Alive", "TE",
+        "Trailer", "Expect", "Content-Encoding", "Content-Type", "Proxy-Connection"}) {
+    EXPECT_EQ(problem({{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"},
+                       {"OTEL_EXPORTER_OTLP_TRACES_HEADERS", std::string(header) + "=5"}}),
+              "Invalid header name in OTEL_EXPORTER_OTLP_TRACES_HEADERS: '" + std::string(header) +
+                  "' is set by the exporter itself (message framing or connection); accepted: "
+                  "any other name, such as authorization or x-tenant");
+  }
+  EXPECT_EQ(problem({{"OTEL_EXPORTER_OTLP_LOGS_HEADERS", ":path=/v1/other"}}),
+            "Invalid header name in OTEL_EXPORTER_OTLP_LOGS_HEADERS: ':path'; accepted: letters, "
+            "digits, '-', '_' and '.'");
+  EXPECT_TRUE(
+      parse({{"OTEL_EXPORTER_OTLP_HEADERS", "x-content-length=5,hostname=a"}}).problems.empty());
+}
+
+// gRPC servers refuse metadata over 8 KiB (RESOURCE_EXHAUSTED on every export): refused at
+// setup, the value not shown. Over HTTP the same headers are accepted.
+TEST(OtelSettingsOtlp, GrpcMetadataOverEightKibIsRefused) {
+  const std::string big(8192 - 32 - 1, 's');  // "a" + value + 32 = 8192: at the limit
+  EXPECT_TRUE(parse({{"OTEL_EXPORTER_OTLP_METRICS_HEADERS", "a=" + big}}).problems.empty());
+  const std::string message = problem({{"OTEL_EXPORTER_OTLP_METRICS_HEADERS", "a=" + big + "s"}});
+  EXPECT_EQ(message,
+            "Headers in OTEL_EXPORTER_OTLP_METRICS_HEADERS too large for gRPC metadata: 8193 "
+            "bytes (names, values and 32 bytes per header; values not shown); accepted: at most "
+            "8192 bytes, the metadata limit of gRPC servers");
+  EXPECT_EQ(message.find("sss"), std::string::npos);
+  EXPECT_TRUE(parse({{"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf"},
+                     {"OTEL_EXPORTER_OTLP_METRICS_HEADERS", "a=" + big + "s"}})
+                  .problems.empty());
+}
+
 TEST(OtelSettingsOtlp, UrlWithoutSchemeIsAnErrorOverHttp) {
   EXPECT_EQ(problem({{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "localhost:4318"},
                      {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf"}}),

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -162,6 +163,40 @@ TEST_F(OtlpThroughSetup, AReceiverThatNeverAnswersHoldsNeitherSpansNorShutdown) 
     EXPECT_EQ(stats.spans_dropped, static_cast<std::uint64_t>(kSpans)) << protocol;
     // The export still in flight on shutdown's helper thread ends when the receiver goes.
   }
+}
+
+// Metric exports still waiting for a receiver that accepted them and never answers are lost at
+// shutdown: their points are counted as dropped and failed, once (they were counted nowhere).
+TEST_F(OtlpThroughSetup, MetricPointsAReceiverNeverAnsweredAreCountedAsLost) {
+  auto receiver = std::make_unique<ScriptedHttpReceiver>(/*answer=*/false);
+  CapturedOutput output;
+  auto handle = keep(setup(job_variables({{"NEMO_LENS_TRACES_ENABLED", "0"},
+                                          {"NEMO_LENS_METRICS_ENABLED", "1"},
+                                          {"OTEL_METRIC_EXPORT_INTERVAL", "100"},
+                                          {"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
+                                          {"OTEL_EXPORTER_OTLP_ENDPOINT", receiver->url("")},
+                                          {"OTEL_EXPORTER_OTLP_TIMEOUT", "3000"}})));
+  handle.meter()->CreateUInt64Counter("lens.test.lost")->Add(5);
+  // The receiver records nothing it does not answer: ten export intervals for the first export
+  // to be sent and left waiting.
+  std::this_thread::sleep_for(1000ms);
+  // Not within its time: the export waits for its answer (up to 3 s).
+  const Status status = handle.shutdown(500ms);
+  EXPECT_NE(status.message().find("did not finish within 500 ms for metrics"), std::string::npos)
+      << status.message();
+  const TelemetryStats stats = handle.stats();
+  // The waiting export fails once the receiver goes; its line is written while still captured
+  // (not into a later test's output).
+  receiver.reset();
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(stats.metric_points_exported, 0u);
+  EXPECT_GT(stats.metric_points_failed, 0u);
+  const std::string lost = std::to_string(stats.metric_points_failed);
+  const std::string text = output.text();
+  EXPECT_NE(text.find("lens: rank 0 telemetry: metric points 0 exported, " + lost + " dropped, " +
+                      lost + " failed\n"),
+            std::string::npos)
+      << text;
 }
 
 // The run's only trace export happens at shutdown and gets one retryable answer (HTTP 503 with

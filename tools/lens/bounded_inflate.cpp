@@ -9,7 +9,8 @@
 namespace lens::cli {
 
 InflateOutcome inflate_bounded(const std::vector<std::string_view>& chunks, Compression compression,
-                               std::size_t limit, std::string& out) {
+                               std::size_t limit, std::string& out,
+                               const std::function<bool(std::size_t)>& allow) {
   out.clear();
   z_stream stream{};
   // 16 + 15: gzip header and trailer; 15 alone: the zlib format, which is gRPC's "deflate".
@@ -37,6 +38,11 @@ InflateOutcome inflate_bounded(const std::vector<std::string_view>& chunks, Comp
       while (stream.avail_in > 0 && !finished) {
         // Room for one more step past the limit is enough to tell "too large" apart.
         const std::size_t before = out.size();
+        if (allow && !allow(before + kStep)) {
+          out.clear();
+          out.shrink_to_fit();
+          return InflateOutcome::kNotAllowed;
+        }
         out.resize(before + kStep);
         stream.next_out = reinterpret_cast<Bytef*>(out.data() + before);
         stream.avail_out = static_cast<uInt>(kStep);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +39,8 @@ constexpr const char* kCollectUsage =
     "                    [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
     "                    [--max-request-items N] [--max-request-memory N]\n"
     "                    [--grpc-max-streams N] [--grpc-max-connections N]\n"
+    "                    [--http-request-timeout S] [--http-max-connections-per-peer N]\n"
+    "                    [--max-memory-in-flight N]\n"
     "\n"
     "Receives OTLP over gRPC and HTTP (protobuf or JSON, gzip or not) and appends each\n"
     "request as one OTLP JSON line to traces.jsonl, metrics.jsonl or logs.jsonl under DIR.\n"
@@ -66,6 +69,13 @@ constexpr const char* kCollectUsage =
     "                    client queues the others (default 100)\n"
     "  --grpc-max-connections N  gRPC connections held at once; newer ones past it are\n"
     "                    closed (clients retry) (default 200)\n"
+    "  --max-memory-in-flight N  estimated memory all requests in flight may take together\n"
+    "                    (suffix K, M or G; default 160M); more: HTTP 503 + Retry-After /\n"
+    "                    RESOURCE_EXHAUSTED + retry pushback, which exporters retry\n"
+    "  --http-request-timeout S  seconds an HTTP request's headers and body may take to\n"
+    "                    arrive; then its connection is closed (default 60)\n"
+    "  --http-max-connections-per-peer N  HTTP connections one client address may hold at\n"
+    "                    once; newer ones past it are closed (default 256)\n"
     "  --help            show this help\n"
     "\n"
     "Without --token or --token-file, the token is taken from the environment variable\n"
@@ -183,6 +193,30 @@ std::string parse_limits(const ParsedOptions& options, ReceiverOptions& receiver
     }
     receiver.grpc_streams.connections = static_cast<std::size_t>(*count);
   }
+  if (auto value = options.get("--http-request-timeout")) {
+    auto seconds = parse_count(*value, 86'400);
+    if (!seconds) {
+      return "invalid value for --http-request-timeout: '" + *value +
+             "'; accepted: whole seconds, 1 to 86400 (default 60)";
+    }
+    receiver.http_connections.request_timeout = std::chrono::seconds(*seconds);
+  }
+  if (auto value = options.get("--http-max-connections-per-peer")) {
+    auto count = parse_count(*value, kMaxConnections);
+    if (!count) {
+      return "invalid value for --http-max-connections-per-peer: '" + *value +
+             "'; accepted: 1 to " + std::to_string(kMaxConnections) + " (default 256)";
+    }
+    receiver.http_connections.per_peer = static_cast<std::size_t>(*count);
+  }
+  if (auto value = options.get("--max-memory-in-flight")) {
+    auto bytes = parse_bytes(*value);
+    if (!bytes || *bytes < (1u << 20)) {
+      return "invalid value for --max-memory-in-flight: '" + *value +
+             "'; accepted: a byte count >= 1M, optionally with suffix K, M or G (default 160M)";
+    }
+    receiver.max_memory_in_flight = *bytes;
+  }
   if (auto value = options.get("--max-request-memory")) {
     auto bytes = parse_bytes(*value);
     if (!bytes || *bytes < (1u << 20)) {
@@ -231,6 +265,18 @@ std::string requests_text(const SinkStats& sink, const ReceiverStats& receiver) 
     text += ", " + std::to_string(receiver.grpc_connections_refused) +
             " gRPC connections closed (--grpc-max-connections)";
   }
+  if (receiver.over_budget != 0) {
+    text += ", " + std::to_string(receiver.over_budget) +
+            " refused for a retry (--max-memory-in-flight)";
+  }
+  if (receiver.http_timed_out != 0) {
+    text += ", " + std::to_string(receiver.http_timed_out) +
+            " HTTP connections closed (--http-request-timeout)";
+  }
+  if (receiver.http_over_peer_cap != 0) {
+    text += ", " + std::to_string(receiver.http_over_peer_cap) +
+            " HTTP connections closed (--http-max-connections-per-peer)";
+  }
   if (sink.retry_requests != 0) {
     // Answered 503 / UNAVAILABLE: lost unless the client sent them again.
     text += ", " + std::to_string(sink.retry_items) + " items refused for a retry (write failed)";
@@ -263,10 +309,12 @@ std::size_t terminal_width() {
 }  // namespace
 
 int collect_command(const std::vector<std::string>& args) {
-  const OptionSpec spec{{"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file",
-                         "--tls-cert", "--tls-key", "--tls-client-ca", "--max-request-items",
-                         "--max-request-memory", "--grpc-max-streams", "--grpc-max-connections"},
-                        {"--help"}};
+  const OptionSpec spec{
+      {"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file", "--tls-cert",
+       "--tls-key", "--tls-client-ca", "--max-request-items", "--max-request-memory",
+       "--grpc-max-streams", "--grpc-max-connections", "--http-request-timeout",
+       "--http-max-connections-per-peer", "--max-memory-in-flight"},
+      {"--help"}};
   auto parsed = parse_command_options(args, spec, "collect", kCollectUsage);
   if (const int* exit_status = std::get_if<int>(&parsed)) return *exit_status;
   const ParsedOptions& options = std::get<ParsedOptions>(parsed);
@@ -383,6 +431,9 @@ int collect_command(const std::vector<std::string>& args) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not end the collector
+  // A file size limit (ulimit -f) makes a write fail with EFBIG, answered like a full disk,
+  // instead of ending the collector.
+  std::signal(SIGXFSZ, SIG_IGN);
   // gRPC 1.51 stops accepting for good when accept() fails with EMFILE; connections past
   // --grpc-max-connections are accepted before they are closed, so keep the open-file limit as
   // high as this process may set it.

@@ -177,12 +177,21 @@ std::string check_ids(Signal signal, const Message& request) {
 struct DecodeProblem {
   std::string message;
   bool over_limit = false;
+  bool over_budget = false;  // --max-memory-in-flight: to be retried later
 };
 
+std::string budget_message(const MemoryBudget& budget) {
+  return "lens collect is at its memory budget for requests in flight (--max-memory-in-flight " +
+         std::to_string(budget.bytes()) + " bytes); retry later";
+}
+
 // Checks a request body against the limits on its encoded bytes (nothing is allocated for a
-// body over them), then decodes and checks it. `release` learns how large the request was.
+// body over them) and takes its estimated size from the budget shared by the requests in flight
+// (`also_held`: what else the request holds, a message still compressed), then decodes and
+// checks it. `release` learns how large the request was.
 DecodeProblem decode_request(Signal signal, BodyFormat format, std::string_view body,
                              const RequestLimits& limits, ReleaseMemoryAfterLargeRequest& release,
+                             MemoryBudget::Share& share, std::uint64_t also_held,
                              Message& request) {
   RequestSize size;
   std::string over = format == BodyFormat::kProtobuf
@@ -190,6 +199,7 @@ DecodeProblem decode_request(Signal signal, BodyFormat format, std::string_view 
                          : json_over_limits(body, limits, size);
   release.note(size.memory);
   if (!over.empty()) return {std::move(over), true};
+  if (!share.grow_to(also_held + size.memory)) return {std::string(), false, true};
   if (format == BodyFormat::kProtobuf) {
     if (!request.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
       return {"cannot decode the body as a protobuf " +
@@ -238,6 +248,34 @@ std::string status_protobuf(int code, const std::string& message) {
     coded.WriteString(message);
   }
   return out;
+}
+
+// google.rpc.Status {code, message, details: [Any google.rpc.RetryInfo {retry_delay: seconds}]}
+// in the binary encoding: the grpc-status-details-bin of a RESOURCE_EXHAUSTED that asks for a
+// retry (OTLP exporters retry RESOURCE_EXHAUSTED only when it carries RetryInfo).
+std::string status_with_retry_info(int code, const std::string& message, int seconds) {
+  auto message_field = [](int number, const std::string& bytes) {
+    std::string out;
+    {
+      google::protobuf::io::StringOutputStream stream(&out);
+      google::protobuf::io::CodedOutputStream coded(&stream);
+      coded.WriteTag((static_cast<std::uint32_t>(number) << 3) | 2);
+      coded.WriteVarint32(static_cast<std::uint32_t>(bytes.size()));
+      coded.WriteString(bytes);
+    }
+    return out;
+  };
+  std::string duration;  // google.protobuf.Duration {seconds = 1}
+  {
+    google::protobuf::io::StringOutputStream stream(&duration);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.WriteTag(1 << 3);
+    coded.WriteVarint64(static_cast<std::uint64_t>(seconds));
+  }
+  const std::string retry_info = message_field(1, duration);
+  const std::string any =
+      message_field(1, "type.googleapis.com/google.rpc.RetryInfo") + message_field(2, retry_info);
+  return status_protobuf(code, message) + message_field(3, any);
 }
 
 std::string status_json(int code, const std::string& message) {
@@ -314,7 +352,9 @@ struct OtlpReceiver::Impl {
   OtlpSink& sink;
   std::string token;
   RequestLimits limits;
+  MemoryBudget budget;
   std::atomic<std::uint64_t> malformed{0};
+  std::atomic<std::uint64_t> over_budget{0};  // refused for a retry: --max-memory-in-flight
   std::atomic<std::uint64_t> unauthenticated{0};
 
   std::vector<std::unique_ptr<grpc::Service>> grpc_services;
@@ -326,6 +366,8 @@ struct OtlpReceiver::Impl {
   std::thread http_thread;
   std::atomic<bool> http_done{false};  // the HTTP server's accept loop and workers have ended
   std::optional<Endpoint> http_bound;
+  HttpConnectionLimits http_limits;
+  std::unique_ptr<HttpConnectionGuard> http_guard;
 
   std::mutex stop_mutex;
   bool stopped = false;
@@ -334,8 +376,18 @@ struct OtlpReceiver::Impl {
   std::atomic<int> grpc_in_flight{0};
   std::atomic<bool> grpc_stopping{false};
 
-  Impl(OtlpSink& s, std::string t, const RequestLimits& l = {})
-      : sink(s), token(std::move(t)), limits(l) {}
+  Impl(OtlpSink& s, std::string t, const RequestLimits& l, std::uint64_t budget_bytes)
+      : sink(s), token(std::move(t)), limits(l), budget(budget_bytes) {}
+
+  // Refused for a retry at the memory budget: OTLP/gRPC clients retry after the pushback.
+  grpc::Status grpc_over_budget(grpc::CallbackServerContext& context) {
+    ++over_budget;
+    context.AddTrailingMetadata("grpc-retry-pushback-ms",
+                                std::to_string(OtlpSink::kRetryAfterSeconds * 1000));
+    const std::string message = budget_message(budget);
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED, message,
+            status_with_retry_info(kCodeResourceExhausted, message, OtlpSink::kRetryAfterSeconds)};
+  }
 
   grpc::Status grpc_export(Signal signal, grpc::CallbackServerContext& context,
                            const grpc::ByteBuffer& in, grpc::ByteBuffer& out) {
@@ -359,16 +411,23 @@ struct OtlpReceiver::Impl {
       }
     }
     ReleaseMemoryAfterLargeRequest release;  // first: runs once the buffers below are freed
+    MemoryBudget::Share share(budget);
     std::string body;
-    if (grpc::Status read = read_grpc_message(in, body, release); !read.ok()) {
+    std::uint64_t compressed = 0;
+    bool budget_refused = false;
+    if (grpc::Status read = read_grpc_message(in, body, release, share, compressed, budget_refused);
+        !read.ok()) {
+      if (budget_refused) return grpc_over_budget(context);
       ++malformed;
       return read;
     }
     google::protobuf::Arena arena(request_arena_options());
     Message* request = new_request(signal, arena);
-    if (DecodeProblem problem =
-            decode_request(signal, BodyFormat::kProtobuf, body, limits, release, *request);
-        !problem.message.empty()) {
+    if (DecodeProblem problem = decode_request(signal, BodyFormat::kProtobuf, body, limits, release,
+                                               share, compressed, *request);
+        problem.over_budget) {
+      return grpc_over_budget(context);
+    } else if (!problem.message.empty()) {
       ++malformed;
       return {problem.over_limit ? grpc::StatusCode::RESOURCE_EXHAUSTED
                                  : grpc::StatusCode::INVALID_ARGUMENT,
@@ -390,7 +449,9 @@ struct OtlpReceiver::Impl {
   // The request message as sent: gRPC hands it over still compressed (per-message decompression
   // is off, see start_grpc), so that it is inflated here with a cap instead of whole.
   grpc::Status read_grpc_message(const grpc::ByteBuffer& in, std::string& body,
-                                 ReleaseMemoryAfterLargeRequest& release) {
+                                 ReleaseMemoryAfterLargeRequest& release,
+                                 MemoryBudget::Share& share, std::uint64_t& compressed,
+                                 bool& budget_refused) {
     std::vector<grpc::Slice> slices;
     // No buffer: the stream ended before a whole message arrived (a length prefix longer than
     // the data that followed).
@@ -407,7 +468,13 @@ struct OtlpReceiver::Impl {
     release.note(compressed_size);
     const grpc_compression_algorithm algorithm =
         grpc::internal::GrpcByteBufferPeer(in).compression();
+    // The message as received, and then its copy or inflated form, from the budget.
+    if (!share.grow_to(2 * compressed_size)) {
+      budget_refused = true;
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED, budget_message(budget)};
+    }
     if (algorithm == GRPC_COMPRESS_NONE) {
+      compressed = compressed_size;
       body.reserve(compressed_size);
       for (std::string_view chunk : chunks) body.append(chunk);
       return grpc::Status::OK;
@@ -416,10 +483,16 @@ struct OtlpReceiver::Impl {
       return {grpc::StatusCode::UNIMPLEMENTED,
               "unsupported grpc-encoding; accepted: gzip, deflate, identity"};
     }
+    compressed = compressed_size;
     const InflateOutcome outcome = inflate_bounded(
         chunks, algorithm == GRPC_COMPRESS_GZIP ? Compression::kGzip : Compression::kDeflate,
-        kMaxRequestBytes, body);
+        kMaxRequestBytes, body,
+        [&](std::size_t size) { return share.grow_to(compressed_size + size); });
     release.note(body.size());
+    if (outcome == InflateOutcome::kNotAllowed) {
+      budget_refused = true;
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED, budget_message(budget)};
+    }
     if (outcome == InflateOutcome::kTooLarge) {
       return {grpc::StatusCode::RESOURCE_EXHAUSTED,
               "request message over " + std::to_string(kMaxRequestBytes) +
@@ -433,38 +506,111 @@ struct OtlpReceiver::Impl {
     return grpc::Status::OK;
   }
 
+  // A request refused before its body was read: a small body (the usual exporter's) is read
+  // and dropped, so that the answer reaches the client before the connection closes; a larger
+  // one, or one of unknown length, is not read at all: the reading side of the connection is
+  // shut down, and the client sees the connection reset (closing with unread data resets it).
+  void leave_body_unread(const httplib::Request& req, const httplib::ContentReader& reader) {
+    constexpr std::size_t kDroppedBodyBytes = 64 * 1024;
+    const std::string declared = req.get_header_value("Content-Length");
+    if (!declared.empty() && declared.size() < 7 &&
+        declared.find_first_not_of("0123456789") == std::string::npos &&
+        std::stoul(declared) <= kDroppedBodyBytes) {
+      std::size_t seen = 0;  // inflated, when compressed: stops at 16 times the limit
+      reader([&](const char*, std::size_t length) {
+        seen += length;
+        return seen <= 16 * kDroppedBodyBytes;
+      });
+      return;
+    }
+    if (http_guard) http_guard->stop_reading(req.remote_addr, req.remote_port);
+  }
+
   void http_export(Signal signal, const httplib::Request& req, httplib::Response& res,
                    const httplib::ContentReader& content_reader) {
+    // The next request of this connection has its own deadline from the answer on.
+    struct Answered {
+      HttpConnectionGuard* guard;
+      const httplib::Request& req;
+      ~Answered() {
+        if (guard != nullptr) guard->answered(req.remote_addr, req.remote_port);
+      }
+    } answered{http_guard.get(), req};
+    const BodyFormat format =
+        media_type(req.get_header_value("Content-Type")) == "application/x-protobuf"
+            ? BodyFormat::kProtobuf
+            : BodyFormat::kJson;
+    if (!token.empty() && !bearer_matches(req.get_header_value("Authorization"), token)) {
+      // From the headers alone: the body is never read nor inflated, and the connection is
+      // closed after the answer (its unread body cannot be taken for the next request).
+      ++unauthenticated;
+      res.set_header("WWW-Authenticate", "Bearer");
+      res.set_header("Connection", "close");
+      leave_body_unread(req, content_reader);
+      set_status_body(res, 401, format, kCodeUnauthenticated,
+                      "missing or wrong token; send the header 'Authorization: Bearer <token>'");
+      return;
+    }
     ReleaseMemoryAfterLargeRequest release;  // first: runs once the buffers below are freed
+    MemoryBudget::Share share(budget);
+    // Refused for a retry at the memory budget, without reading (more of) the body: the
+    // connection is closed after the answer.
+    enum class BodyState { kUnread, kPartlyRead, kRead };
+    auto refuse_over_budget = [&](BodyState body_state) {
+      ++over_budget;
+      res.set_header("Retry-After", std::to_string(OtlpSink::kRetryAfterSeconds));
+      res.set_header("Connection", "close");
+      if (body_state == BodyState::kUnread) {
+        leave_body_unread(req, content_reader);
+      } else if (body_state == BodyState::kPartlyRead && http_guard) {
+        http_guard->stop_reading(req.remote_addr, req.remote_port);
+      }
+      set_status_body(res, 503, format, kCodeUnavailable, budget_message(budget));
+    };
+    // cpp-httplib stops reading at its payload limit without handing us the excess: a declared
+    // length over the limit is the same "too large".
+    const std::string declared = req.get_header_value("Content-Length");
+    std::uint64_t declared_bytes = 0;
+    if (!declared.empty() && declared.size() < 20 &&
+        declared.find_first_not_of("0123456789") == std::string::npos) {
+      declared_bytes = std::stoull(declared);
+    }
+    const bool plain = req.get_header_value("Content-Encoding").empty();
     // The body is read whole first so that a keep-alive connection stays in step.
     std::string body;
+    if (declared_bytes != 0 && declared_bytes <= kMaxRequestBytes) {
+      if (!share.grow_to(declared_bytes)) {
+        refuse_over_budget(BodyState::kUnread);
+        return;
+      }
+      if (plain) body.reserve(declared_bytes);  // one allocation, no doubling copies
+    }
     bool too_large = false;
+    bool budget_refused = false;
     const bool read = content_reader([&](const char* data, std::size_t length) {
-      if (body.size() + length > kMaxRequestBytes) {
+      const std::size_t needed = body.size() + length;
+      if (needed > kMaxRequestBytes) {
         too_large = true;
+        return false;
+      }
+      // What the string will hold once grown (it doubles its capacity).
+      const std::size_t capacity =
+          needed > body.capacity() ? std::max(needed, 2 * body.capacity()) : body.capacity();
+      if (!share.grow_to(capacity)) {
+        budget_refused = true;
         return false;
       }
       body.append(data, length);
       return true;
     });
-    // cpp-httplib stops reading at its payload limit without handing us the excess: a declared
-    // length over the limit is the same "too large".
-    const std::string declared = req.get_header_value("Content-Length");
-    if (!declared.empty() && declared.size() < 20 &&
-        declared.find_first_not_of("0123456789") == std::string::npos &&
-        std::stoull(declared) > kMaxRequestBytes) {
-      too_large = true;
-    }
-    const std::string type = media_type(req.get_header_value("Content-Type"));
-    const BodyFormat format =
-        type == "application/x-protobuf" ? BodyFormat::kProtobuf : BodyFormat::kJson;
-    if (!token.empty() && !bearer_matches(req.get_header_value("Authorization"), token)) {
-      ++unauthenticated;
-      res.set_header("WWW-Authenticate", "Bearer");
-      set_status_body(res, 401, format, kCodeUnauthenticated,
-                      "missing or wrong token; send the header 'Authorization: Bearer <token>'");
+    // Read: what follows is this process's work, not the client's (no deadline).
+    if (http_guard) http_guard->body_read(req.remote_addr, req.remote_port);
+    if (declared_bytes > kMaxRequestBytes) too_large = true;
+    if (budget_refused) {
+      refuse_over_budget(BodyState::kPartlyRead);
       return;
     }
+    const std::string type = media_type(req.get_header_value("Content-Type"));
     if (too_large) {
       ++malformed;
       set_status_body(
@@ -496,8 +642,12 @@ struct OtlpReceiver::Impl {
     }
     google::protobuf::Arena arena(request_arena_options());
     Message* request = new_request(signal, arena);
-    if (DecodeProblem problem = decode_request(signal, format, body, limits, release, *request);
-        !problem.message.empty()) {
+    if (DecodeProblem problem =
+            decode_request(signal, format, body, limits, release, share, 0, *request);
+        problem.over_budget) {
+      refuse_over_budget(BodyState::kRead);
+      return;
+    } else if (!problem.message.empty()) {
       ++malformed;
       if (problem.over_limit) {
         set_status_body(res, 413, format, kCodeResourceExhausted, problem.message);
@@ -679,6 +829,7 @@ Status start_http(OtlpReceiver::Impl& impl, const Endpoint& endpoint,
   // retry one, three, seven seconds later, healthy clients included. listen() again raises it.
   if (*listening != INVALID_SOCKET) ::listen(*listening, kHttpListenBacklog);
   impl.http_bound = Endpoint{endpoint.host, port};
+  impl.http_guard = std::make_unique<HttpConnectionGuard>(port, impl.http_limits);
   impl.http_thread = std::thread([&server, &done = impl.http_done] {
     server.listen_after_bind();
     done.store(true);
@@ -700,8 +851,9 @@ OtlpReceiver::~OtlpReceiver() { stop(); }
 
 Result<std::unique_ptr<OtlpReceiver>> OtlpReceiver::start(const ReceiverOptions& options,
                                                           OtlpSink& sink) {
-  std::unique_ptr<OtlpReceiver> receiver(
-      new OtlpReceiver(std::make_unique<Impl>(sink, options.token, options.limits)));
+  std::unique_ptr<OtlpReceiver> receiver(new OtlpReceiver(
+      std::make_unique<Impl>(sink, options.token, options.limits, options.max_memory_in_flight)));
+  receiver->impl_->http_limits = options.http_connections;
   // gRPC would only find out at the first handshake: check the pair with OpenSSL first.
   if (options.tls && !make_https_server(*options.tls)) {
     return Error(tls_unusable());
@@ -742,6 +894,7 @@ void OtlpReceiver::stop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (impl_->http_thread.joinable()) impl_->http_thread.join();
+    if (impl_->http_guard) impl_->http_guard->stop();
   }
   if (impl_->grpc_server) {
     // grpc::Server::Shutdown(deadline) waits for idle client connections to go away too, and a
@@ -764,8 +917,12 @@ void OtlpReceiver::stop() {
 
 ReceiverStats OtlpReceiver::stats() const {
   // The cap is set once at start and lives as long as the receiver.
-  return {impl_->malformed.load(), impl_->unauthenticated.load(),
-          impl_->grpc_connection_cap ? impl_->grpc_connection_cap->refused() : 0};
+  return {impl_->malformed.load(),
+          impl_->unauthenticated.load(),
+          impl_->grpc_connection_cap ? impl_->grpc_connection_cap->refused() : 0,
+          impl_->http_guard ? impl_->http_guard->timed_out() : 0,
+          impl_->http_guard ? impl_->http_guard->over_peer_cap() : 0,
+          impl_->over_budget.load()};
 }
 
 }  // namespace lens::cli

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "http_connection_guard.hpp"
 #include "lens/result.hpp"
 #include "otlp_sink.hpp"
 #include "request_limits.hpp"
@@ -57,12 +58,18 @@ struct ReceiverOptions {
   std::optional<TlsServerFiles> tls;  // nullopt: plain text
   RequestLimits limits;               // per request, both protocols
   GrpcStreamLimits grpc_streams;
+  HttpConnectionLimits http_connections;  // request deadline, connections per peer
+  // Memory all requests in flight may take together (--max-memory-in-flight).
+  std::uint64_t max_memory_in_flight = MemoryBudget::kDefaultBytes;
 };
 
 struct ReceiverStats {
   std::uint64_t malformed = 0;                 // undecodable bodies, wrong content types, bad paths
   std::uint64_t unauthenticated = 0;           // missing or wrong token
   std::uint64_t grpc_connections_refused = 0;  // shut down past --grpc-max-connections
+  std::uint64_t http_timed_out = 0;            // shut down past --http-request-timeout
+  std::uint64_t http_over_peer_cap = 0;        // shut down past --http-max-connections-per-peer
+  std::uint64_t over_budget = 0;               // refused for a retry past --max-memory-in-flight
 };
 
 class OtlpReceiver {

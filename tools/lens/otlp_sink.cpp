@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <array>
@@ -14,10 +15,10 @@
 #include <system_error>
 
 #include "lens/otlp_json.hpp"
-#include "torn_tail.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
+#include "torn_tail.hpp"
 
 namespace lens::cli {
 namespace {
@@ -76,7 +77,44 @@ std::string system_error(int error) {
   return std::error_code(error, std::generic_category()).message();
 }
 
+// "a FIFO", "a character device", ... for stat's st_mode.
+const char* file_kind(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// stat(2) of `path` (symbolic links followed): 0, ENOENT when nothing is there, else errno.
+int stat_of(const std::filesystem::path& path, struct stat& st) {
+  if (::stat(path.c_str(), &st) == 0) return 0;
+  return errno;
+}
+
 }  // namespace
+
+std::string output_file_problem(const std::filesystem::path& path) {
+  struct stat st {};
+  const int error = stat_of(path, st);
+  if (error == ENOENT) return {};
+  if (error != 0) return "cannot use '" + path.string() + "': " + system_error(error);
+  if (S_ISREG(st.st_mode)) return {};
+  return "'" + path.string() + "' is " + file_kind(st.st_mode) +
+         ", not a regular file; accepted: a regular file or no file at that path";
+}
+
+std::string output_directory_problem(const std::filesystem::path& path) {
+  struct stat st {};
+  const int error = stat_of(path, st);
+  if (error == ENOENT) return {};
+  if (error != 0) return "cannot use '" + path.string() + "': " + system_error(error);
+  if (S_ISDIR(st.st_mode)) return {};
+  return "'" + path.string() + "' is " + file_kind(st.st_mode) +
+         ", not a directory; accepted: a directory or no file at that path";
+}
 
 const char* signal_name(Signal signal) {
   static constexpr std::array<const char*, 3> kNames = {"traces", "metrics", "logs"};
@@ -113,6 +151,16 @@ std::map<std::string, std::uint64_t> count_items_by_rank(Signal signal,
 }
 
 Result<std::unique_ptr<OtlpSink>> OtlpSink::open(const std::string& dir, std::uint64_t max_bytes) {
+  // Checked before anything is opened: a FIFO would block open(2) until a reader comes.
+  if (std::string problem = output_directory_problem(dir); !problem.empty()) {
+    return Error("cannot use the output directory: " + problem);
+  }
+  for (const char* name : {"traces", "metrics", "logs"}) {
+    const std::string path = dir + "/" + name + ".jsonl";
+    if (std::string problem = output_file_problem(path); !problem.empty()) {
+      return Error("cannot write " + std::string(name) + ".jsonl: " + problem);
+    }
+  }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
@@ -143,10 +191,17 @@ int OtlpSink::open_file(Signal signal) {
   File& file = files_[static_cast<std::size_t>(signal)];
   if (file.fd >= 0) ::close(file.fd);
   file = File{};
-  file.fd = ::open(path_of(signal).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // O_NONBLOCK: a FIFO put there after the start check fails (ENXIO) instead of blocking.
+  file.fd = ::open(path_of(signal).c_str(),
+                   O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0644);
   struct stat st {};
+  int error = 0;
   if (file.fd < 0 || ::fstat(file.fd, &st) != 0) {
-    const int error = errno;
+    error = errno;
+  } else if (!S_ISREG(st.st_mode)) {
+    error = EINVAL;  // replaced by a device or FIFO since the start: never written to
+  }
+  if (error != 0) {
     if (file.fd >= 0) ::close(file.fd);
     file.fd = -1;
     return error;
@@ -172,8 +227,9 @@ OtlpSink::Outcome OtlpSink::append(Signal signal, const google::protobuf::Messag
   std::string unwritable;  // why a decoded request has no JSON form (e.g. nested too deep)
   if (request.ByteSizeLong() != 0) {
     try {
+      // Its newline is written with it (writev below): appending it here could copy the whole
+      // line into a buffer twice its size.
       line = otlp_json::encode(request);
-      line += '\n';
     } catch (const std::exception& e) {
       unwritable = e.what();
     }
@@ -194,7 +250,8 @@ OtlpSink::Outcome OtlpSink::append(Signal signal, const google::protobuf::Messag
   if (line.empty()) {
     return {};
   }
-  if (max_bytes_ != 0 && stats_.bytes + line.size() > max_bytes_) {
+  const std::size_t total = line.size() + 1;  // with its newline
+  if (max_bytes_ != 0 && stats_.bytes + total > max_bytes_) {
     return drop("lens collect: output limit reached (--max-bytes " + std::to_string(max_bytes_) +
                 "); " + signal_name(signal) + " dropped");
   }
@@ -215,8 +272,13 @@ OtlpSink::Outcome OtlpSink::append(Signal signal, const google::protobuf::Messag
   }
   std::size_t done = 0;
   int error = 0;
-  while (done < line.size()) {
-    const ssize_t n = ::write(file.fd, line.data() + done, line.size() - done);
+  static char newline = '\n';
+  while (done < total) {
+    iovec parts[2];
+    int count = 0;
+    if (done < line.size()) parts[count++] = {line.data() + done, line.size() - done};
+    parts[count++] = {&newline, 1};
+    const ssize_t n = ::writev(file.fd, parts, count);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       error = n < 0 ? errno : ENOSPC;
@@ -224,7 +286,7 @@ OtlpSink::Outcome OtlpSink::append(Signal signal, const google::protobuf::Messag
     }
     done += static_cast<std::size_t>(n);
   }
-  if (done != line.size()) {
+  if (done != total) {
     // Cut a partial line off so that every line of the file stays a whole request; what cannot
     // be cut is counted as written so that the cap stays exact.
     if (done != 0 && ::ftruncate(file.fd, static_cast<off_t>(file.size)) != 0) {
@@ -235,8 +297,8 @@ OtlpSink::Outcome OtlpSink::append(Signal signal, const google::protobuf::Messag
     file.fd = -1;
     return retry_later(signal, items, error);
   }
-  file.size += line.size();
-  stats_.bytes += line.size();
+  file.size += total;
+  stats_.bytes += total;
   for (const auto& [rank, n] : counts) {
     RankCounts& rc = stats_.ranks[rank];
     (signal == Signal::kTraces ? rc.spans : signal == Signal::kMetrics ? rc.points : rc.logs) += n;

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,14 @@ enum class Signal { kTraces = 0, kMetrics = 1, kLogs = 2 };
 
 // "traces", "metrics", "logs": the file stem and the OTLP/HTTP path segment.
 const char* signal_name(Signal signal);
+
+// Why `path` cannot be an output file of `lens collect` / `lens run`: "" when it is a regular
+// file (symbolic links followed) or nothing is there; else one sentence such as "'out/traces.jsonl'
+// is a character device, not a regular file; accepted: a regular file or no file at that path".
+// A FIFO would block the opening process, a device (/dev/full, /dev/zero) never ends.
+std::string output_file_problem(const std::filesystem::path& path);
+// The same for an output directory: "" when it is a directory or nothing is there.
+std::string output_directory_problem(const std::filesystem::path& path);
 
 struct RankCounts {
   std::uint64_t spans = 0;
@@ -66,11 +75,11 @@ class OtlpSink {
   // Seconds a client is asked to wait before resending after a retryable outcome.
   static constexpr int kRetryAfterSeconds = 1;
 
-  // Writes the request as one line with one write(2) on an O_APPEND descriptor, so concurrent
-  // requests never interleave and nothing waits in a user-space buffer; the call returns (and the
-  // client is answered) only once the whole line is in the file. A request is written whole or
-  // not at all. After a failed write the file is opened again for the next request, so that a
-  // path pointed elsewhere (space freed on another disk) is picked up.
+  // Writes the request as one line with one writev(2) (the line and its newline) on an O_APPEND
+  // descriptor, so concurrent requests never interleave and nothing waits in a user-space buffer;
+  // the call returns (and the client is answered) only once the whole line is in the file. A
+  // request is written whole or not at all. After a failed write the file is opened again for the
+  // next request, so that a path pointed elsewhere (space freed on another disk) is picked up.
   Outcome append(Signal signal, const google::protobuf::Message& request);
 
   SinkStats stats() const;

@@ -140,6 +140,15 @@ void RankProcesses::drain(int rank, const LineSink& sink) {
   }
 }
 
+void RankProcesses::stop_reading(int rank, const LineSink& sink) {
+  drain(rank, sink);
+  Rank& r = ranks_[rank];
+  if (r.fd < 0) return;
+  if (!r.partial.empty()) line(rank, std::exchange(r.partial, {}), sink);
+  ::close(r.fd);
+  r.fd = -1;
+}
+
 bool RankProcesses::pump(std::chrono::milliseconds timeout, int extra_fd, const LineSink& sink) {
   std::vector<pollfd> fds;
   std::vector<int> owners;

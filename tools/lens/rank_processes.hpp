@@ -55,8 +55,13 @@ class RankProcesses {
   // Exit code (0-255), or 128 + signal number; nullopt while running.
   std::optional<int> exit_code(int rank) const { return ranks_[rank].exit_code; }
   const std::deque<std::string>& last_lines(int rank) const { return ranks_[rank].last; }
-  // True once the rank's output pipe reached EOF (all its output was handed over).
+  // True once the rank's output pipe reached EOF (all its output was handed over) or was given
+  // up with stop_reading().
   bool output_done(int rank) const { return ranks_[rank].fd < 0; }
+  // Reads what is in the rank's pipe now, hands its last unterminated line over and closes the
+  // pipe: for a rank that ended while a process it started (a daemon in its own session) still
+  // holds the pipe open.
+  void stop_reading(int rank, const LineSink& sink);
 
  private:
   struct Rank {

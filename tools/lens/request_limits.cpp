@@ -20,6 +20,30 @@ constexpr std::uint64_t kStringBytes = 32;
 constexpr std::uint64_t kRepeatedSlotBytes = 16;
 // One JSON object: its parsed tree node and members (nlohmann) and then its protobuf message.
 constexpr std::uint64_t kJsonObjectBytes = 256;
+// The JSON line a request is written as: a string byte takes up to 6 bytes there ("\u0001"), a
+// bytes field two hex digits per byte, a number up to 24 characters, a field's name about 24, an
+// element of an array of messages its braces and comma.
+constexpr std::uint64_t kWrittenNumberBytes = 24;
+constexpr std::uint64_t kWrittenNameBytes = 24;
+constexpr std::uint64_t kWrittenObjectBytes = 3;
+
+// What `text` takes in the JSON line: control characters as \u00XX, '"' and '\\' escaped; any
+// other byte as it is, or escaped by protobuf's printer (metrics and logs go through it; it
+// escapes non-ASCII and HTML-sensitive characters too): counted at 6 to stay on the safe side.
+std::uint64_t written_string_bytes(const char* p, std::uint64_t length) {
+  std::uint64_t bytes = 2;  // the quotes
+  for (std::uint64_t i = 0; i < length; ++i) {
+    const auto c = static_cast<unsigned char>(p[i]);
+    if (c < 0x20 || c >= 0x7f || c == '<' || c == '>' || c == '&' || c == '\'') {
+      bytes += 6;
+    } else if (c == '"' || c == '\\') {
+      bytes += 2;
+    } else {
+      bytes += 1;
+    }
+  }
+  return bytes;
+}
 
 std::string items_message(const RequestLimits& limits) {
   return "request holds more than " + std::to_string(limits.max_items) +
@@ -51,6 +75,7 @@ class WireWalker {
           std::uint64_t ignored = 0;
           if (!read_varint(p, end, ignored)) return Step::kMalformed;
           if (repeated) size_.memory += 8;
+          if (field != nullptr) written(kWrittenNameBytes + kWrittenNumberBytes);
           break;
         }
         case 1:    // fixed64
@@ -59,6 +84,7 @@ class WireWalker {
           if (end - p < width) return Step::kMalformed;
           p += width;
           if (repeated) size_.memory += 8;
+          if (field != nullptr) written(kWrittenNameBytes + kWrittenNumberBytes);
           break;
         }
         case 2: {  // length-delimited: a message, a string or bytes, or a packed array
@@ -69,6 +95,7 @@ class WireWalker {
             ++size_.items;
             size_.memory +=
                 message_bytes(field->message_type()) + (repeated ? kRepeatedSlotBytes : 0);
+            written(kWrittenObjectBytes + (repeated ? 0 : kWrittenNameBytes));
             if (over_limit()) return Step::kOverLimit;
             if (depth < kMaxDepth) {
               const Step inner = walk(field->message_type(), p, p + length, depth + 1);
@@ -76,8 +103,14 @@ class WireWalker {
             }
           } else if (repeated && field->is_packable()) {
             size_.memory += 8 * length;  // at worst one 8-byte element per encoded byte
+            written(kWrittenNumberBytes * length);
           } else {
             size_.memory += kStringBytes + length + (repeated ? kRepeatedSlotBytes : 0);
+            if (field != nullptr) {  // unknown fields are not written
+              written(kWrittenNameBytes + (field->type() == FieldDescriptor::TYPE_STRING
+                                               ? written_string_bytes(p, length)
+                                               : 2 + 2 * length));
+            }
           }
           p += length;
           break;
@@ -88,6 +121,12 @@ class WireWalker {
       if (over_limit()) return Step::kOverLimit;
     }
     return Step::kGoOn;
+  }
+
+  // The JSON line is in memory once the request is written: its size counts.
+  void written(std::uint64_t bytes) {
+    size_.written += bytes;
+    size_.memory += bytes;
   }
 
   bool over_limit() const {
@@ -141,7 +180,9 @@ std::string protobuf_over_limits(const Descriptor& type, std::string_view body,
 std::string json_over_limits(std::string_view body, const RequestLimits& limits,
                              RequestSize& size) {
   size = {};
-  size.memory = body.size();
+  // The body, and the JSON line it is written as: about as long (escapes are kept as escapes).
+  size.written = body.size();
+  size.memory = body.size() + size.written;
   bool in_string = false;
   bool escaped = false;
   for (const char c : body) {
@@ -165,6 +206,18 @@ std::string json_over_limits(std::string_view body, const RequestLimits& limits,
     }
   }
   return size.memory > limits.max_memory ? memory_message(limits) : std::string();
+}
+
+bool MemoryBudget::Share::grow_to(std::uint64_t total) {
+  if (total <= held_) return true;
+  const std::uint64_t more = total - held_;
+  std::uint64_t used = budget_.in_use_.load();
+  do {
+    const bool alone = used == held_;  // no other request holds a share
+    if (!alone && used + more > budget_.bytes_) return false;
+  } while (!budget_.in_use_.compare_exchange_weak(used, used + more));
+  held_ = total;
+  return true;
 }
 
 ReleaseMemoryAfterLargeRequest::~ReleaseMemoryAfterLargeRequest() {

@@ -3,8 +3,9 @@
 // torchrun-style environment, a shared run id and the collector as OTLP endpoint, streams every
 // rank's output prefixed with its rank, shows progress, forwards SIGINT/SIGTERM, and at the end
 // stops the collector and runs `lens report` on what it received.
-// Exit status: 0 when every rank succeeded; the first failing rank's status (128 + signal when
-// it was killed); 128 + signal after SIGINT/SIGTERM; 1 when the run cannot start; 2 on bad flags.
+// Exit status: 0 when every rank succeeded and the report was written; the first failing rank's
+// status (128 + signal when it was killed); 128 + signal after SIGINT/SIGTERM; 1 when the run
+// cannot start or the report of successful ranks cannot be written; 2 on bad flags.
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -44,6 +45,10 @@ using Clock = std::chrono::steady_clock;
 
 // How long ranks get to end after SIGTERM before SIGKILL.
 constexpr std::chrono::seconds kGrace{10};
+// How long the output of ranks that all ended is still read: a process a rank started in a
+// session of its own (a daemon) may keep the pipe open for ever; `lens run` waits for its ranks,
+// not for those.
+constexpr std::chrono::seconds kOutputDrain{2};
 
 constexpr const char* kRunUsage =
     "usage: lens run [--nproc-per-node N] [--out DIR] [--keep-collector] [--threshold X]\n"
@@ -367,6 +372,20 @@ int run_command(const std::vector<std::string>& args) {
   const std::string run_id =
       given_run_id != nullptr && *given_run_id != '\0' ? given_run_id : generated_run_id();
   if (options.out.empty()) options.out = fs::path("lens-runs") / run_id;
+  // Checked before anything is opened or started: a FIFO would block, a device never ends.
+  for (const fs::path& dir : {options.out, options.out / "logs"}) {
+    if (std::string problem = output_directory_problem(dir); !problem.empty()) {
+      std::cerr << "lens run: cannot use the output directory: " << problem << "\n";
+      return 1;
+    }
+  }
+  for (int rank = 0; rank < options.ranks; ++rank) {
+    const fs::path log = options.out / "logs" / ("rank" + std::to_string(rank) + ".log");
+    if (std::string problem = output_file_problem(log); !problem.empty()) {
+      std::cerr << "lens run: cannot write the log of rank " << rank << ": " << problem << "\n";
+      return 1;
+    }
+  }
   std::error_code error;
   fs::create_directories(options.out / "logs", error);
   if (error) {
@@ -418,7 +437,8 @@ int run_command(const std::vector<std::string>& args) {
   RunHangs hangs(options.out / "logs.jsonl", options.ranks);
   int stop_signal = 0;   // SIGINT/SIGTERM received
   int failed_rank = -1;  // the first rank that failed (not counting our own stop)
-  std::optional<Clock::time_point> kill_at;  // SIGKILL deadline after SIGTERM
+  std::optional<Clock::time_point> kill_at;      // SIGKILL deadline after SIGTERM
+  std::optional<Clock::time_point> drain_until;  // the last output read once all ranks ended
   auto last_progress = Clock::now();
   const auto sink_line = [&](int rank, const std::string& text) { console.rank_line(rank, text); };
   auto terminate_ranks = [&] {
@@ -469,6 +489,20 @@ int run_command(const std::vector<std::string>& args) {
       outputs_done = outputs_done && ranks.output_done(rank);
     }
     if (ranks.running() == 0 && outputs_done) break;
+    if (ranks.running() == 0) {
+      if (!drain_until) drain_until = Clock::now() + kOutputDrain;
+      if (Clock::now() >= *drain_until) {
+        for (int rank = 0; rank < static_cast<int>(ranks.size()); ++rank) {
+          if (ranks.output_done(rank)) continue;
+          ranks.stop_reading(rank, sink_line);
+          console.message("lens run: rank " + std::to_string(rank) +
+                          " ended but a process it started still holds its output open; no "
+                          "longer reading it (" +
+                          std::to_string(kOutputDrain.count()) + " s after the last rank ended)");
+        }
+        break;
+      }
+    }
   }
   console.finish();
 
@@ -505,6 +539,7 @@ int run_command(const std::vector<std::string>& args) {
   if (report_status != 0) {
     std::cerr << "lens run: no report was written (lens report exited with " << report_status
               << ")\n";
+    if (status == 0) status = 1;  // the ranks succeeded, the run's result did not
   }
   // The report's path only when this run wrote it (a failed report may leave an older one).
   std::cout << "lens run: "

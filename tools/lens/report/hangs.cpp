@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
 
 #include "report/html_writer.hpp"
 
@@ -143,6 +145,8 @@ void HangLog::consume_line(std::string_view line) {
 }
 
 void HangLog::consume_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return;  // the reader says why it skipped it
   std::ifstream in(path, std::ios::binary);
   for (std::string line; std::getline(in, line);) consume_line(line);
 }

@@ -2,9 +2,11 @@
 #include "report/otlp_reader.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
+#include <vector>
 
 #include "lens/otlp_json.hpp"
 #include "report/otlp_fast_decoder.hpp"
@@ -87,6 +89,56 @@ struct FastPath {
   collector_metrics::ExportMetricsServiceRequest metrics;
 };
 
+// Lines read a buffer at a time; a line longer than kMaxLineBytes is read to its end without
+// being kept (a 1 GB line took 4.2 GB).
+class BoundedLines {
+ public:
+  enum class Got { kLine, kTooLong, kEnd };
+
+  explicit BoundedLines(std::streambuf& source) : source_(source), buffer_(1 << 20) {}
+
+  // The next line, without its newline; `terminated` says whether it had one.
+  Got next(std::string& line, bool& terminated) {
+    line.clear();
+    bool too_long = false;
+    bool any = false;
+    while (true) {
+      if (begin_ == end_) {
+        begin_ = 0;
+        end_ = static_cast<std::size_t>(
+            std::max<std::streamsize>(0, source_.sgetn(buffer_.data(), buffer_.size())));
+        if (end_ == 0) {
+          terminated = false;
+          if (!any) return Got::kEnd;
+          return too_long ? Got::kTooLong : Got::kLine;
+        }
+      }
+      any = true;
+      const char* start = buffer_.data() + begin_;
+      const std::size_t available = end_ - begin_;
+      const auto* newline = static_cast<const char*>(std::memchr(start, '\n', available));
+      const std::size_t take =
+          newline != nullptr ? static_cast<std::size_t>(newline - start) : available;
+      if (!too_long && line.size() + take > kMaxLineBytes) {
+        too_long = true;
+        std::string().swap(line);
+      }
+      if (!too_long) line.append(start, take);
+      begin_ += take + (newline != nullptr ? 1 : 0);
+      if (newline != nullptr) {
+        terminated = true;
+        return too_long ? Got::kTooLong : Got::kLine;
+      }
+    }
+  }
+
+ private:
+  std::streambuf& source_;
+  std::vector<char> buffer_;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+};
+
 void read_file(const std::filesystem::path& path, TelemetrySink& sink, ReadStats& stats,
                FastPath& fast) {
   std::ifstream in(path, std::ios::binary);
@@ -95,9 +147,29 @@ void read_file(const std::filesystem::path& path, TelemetrySink& sink, ReadStats
   const std::string name = path.filename().string();
   bool telemetry = false;
   std::string line;
-  while (std::getline(in, line)) {
+  BoundedLines lines(*in.rdbuf());
+  std::uint64_t too_long = 0;
+  struct CountTooLong {  // one warning per file, whatever way the loop ends
+    ReadStats& stats;
+    const std::string& name;
+    const std::uint64_t& count;
+    ~CountTooLong() {
+      if (count == 0) return;
+      stats.warnings.push_back(
+          name + ": " + std::to_string(count) + " line" + (count == 1 ? "" : "s") + " over " +
+          std::to_string(kMaxLineBytes >> 20) + " MiB skipped (lines are read up to " +
+          std::to_string(kMaxLineBytes >> 20) + " MiB)");
+    }
+  } count_too_long{stats, name, too_long};
+  bool terminated = false;
+  for (BoundedLines::Got got; (got = lines.next(line, terminated)) != BoundedLines::Got::kEnd;) {
     ++number;
-    const bool terminated = !in.eof();
+    if (got == BoundedLines::Got::kTooLong) {
+      ++too_long;
+      if (!telemetry) stats.telemetry_files.push_back(name);
+      telemetry = true;
+      continue;
+    }
     if (const FastOtlpDecoder::Result decoded =
             fast.decoder.decode(line, fast.traces, fast.metrics);
         decoded != FastOtlpDecoder::Result::declined) {
@@ -132,6 +204,23 @@ void read_file(const std::filesystem::path& path, TelemetrySink& sink, ReadStats
   }
 }
 
+std::string file_type_text(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::not_found:
+      return "a symbolic link to nothing";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::fifo:
+      return "a FIFO";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";
+  }
+}
+
 }  // namespace
 
 Result<ReadStats> read_telemetry_dir(const std::filesystem::path& dir, TelemetrySink& sink) {
@@ -142,13 +231,24 @@ Result<ReadStats> read_telemetry_dir(const std::filesystem::path& dir, Telemetry
   if (status.type() != std::filesystem::file_type::directory) return Error("not a directory");
   std::vector<std::filesystem::path> files;
   std::filesystem::directory_iterator it(dir, ec);
+  std::vector<std::pair<std::string, std::string>> skipped;  // name, why
   for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     std::error_code type_ec;
-    if (it->is_regular_file(type_ec)) files.push_back(it->path());
+    const std::filesystem::file_type type = it->status(type_ec).type();  // links followed
+    if (type == std::filesystem::file_type::regular) {
+      files.push_back(it->path());
+    } else if (type != std::filesystem::file_type::directory) {
+      // Never opened: a FIFO would block the report, a device (/dev/zero) never ends.
+      skipped.emplace_back(it->path().filename().string(), file_type_text(type));
+    }
   }
   if (ec) return Error(ec.message());
   std::sort(files.begin(), files.end());
+  std::sort(skipped.begin(), skipped.end());
   ReadStats stats;
+  for (const auto& [name, kind] : skipped) {
+    stats.warnings.push_back(name + ": skipped, " + kind + " (only regular files are read)");
+  }
   stats.files_seen = files.size();
   FastPath fast;
   for (const auto& file : files) read_file(file, sink, stats, fast);

@@ -29,14 +29,21 @@ class TelemetrySink {
       const opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest& request) = 0;
 };
 
+// Lines longer than this are skipped without being kept (counted in one warning per file): the
+// default --max-request-memory of lens collect, which bounds the lines it writes.
+inline constexpr std::size_t kMaxLineBytes = 128u << 20;
+
 struct ReadStats {
   std::vector<std::string> telemetry_files;  // names of the files that held telemetry
   std::uint64_t files_seen = 0;              // regular files in the directory
   std::uint64_t requests = 0;
-  std::vector<std::string> warnings;  // lines skipped, each naming the file and line
+  // Lines skipped, each naming the file and line; first, the entries that are neither regular
+  // files nor directories (FIFOs, devices, dangling links), each naming the entry and its kind.
+  std::vector<std::string> warnings;
 };
 
-// Reads every regular file of `dir` (not its subdirectories) in name order. A file is telemetry
+// Reads every regular file of `dir` (not its subdirectories) in name order; other entries but
+// directories are not opened, and a warning names each. A file is telemetry
 // when its first non-empty line is an OTLP JSON request; other files (the report's own outputs,
 // compressed or binary files) are skipped. In a telemetry file, a line that does not decode is
 // skipped with a warning: "truncated last line" when it is the unterminated last line.

@@ -10,6 +10,17 @@
 namespace lens::report {
 namespace {
 
+// A string attribute value past kMaxTraceArgBytes is cut (at a UTF-8 boundary) and says how long
+// it was: a 1 GB value was copied whole into trace.json.
+nlohmann::json bounded_value(const nlohmann::json& value) {
+  if (!value.is_string()) return value;
+  const auto& text = value.get_ref<const std::string&>();
+  if (text.size() <= kMaxTraceArgBytes) return value;
+  std::size_t cut = kMaxTraceArgBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 using nlohmann::json;
 
 double micros_since(std::int64_t nanos, std::int64_t t0) {
@@ -53,10 +64,15 @@ std::string short_metric_name(const std::string& name) {
 
 }  // namespace
 
-void write_perfetto(const RunAnalysis& analysis, std::ostream& out, const RankSelection& ranks) {
+std::uint64_t write_perfetto(const RunAnalysis& analysis, std::ostream& out,
+                             const RankSelection& ranks, std::uint64_t max_spans) {
   const std::int64_t t0 = analysis.t0_ns;
   out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[";
   bool first = true;
+  std::uint64_t kept_ranks = 0;
+  for (const auto& [rank, data] : analysis.data.ranks) kept_ranks += ranks.keeps(rank) ? 1 : 0;
+  const std::uint64_t share = kept_ranks == 0 ? max_spans : max_spans / kept_ranks;
+  std::uint64_t left_out = 0;
   for (const auto& [rank, data] : analysis.data.ranks) {
     if (!ranks.keeps(rank)) continue;
     const int pid = rank + 1;
@@ -84,10 +100,14 @@ void write_perfetto(const RunAnalysis& analysis, std::ostream& out, const RankSe
            {"args", {{"name", tid == 1 ? label : label + " overlap " + std::to_string(tid - 1)}}}},
           first);
     }
+    if (order.size() > share) {
+      left_out += order.size() - share;
+      order.resize(share);  // the earliest (order is by start time)
+    }
     for (const std::size_t i : order) {
       const SpanRecord& span = data.spans[i];
       json args = json::object();
-      for (const auto& [key, value] : span.attributes) args[key] = value;
+      for (const auto& [key, value] : span.attributes) args[key] = bounded_value(value);
       args["trace_id"] = span.trace_id;
       args["span_id"] = span.span_id;
       if (!span.parent_span_id.empty()) args["parent_span_id"] = span.parent_span_id;
@@ -118,6 +138,7 @@ void write_perfetto(const RunAnalysis& analysis, std::ostream& out, const RankSe
     }
   }
   out << "\n]}\n";
+  return left_out;
 }
 
 }  // namespace lens::report

@@ -8,6 +8,8 @@
 // thread-safe.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <ostream>
 
 #include "report/analysis.hpp"
@@ -15,7 +17,16 @@
 
 namespace lens::report {
 
-void write_perfetto(const RunAnalysis& analysis, std::ostream& out,
-                    const RankSelection& ranks = {});
+// String attribute values longer than this are cut in the trace, ending in "... (N bytes)".
+inline constexpr std::size_t kMaxTraceArgBytes = 4096;
+
+// Spans written at most, whatever the number of ranks kept: each rank kept gets an equal share
+// and writes its earliest spans.
+inline constexpr std::uint64_t kMaxTraceSpans = 400000;
+
+// Returns the number of spans left out past `max_spans`.
+std::uint64_t write_perfetto(const RunAnalysis& analysis, std::ostream& out,
+                             const RankSelection& ranks = {},
+                             std::uint64_t max_spans = kMaxTraceSpans);
 
 }  // namespace lens::report

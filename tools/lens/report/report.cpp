@@ -2,6 +2,7 @@
 #include "report/report.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
@@ -72,19 +73,19 @@ int load_run(const std::filesystem::path& path, const std::optional<std::string>
                             "; accepted: a directory of OTLP JSON line files");
   }
   const ReadStats& stats = *read;
-  if (stats.telemetry_files.empty()) {
-    return invalid(err, "no telemetry files in DIR '" + dir + "' (" +
-                            std::to_string(stats.files_seen) +
-                            " files, none of OTLP JSON lines); accepted: traces.jsonl, "
-                            "metrics.jsonl, logs.jsonl or OpenTelemetry Collector file exporter "
-                            "output");
-  }
   for (std::size_t i = 0; i < stats.warnings.size() && i < kPrintedWarnings; ++i) {
     err << kPrefix << "warning: " << stats.warnings[i] << "\n";
   }
   if (stats.warnings.size() > kPrintedWarnings) {
     err << kPrefix << "warning: " << stats.warnings.size() - kPrintedWarnings
         << " more lines skipped\n";
+  }
+  if (stats.telemetry_files.empty()) {
+    return invalid(err, "no telemetry files in DIR '" + dir + "' (" +
+                            std::to_string(stats.files_seen) +
+                            " files, none of OTLP JSON lines); accepted: traces.jsonl, "
+                            "metrics.jsonl, logs.jsonl or OpenTelemetry Collector file exporter "
+                            "output");
   }
   std::string run_ids;  // the non-empty ones, listed
   std::size_t named_runs = 0;
@@ -168,8 +169,11 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
 
   const RankSelection perfetto_ranks =
       select_ranks(analysis, RankSelectionLimits{}, options.perfetto_all_ranks);
+  std::uint64_t spans_left_out = 0;  // past the trace's span cap (not with --perfetto-all-ranks)
   if (!write_file(options.perfetto, "--perfetto", err, [&](std::ostream& file) {
-        write_perfetto(analysis, file, perfetto_ranks);
+        spans_left_out =
+            write_perfetto(analysis, file, perfetto_ranks,
+                           options.perfetto_all_ranks ? UINT64_MAX : kMaxTraceSpans);
       })) {
     return 1;
   }
@@ -200,6 +204,11 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   if (!perfetto_ranks.all) {
     out << "perfetto trace keeps " << perfetto_ranks.describe()
         << "; --perfetto-all-ranks for every rank\n";
+  }
+  if (spans_left_out != 0) {
+    out << "perfetto trace leaves out " << spans_left_out << " spans past its cap of "
+        << kMaxTraceSpans
+        << " (each rank keeps its earliest); --perfetto-all-ranks for every span\n";
   }
   return 0;
 }

@@ -1,0 +1,174 @@
+// The HTTP request deadline and per-peer connection cap (see http_connection_guard.hpp).
+#include "http_connection_guard.hpp"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <tuple>
+#include <vector>
+
+#include "connection_sweep.hpp"
+
+namespace lens::cli {
+namespace {
+
+// The numeric address and port of a socket's peer ("" when it has none).
+std::string peer_of(int fd, int& port) {
+  sockaddr_storage peer{};
+  socklen_t size = sizeof(peer);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &size) != 0) return {};
+  char text[INET6_ADDRSTRLEN] = {};
+  if (peer.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(peer);
+    port = ntohs(v4.sin_port);
+    return ::inet_ntop(AF_INET, &v4.sin_addr, text, sizeof(text)) != nullptr ? text : "";
+  }
+  if (peer.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(peer);
+    port = ntohs(v6.sin6_port);
+    return ::inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof(text)) != nullptr ? text : "";
+  }
+  return {};
+}
+
+std::string key_of(const std::string& address, int port) {
+  return address + " " + std::to_string(port);
+}
+
+}  // namespace
+
+HttpConnectionGuard::HttpConnectionGuard(int local_port, const HttpConnectionLimits& limits)
+    : local_port_(local_port), limits_(limits), thread_([this] { run(); }) {}
+
+HttpConnectionGuard::~HttpConnectionGuard() { stop(); }
+
+void HttpConnectionGuard::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void HttpConnectionGuard::body_read(const std::string& address, int port) {
+  std::lock_guard lock(activity_mutex_);
+  activity_[key_of(address, port)].handling = true;
+}
+
+void HttpConnectionGuard::answered(const std::string& address, int port) {
+  std::lock_guard lock(activity_mutex_);
+  activity_[key_of(address, port)] = {false, Clock::now()};
+}
+
+void HttpConnectionGuard::stop_reading(const std::string& address, int port) const {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  const int own = ::dirfd(dir);
+  while (const dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    const long number = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || number == own) continue;
+    const int fd = static_cast<int>(number);
+    if (connected_local_port(fd) != local_port_) continue;
+    int peer_port = 0;
+    if (peer_of(fd, peer_port) == address && peer_port == port) {
+      ::shutdown(fd, SHUT_RD);
+      break;
+    }
+  }
+  ::closedir(dir);
+}
+
+void HttpConnectionGuard::run() {
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, kSweepInterval, [this] { return stopping_; })) {
+    sweep();
+  }
+}
+
+void HttpConnectionGuard::sweep() {
+  const Clock::time_point now = Clock::now();
+  struct Connection {
+    int fd;
+    ino_t inode;
+    Clock::time_point first_seen;
+    std::string address;
+    std::string key;
+  };
+  std::vector<Connection> open;  // not shut down yet
+  std::set<ino_t> present;
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  const int own = ::dirfd(dir);
+  while (const dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    const long number = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || number == own) continue;
+    const int fd = static_cast<int>(number);
+    struct stat st {};
+    if (connected_local_port(fd) != local_port_ || ::fstat(fd, &st) != 0) continue;
+    present.insert(st.st_ino);
+    const auto seen = first_seen_.try_emplace(st.st_ino, now).first;
+    if (shut_down_.count(st.st_ino) != 0) continue;
+    int port = 0;
+    std::string address = peer_of(fd, port);
+    if (address.empty()) continue;
+    std::string key = key_of(address, port);
+    open.push_back({fd, st.st_ino, seen->second, std::move(address), std::move(key)});
+  }
+  ::closedir(dir);
+  std::erase_if(first_seen_, [&](const auto& item) { return present.count(item.first) == 0; });
+  std::erase_if(shut_down_, [&](ino_t inode) { return present.count(inode) == 0; });
+
+  auto shut_down = [&](const Connection& connection) {
+    struct stat st {};
+    // Still the same socket (not closed and its number reused since it was listed).
+    if (::fstat(connection.fd, &st) != 0 || st.st_ino != connection.inode) return false;
+    if (::shutdown(connection.fd, SHUT_RDWR) != 0) return false;
+    shut_down_.insert(connection.inode);
+    return true;
+  };
+
+  std::vector<Connection> kept;
+  {
+    std::lock_guard lock(activity_mutex_);
+    std::set<std::string> keys;
+    for (Connection& connection : open) {
+      keys.insert(connection.key);
+      Clock::time_point start = connection.first_seen;
+      const auto it = activity_.find(connection.key);
+      if (it != activity_.end()) {
+        if (it->second.handling) {
+          kept.push_back(std::move(connection));
+          continue;  // answered by the server in its own time
+        }
+        start = std::max(start, it->second.request_start);
+      }
+      if (now - start > limits_.request_timeout && shut_down(connection)) {
+        timed_out_.fetch_add(1);
+        continue;
+      }
+      kept.push_back(std::move(connection));
+    }
+    std::erase_if(activity_, [&](const auto& item) { return keys.count(item.first) == 0; });
+  }
+
+  // Per peer address, the oldest keep their place: a newcomer cannot push out an exporter
+  // already connected.
+  std::sort(kept.begin(), kept.end(), [](const Connection& a, const Connection& b) {
+    return std::tie(a.address, a.first_seen, a.inode) < std::tie(b.address, b.first_seen, b.inode);
+  });
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    run = i > 0 && kept[i].address == kept[i - 1].address ? run + 1 : 1;
+    if (run > limits_.per_peer && shut_down(kept[i])) over_peer_cap_.fetch_add(1);
+  }
+}
+
+}  // namespace lens::cli
