@@ -101,6 +101,9 @@ Millis jittered(Millis backoff) {
 
 }  // namespace
 
+// The longest wait lens takes for a server's Retry-After (a day).
+constexpr std::int64_t kMaxRetryAfterSeconds = 86400;
+
 std::optional<Millis> parse_retry_after(std::string_view value,
                                         std::chrono::system_clock::time_point now) {
   const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
@@ -111,7 +114,7 @@ std::optional<Millis> parse_retry_after(std::string_view value,
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
   if (ec == std::errc() && end == value.data() + value.size()) {
     if (seconds < 0) return std::nullopt;
-    return Millis(std::min<std::int64_t>(seconds, 86400) * 1000);
+    return Millis(std::min<std::int64_t>(seconds, kMaxRetryAfterSeconds) * 1000);
   }
   std::tm tm{};
   const std::string text(value);
@@ -174,6 +177,14 @@ Attempt classify_http_status(int status, std::string_view retry_after, std::stri
   attempt.kind = retryable ? Attempt::Kind::kRetryable : Attempt::Kind::kPermanent;
   if (retryable) {
     attempt.retry_after = parse_retry_after(retry_after, std::chrono::system_clock::now());
+    // A longer wait than lens takes (a day): the line says what was asked and what was applied.
+    std::int64_t seconds = 0;
+    const auto [end, ec] =
+        std::from_chars(retry_after.data(), retry_after.data() + retry_after.size(), seconds);
+    if (attempt.retry_after && ec == std::errc() &&
+        end == retry_after.data() + retry_after.size() && seconds > kMaxRetryAfterSeconds) {
+      attempt.retry_after_asked = std::to_string(seconds) + " s";
+    }
   }
   return attempt;
 }
@@ -261,10 +272,15 @@ Attempt send_with_retries(const RetryPolicy& policy, Clock::time_point deadline,
     const bool shutdown_first = limit < deadline;
     if (Clock::now() + wait >= limit) {
       const std::string timeout = shutdown_first ? "the shutdown timeout" : "the export timeout";
-      result.message += result.retry_after
-                            ? "; the server asked to retry after " + std::to_string(wait.count()) +
-                                  " ms, past " + timeout
-                            : "; retried until " + timeout;
+      const std::string applied = std::to_string(wait.count()) + " ms";
+      result.message +=
+          result.retry_after
+              ? "; the server asked to retry after " +
+                    (result.retry_after_asked.empty()
+                         ? applied
+                         : result.retry_after_asked + " (capped at " + applied + ")") +
+                    ", past " + timeout
+              : "; retried until " + timeout;
       return result;
     }
     if (!interrupt.wait_for(wait)) {

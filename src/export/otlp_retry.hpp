@@ -32,7 +32,9 @@ struct RetryPolicy {
 struct Attempt {
   enum class Kind { kSuccess, kRetryable, kPermanent };
   Kind kind = Kind::kPermanent;
-  std::optional<Millis> retry_after;  // the server's hint, when it gave one
+  std::optional<Millis> retry_after;  // the server's hint, when it gave one (capped at a day)
+  // What the server asked for when lens capped it ("100000000 s"); empty otherwise.
+  std::string retry_after_asked;
   // Stable key of the failure's cause (e.g. "http-503", "grpc-UNAVAILABLE"), for reporting
   // each cause once; empty on success.
   std::string cause;

@@ -82,7 +82,23 @@ TEST(OtlpRetryHttp, RetryableStatusesFollowOtlp) {
   EXPECT_EQ(classify_http_status(204, "", "").cause, "");
   const Attempt throttled = classify_http_status(429, "2", "slow down\nplease");
   EXPECT_EQ(throttled.retry_after, Millis(2000));
+  EXPECT_EQ(throttled.retry_after_asked, "");
   EXPECT_EQ(throttled.message, "HTTP 429 (slow down please)");
+}
+
+// A Retry-After beyond what lens waits (a day) is capped; the export's line says both what the
+// server asked for and what was applied.
+TEST(OtlpRetryHttp, ACappedRetryAfterSaysWhatWasAskedAndWhatWasApplied) {
+  const Attempt throttled = classify_http_status(429, "100000000", "");
+  EXPECT_EQ(throttled.retry_after, Millis(86'400'000));
+  EXPECT_EQ(throttled.retry_after_asked, "100000000 s");
+  Interrupt interrupt;
+  const Attempt result = send_with_retries(
+      {}, std::chrono::steady_clock::now() + 10s, interrupt, [&](Millis) { return throttled; },
+      [] {});
+  EXPECT_EQ(result.message,
+            "HTTP 429; the server asked to retry after 100000000 s (capped at 86400000 ms), past "
+            "the export timeout");
 }
 
 TEST(OtlpRetryGrpc, RetryableCodesFollowOtlp) {
@@ -299,9 +315,11 @@ TEST(ExportReport, EachCauseIsWrittenOnceAndEverythingIsCounted) {
   EXPECT_EQ(report.reports(), 3u);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0],
-            "lens: traces export failed: HTTP 503 (further occurrences are counted, not shown; totals at shutdown)");
+            "lens: traces export failed: HTTP 503 (further occurrences are counted, not shown; "
+            "totals at shutdown)");
   EXPECT_EQ(lines[1],
-            "lens: traces export failed: HTTP 400 (further occurrences are counted, not shown; totals at shutdown)");
+            "lens: traces export failed: HTTP 400 (further occurrences are counted, not shown; "
+            "totals at shutdown)");
 }
 
 }  // namespace
