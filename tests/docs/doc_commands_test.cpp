@@ -1,5 +1,6 @@
 // The docs' shell commands, as the doc-snippet test does for their C++ blocks: every ```sh and
-// ```bash block of README.md and docs/**/*.md, every usage block starting `build/bin/lens`, and
+// ```bash block of README.md and docs/**/*.md, every ```python block (run by /usr/bin/python3 on
+// the build tree's nemo.lens), every usage block starting `build/bin/lens`, and
 // every transcript block (lines `$ command` followed by what it prints) is named in kBlocks, which
 // says how this test runs it or why it cannot run here; a block missing from the table, or an entry
 // whose block is gone, fails. Every block, run or not, is also checked against the built tree:
@@ -57,6 +58,7 @@ struct Entry {
   bool check_paths = true;  // false: the block names files of another build or machine
   const char* before = "";  // kRun: what the block expects to be running already
   const char* expect = "";  // kRun: a line its output must have (what the block is for)
+  const char* env = "";     // kRun of a ```python block: variables it runs with (as documented)
 };
 
 // Every command block of the docs. Keep it in the docs' order.
@@ -75,7 +77,7 @@ const std::vector<Entry> kBlocks = {
     {"README.md",
      "PYTHONPATH=$PWD/build/python NEMO_LENS_ENABLED=1 NEMO_LENS_EXPORTER=console /usr/bin/python3 "
      "-c '",
-     Mode::kNotRun, "the Python package: tests/python runs it (pytest)"},
+     Mode::kRun, "", true, "", "\"name\":\"hello\""},
     {"README.md", "pip wheel --no-build-isolation .", Mode::kNotRun,
      "builds liblens inside pip (minutes) and installs into a venv: python.wheel (ctest -L wheel) "
      "runs both"},
@@ -130,6 +132,8 @@ const std::vector<Entry> kBlocks = {
      Mode::kNotRun,
      "six trainer runs, one of 200 iterations (15-25 s on 2 cores): TrainLoop.Seed* run each "
      "configuration; its launch lines are checked"},
+    {"docs/python.md", "import os", Mode::kRun, "", true, "", "\"name\":\"train_step\"",
+     "NEMO_LENS_ENABLED=1 NEMO_LENS_SPAN_GROUPS=per_step NEMO_LENS_EXPORTER=console"},
     {"docs/python.md", "export PYTHONPATH=$PWD/build/python", Mode::kNotRun,
      "the Python examples: tests/python runs them (pytest)"},
     {"docs/reliability.md", "scripts/fuzz.sh                      # every target, 60 s each",
@@ -210,7 +214,7 @@ std::vector<Block> command_blocks() {
       }
       if (open) {
         const Block& b = *open;
-        const bool shell = b.lang == "sh" || b.lang == "bash";
+        const bool shell = b.lang == "sh" || b.lang == "bash" || b.lang == "python";
         const bool plain = b.lang.empty() && !b.lines.empty() &&
                            (starts_with(b.lines[0], "$ ") || starts_with(b.lines[0], "build/bin/"));
         if (shell || plain) blocks.push_back(b);
@@ -378,6 +382,7 @@ fs::path scratch_dir(const std::string& name) {
 // The static checks of one block; each problem names the block.
 std::vector<std::string> check_block(const Block& block, const Entry& entry) {
   std::vector<std::string> problems;
+  if (block.lang == "python") return problems;  // Python: it runs, or it is not checked
   const std::string reference =
       read_file(kSource / "docs" / "configuration.md") + read_file(kSource / "docs" / "collect.md");
   const std::regex variable(R"(^([A-Z][A-Z0-9_]*)=)");
@@ -493,6 +498,10 @@ std::string run_block(const Block& block, const Entry& entry, const std::string&
   const fs::path dir = scratch_dir(name);
   std::string text;
   for (const std::string& line : block.lines) text += line + "\n";
+  if (block.lang == "python") {
+    text = "cat > .doc-block.py <<'LENS_DOC_PYTHON'\n" + text + "LENS_DOC_PYTHON\n" + entry.env +
+           " PYTHONPATH=$PWD/build/python /usr/bin/python3 .doc-block.py\n";
+  }
   const std::string grpc = std::to_string(free_port());
   const std::string http = std::to_string(free_port());
   std::string script = "set -e\nexport LENS_DOC_GRPC_PORT=4317 LENS_DOC_HTTP_PORT=4318\n";
