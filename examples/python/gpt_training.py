@@ -49,6 +49,7 @@ import nemo.lens.megatron as lm
 VOCAB_SIZE = 64
 A = lm.attributes
 log = logging.getLogger("megatron.training")
+log.setLevel(logging.INFO)  # the iteration lines are INFO records (bridged when logs are on)
 
 
 # ---- arguments -----------------------------------------------------------------------------------

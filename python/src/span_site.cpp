@@ -271,6 +271,8 @@ PyObject* traced_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf
       PyObject* traceback = nullptr;
       PyErr_Fetch(&type, &value, &traceback);
       PyErr_NormalizeException(&type, &value, &traceback);
+      // Its frames, for the event's stacktrace (a `with` exit finds them on the exception).
+      if (traceback != nullptr && value != nullptr) PyException_SetTraceback(value, traceback);
       // The exception as the site's `with` records it (a Span only on this rare path).
       if (PyObject* span =
               new_stack_span(open.ref, site->exception_events, site->status_with_type)) {
@@ -315,6 +317,16 @@ void traced_dealloc(PyObject* self) {
   traced_clear(self);
   PyObject_GC_Del(self);
 }
+
+// Pickled (and deep-copied) by reference, as the plain function it stands for: its qualified name
+// in its module (functools.update_wrapper set both).
+PyObject* traced_reduce(PyObject* self, PyObject*) {
+  return PyObject_GetAttrString(self, "__qualname__");
+}
+
+PyMethodDef g_traced_methods[] = {
+    {"__reduce__", traced_reduce, METH_NOARGS, "Pickled by its module and qualified name."},
+    {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef g_traced_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
@@ -389,9 +401,63 @@ PyObject* site_with_attributes(SpanSiteObject* base, PyObject* const* values, Py
   return reinterpret_cast<PyObject*>(site);
 }
 
+// A vectorcall's arguments with the keyword arguments `names` (those past the `nargs` given
+// positionally) moved into positions nargs.., for the rare call that names them (`group=`,
+// `name=`); the other keyword arguments stay keywords. False (a TypeError set) when one is missing.
+struct Rearranged {
+  std::vector<PyObject*> args;  // positional, then the remaining keyword values
+  PyObject* kwnames = nullptr;  // a new reference (null: none left)
+  ~Rearranged() { Py_XDECREF(kwnames); }
+};
+bool keywords_to_positions(const char* function, PyObject* const* args, Py_ssize_t nargs,
+                           PyObject* kwnames, const std::vector<const char*>& names,
+                           Rearranged& out) {
+  const Py_ssize_t keywords = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  out.args.assign(args, args + nargs);
+  for (std::size_t n = static_cast<std::size_t>(nargs); n < names.size(); ++n) {
+    Py_ssize_t k = 0;
+    while (k < keywords && !is_keyword(PyTuple_GET_ITEM(kwnames, k), names[n])) ++k;
+    if (k == keywords) {
+      PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", function, names[n]);
+      return false;
+    }
+    out.args.push_back(args[nargs + k]);
+  }
+  std::vector<PyObject*> rest_names;
+  std::vector<PyObject*> rest_values;
+  for (Py_ssize_t k = 0; k < keywords; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    bool moved = false;
+    for (std::size_t n = static_cast<std::size_t>(nargs); n < names.size(); ++n) {
+      moved = moved || is_keyword(key, names[n]);
+    }
+    if (!moved) {
+      rest_names.push_back(key);
+      rest_values.push_back(args[nargs + k]);
+    }
+  }
+  out.args.insert(out.args.end(), rest_values.begin(), rest_values.end());
+  if (!rest_names.empty()) {
+    out.kwnames = PyTuple_New(static_cast<Py_ssize_t>(rest_names.size()));
+    if (out.kwnames == nullptr) return false;
+    for (std::size_t i = 0; i < rest_names.size(); ++i) {
+      Py_INCREF(rest_names[i]);
+      PyTuple_SET_ITEM(out.kwnames, static_cast<Py_ssize_t>(i), rest_names[i]);
+    }
+  }
+  return true;
+}
+
 // managed_span(group, name, tracer=None, **attributes): a third positional argument is the
 // tracer (lens has one; it is not used).
-PyObject* managed_span(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+PyObject* managed_span(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs < 2 && kwnames != nullptr) {
+    Rearranged call;
+    if (!keywords_to_positions("managed_span", args, nargs, kwnames, {"group", "name"}, call)) {
+      return nullptr;
+    }
+    return managed_span(self, call.args.data(), 2, call.kwnames);
+  }
   if (nargs != 2 && nargs != 3) {
     PyErr_SetString(PyExc_TypeError,
                     "managed_span(group, name, tracer=None, **attributes) takes 2 or 3 "
@@ -410,7 +476,12 @@ PyObject* managed_span(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObj
 
 // span_cm(name, tracer=None, record_exception=True, **attributes): positional tracer (not used)
 // and record_exception as NeMo Lens's signature.
-PyObject* span_cm(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+PyObject* span_cm(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (nargs < 1 && kwnames != nullptr) {
+    Rearranged call;
+    if (!keywords_to_positions("span_cm", args, nargs, kwnames, {"name"}, call)) return nullptr;
+    return span_cm(self, call.args.data(), 1, call.kwnames);
+  }
   if (nargs < 1 || nargs > 3) {
     PyErr_SetString(PyExc_TypeError,
                     "span_cm(name, tracer=None, record_exception=True, **attributes) takes 1 to 3 "
@@ -482,10 +553,10 @@ bool add_span_types(PyObject* module) {
                        Py_TPFLAGS_DEFAULT,
                        "A span site: a span name with its group's handle, resolved once.",
                        site_dealloc, g_site_methods) ||
-      !add_static_type(module, g_traced_type, "nemo.lens._lens.TracedFunction",
-                       sizeof(TracedFunctionObject),
-                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-                       "A function whose calls are spans of its site.", traced_dealloc, nullptr)) {
+      !add_static_type(
+          module, g_traced_type, "nemo.lens._lens.TracedFunction", sizeof(TracedFunctionObject),
+          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+          "A function whose calls are spans of its site.", traced_dealloc, g_traced_methods)) {
     return false;
   }
   return PyModule_AddFunctions(module, g_functions) == 0;

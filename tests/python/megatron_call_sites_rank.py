@@ -115,6 +115,7 @@ def main():
         startup.end()
 
     log = logging.getLogger("megatron.training")
+    log.setLevel(logging.INFO)  # as Megatron-LM's --logging-level does
     meter = handle.meter
     step_ms = meter.create_histogram("megatron.training.step_duration_ms", unit="ms",
                                      description="Duration of one training step in milliseconds.")

@@ -133,8 +133,9 @@ def test_groups_presets_metrics_and_resource_keys_are_the_cpp_ones():
     assert {name: set(members) for name, members in lm.PRESETS.items()} == (
         lens._lens.megatron_span_group_presets())
     assert list(lm.TRAINING_METRICS) == lens._lens.megatron_training_metric_names()
-    assert sorted(key for key, _ in lm.TRAINING_RESOURCE_ATTRIBUTES) == sorted(
-        lens._lens.megatron_training_resource_attribute_keys())
+    # The seed's training attributes and the rank's parallel coordinates, as the C++ trainer's.
+    assert sorted(key for key, _ in lm.TRAINING_RESOURCE_ATTRIBUTES + lm.COORDINATE_ATTRIBUTES) == (
+        sorted(lens._lens.megatron_training_resource_attribute_keys()))
 
 
 def test_the_vocabulary_is_registered_and_resolves_the_megatron_presets():
@@ -215,6 +216,10 @@ def test_logs_enabled_attaches_the_logging_handler_to_the_root_logger(monkeypatc
     handle = lm.set_telemetry(training_args(), _allow_reinit=True)
     handlers = [h for h in logging.getLogger().handlers if isinstance(h, LensLoggingHandler)]
     assert len(handlers) == 1
+    # The bridge leaves the loggers' levels to the application (as NeMo Lens's): Megatron-LM
+    # sets its own (--logging-level); a trainer logging at INFO sets INFO.
+    assert logging.getLogger().level == logging.WARNING
+    monkeypatch.setattr(logging.getLogger("megatron.training"), "level", logging.INFO)
     try:
         with lens.managed_span("job", "megatron.train") as span:
             logging.getLogger("megatron.training").info("iteration 1 done")

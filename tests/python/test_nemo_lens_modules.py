@@ -11,6 +11,7 @@ import os
 import pytest
 
 import nemo.lens as lens
+from nemo.lens import trace as lens_trace
 from conftest import Exported, attributes
 
 MODULES = [
@@ -392,7 +393,12 @@ def test_ray_traced_remote_call_parents_under_the_carrier(telemetry):
         assert ray_dispatch_with_context(Remote(), 3, scale=2) == 6
     assert Remote.calls == [carrier]
     assert traced(Worker(), 5, _otel_carrier=carrier) == 5
-    assert extract_ray_context(None) is None
+    # Without a carrier: the current context (as NeMo Lens's get_current()): empty outside any
+    # span, the current span inside one.
+    assert len(extract_ray_context(None)) == 0
+    with lens.managed_span("job", "worker_side") as current:
+        held = lens_trace.get_current_span(extract_ray_context(None)).get_span_context()
+        assert held == current.get_span_context()
     handle.shutdown(5000)
     driver = exported.span("driver")
     # Named after the method's qualified name.
@@ -411,7 +417,7 @@ def test_setup_logging_bridge_correlates_records_with_the_active_span(telemetry)
     from nemo.lens.logging_bridge import LensLoggingHandler, setup_logging_bridge
     handle, exported = telemetry
     logger = logging.getLogger("nemo.lens.test.bridge")
-    logger.setLevel(logging.NOTSET)
+    logger.setLevel(logging.DEBUG)  # the application's level; the bridge's is INFO
     setup_logging_bridge("nemo.lens.test.bridge", logging.INFO)
     setup_logging_bridge("nemo.lens.test.bridge", logging.INFO)  # once per logger
     try:
@@ -423,6 +429,7 @@ def test_setup_logging_bridge_correlates_records_with_the_active_span(telemetry)
     finally:
         for h in [h for h in logger.handlers if isinstance(h, LensLoggingHandler)]:
             logger.removeHandler(h)
+        logger.setLevel(logging.NOTSET)
     handle.shutdown(5000)
     span_record = exported.span("bridged")
     records = [r for r in exported.logs() if attributes(r).get("logger.name") ==
@@ -525,3 +532,13 @@ def test_pp_trace_carrier_and_span_group_state():
     finally:
         state.set_enabled_span_groups(frozenset())
     assert lens.is_span_group_enabled("step") is False
+
+
+def test_package_info_and_nccl_decoding_as_the_original():
+    from nemo.lens import package_info
+    from nemo.lens.contrib.nccl import deserialize_context
+    assert package_info.VERSION == (package_info.MAJOR, package_info.MINOR, package_info.PATCH,
+                                    "")
+    assert package_info.__shortversion__ == lens.__version__
+    assert deserialize_context(b"[1]") == [1]  # JSON that is not a carrier is returned as is
+    assert deserialize_context(b"\xff") is None

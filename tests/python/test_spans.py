@@ -208,3 +208,38 @@ def test_the_tracer_may_be_given_positionally(telemetry):
             pass
     handle.shutdown(5000)
     assert [s["name"] for s in exported.spans()] == ["positional_cm", "positional_managed"]
+
+
+def test_group_and_name_may_be_keywords_and_trace_fn_pickles_as_its_function(telemetry):
+    import copy
+    import pickle
+    handle, exported = telemetry
+    with lens.managed_span(group="step", name="keywords", phase="x") as span:
+        assert span.is_recording()
+    with lens.span_cm(name="cm_keywords"):
+        pass
+    with pytest.raises(TypeError) as error:
+        lens.managed_span(name="no_group")
+    assert str(error.value) == "managed_span() missing required argument 'group'"
+    # Pickled and deep-copied by reference, like the plain function it decorates.
+    assert pickle.loads(pickle.dumps(traced_module_function)) is traced_module_function
+    assert copy.deepcopy(traced_module_function) is traced_module_function
+    with pytest.raises(RuntimeError):
+        traced_module_function(-1)
+    handle.shutdown(5000)
+    assert attributes(exported.span("keywords")) == {"phase": "x"}
+    exported.span("cm_keywords")
+    failed = exported.span("module.function")
+    assert failed["status"] == {"code": 2, "message": "RuntimeError: negative"}
+    (event,) = failed["events"]
+    stack = attributes(event)["exception.stacktrace"]
+    # The frames of the call, not only the exception's line.
+    assert stack.startswith("Traceback (most recent call last):")
+    assert "in traced_module_function" in stack
+
+
+@lens.trace_fn("step", "module.function")
+def traced_module_function(x):
+    if x < 0:
+        raise RuntimeError("negative")
+    return x

@@ -46,10 +46,11 @@ class NemoLensConfig:
     wandb_project: str = ""
     #: The SpanGroup subclass that resolves span_groups (e.g. Megatron's MegatronSpanGroup).
     _span_group_cls: Optional[type] = field(default=None, repr=False)
-    #: Where lens's own settings are read at setup (from_env's prefixes).
-    _prefix: str = field(default="NEMO_LENS", repr=False, compare=False)
-    _fallback_prefix: Optional[str] = field(default=None, repr=False, compare=False)
 
+    # Where lens's own settings are read at setup: from_env's prefixes (not fields, so the
+    # dataclass has exactly NeMo Lens's fields).
+    _prefix = "NEMO_LENS"
+    _fallback_prefix = None
     def __post_init__(self) -> None:
         if not (0.0 <= self.export_sample_rate <= 1.0):
             raise ValueError(
@@ -107,7 +108,7 @@ class NemoLensConfig:
             except ValueError as error:
                 raise ValueError(f"Invalid float for {prefix}_{key}: {value!r}.") from error
 
-        return cls(
+        config = cls(
             enabled=boolean("ENABLED", False),
             service_name=os.environ.get("OTEL_SERVICE_NAME", "").strip() or "nemo",
             # EXPORT_STRATEGY is NeMo Lens's name; RANK_STRATEGY, Megatron-LM's documented one.
@@ -125,6 +126,7 @@ class NemoLensConfig:
             wandb_entity=os.environ.get("WANDB_ENTITY", ""),
             wandb_project=os.environ.get("WANDB_PROJECT", ""),
             _span_group_cls=span_group_cls,
-            _prefix=prefix,
-            _fallback_prefix=fallback_prefix,
         )
+        config._prefix = prefix
+        config._fallback_prefix = fallback_prefix
+        return config

@@ -37,21 +37,20 @@ _bridges: dict = {}
 
 def setup_logging_bridge(logger_name: str = "", level: int = logging.INFO) -> None:
     """Adds a LensLoggingHandler at `level` to the logger `logger_name` (the root logger for
-    ""), once per logger (a second call sets the level). Does nothing when no log pipeline
-    exports; never raises."""
+    ""), once per logger (a second call sets the handler's level). The logger's own level is
+    left as the application set it: records it lets through at `level` and above are bridged.
+    Does nothing when no log pipeline exports; never raises."""
     try:
         if not _lens.setup_logging_bridge(level):
             return
         logger = logging.getLogger(logger_name)
         handler = _bridges.get(logger_name)
-        if handler is None:
+        if handler is None or handler not in logger.handlers:
             handler = LensLoggingHandler(level)
             _bridges[logger_name] = handler
             logger.addHandler(handler)
         else:
             handler.setLevel(level)
-        if logger.getEffectiveLevel() > level:
-            logger.setLevel(level)
     except Exception:
         logging.getLogger(__name__).debug("lens: the logging bridge was not set up",
                                           exc_info=True)

@@ -2,6 +2,11 @@
 
 from ._lens import __version__
 
+MAJOR, MINOR, PATCH = (int(part) for part in __version__.split(".")[:3])
+PRE_RELEASE = ""
+VERSION = (MAJOR, MINOR, PATCH, PRE_RELEASE)
+__shortversion__ = ".".join(map(str, VERSION[:3]))
+
 __package_name__ = "nemo_lens"
 __contact_names__ = "lens-cpp"
 __contact_emails__ = ""

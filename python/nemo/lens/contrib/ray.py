@@ -7,7 +7,7 @@ import functools
 from typing import Any, Callable, Optional
 
 from ..propagation import extract_context, inject_context
-from ..trace import Context, Tracer, get_tracer
+from ..trace import Context, Tracer, get_current_span, get_tracer, set_span_in_context
 
 
 def inject_ray_context() -> dict:
@@ -17,9 +17,13 @@ def inject_ray_context() -> dict:
     return carrier
 
 
-def extract_ray_context(carrier: Optional[dict] = None) -> Optional[Context]:
-    """The Context of a carrier, for the worker side; None (the current context) without one."""
-    return extract_context(carrier) if carrier is not None else None
+def extract_ray_context(carrier: Optional[dict] = None) -> Context:
+    """The Context of a carrier, for the worker side; without one, the current context (its
+    span, when one is current)."""
+    if carrier is not None:
+        return extract_context(carrier)
+    current = get_current_span()
+    return set_span_in_context(current) if current.get_span_context().is_valid else Context()
 
 
 def traced_remote_call(method: Callable, tracer: Optional[Tracer] = None) -> Callable:
