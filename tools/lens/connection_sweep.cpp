@@ -31,21 +31,35 @@ int connected_local_port(int fd) {
   return -1;
 }
 
-int shut_down_connections_on_port(int local_port) {
+std::vector<ConnectedSocket> connected_sockets_on_port(int local_port) {
+  std::vector<ConnectedSocket> sockets;
   DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return 0;
+  if (dir == nullptr) return sockets;
   const int own = ::dirfd(dir);
-  int count = 0;
   while (const dirent* entry = ::readdir(dir)) {
     char* end = nullptr;
-    const long fd = std::strtol(entry->d_name, &end, 10);
-    if (end == entry->d_name || *end != '\0' || fd == own) continue;
-    if (connected_local_port(static_cast<int>(fd)) == local_port &&
-        ::shutdown(static_cast<int>(fd), SHUT_RDWR) == 0) {
-      ++count;
-    }
+    const long number = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || number == own) continue;
+    const int fd = static_cast<int>(number);
+    struct stat st {};
+    if (connected_local_port(fd) != local_port || ::fstat(fd, &st) != 0) continue;
+    sockets.push_back({fd, st.st_ino});
   }
   ::closedir(dir);
+  return sockets;
+}
+
+bool shut_down_if_unchanged(const ConnectedSocket& socket, int how) {
+  struct stat st {};
+  if (::fstat(socket.fd, &st) != 0 || st.st_ino != socket.inode) return false;
+  return ::shutdown(socket.fd, how) == 0;
+}
+
+int shut_down_connections_on_port(int local_port) {
+  int count = 0;
+  for (const ConnectedSocket& socket : connected_sockets_on_port(local_port)) {
+    if (shut_down_if_unchanged(socket, SHUT_RDWR)) ++count;
+  }
   return count;
 }
 

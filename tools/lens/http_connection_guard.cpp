@@ -2,13 +2,10 @@
 #include "http_connection_guard.hpp"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <tuple>
 #include <vector>
 
@@ -67,22 +64,13 @@ void HttpConnectionGuard::answered(const std::string& address, int port) {
 }
 
 void HttpConnectionGuard::stop_reading(const std::string& address, int port) const {
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return;
-  const int own = ::dirfd(dir);
-  while (const dirent* entry = ::readdir(dir)) {
-    char* end = nullptr;
-    const long number = std::strtol(entry->d_name, &end, 10);
-    if (end == entry->d_name || *end != '\0' || number == own) continue;
-    const int fd = static_cast<int>(number);
-    if (connected_local_port(fd) != local_port_) continue;
+  for (const ConnectedSocket& socket : connected_sockets_on_port(local_port_)) {
     int peer_port = 0;
-    if (peer_of(fd, peer_port) == address && peer_port == port) {
-      ::shutdown(fd, SHUT_RD);
+    if (peer_of(socket.fd, peer_port) == address && peer_port == port) {
+      shut_down_if_unchanged(socket, SHUT_RD);
       break;
     }
   }
-  ::closedir(dir);
 }
 
 void HttpConnectionGuard::run() {
@@ -95,43 +83,29 @@ void HttpConnectionGuard::run() {
 void HttpConnectionGuard::sweep() {
   const Clock::time_point now = Clock::now();
   struct Connection {
-    int fd;
-    ino_t inode;
+    ConnectedSocket socket;
     Clock::time_point first_seen;
     std::string address;
     std::string key;
   };
   std::vector<Connection> open;  // not shut down yet
   std::set<ino_t> present;
-  DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return;
-  const int own = ::dirfd(dir);
-  while (const dirent* entry = ::readdir(dir)) {
-    char* end = nullptr;
-    const long number = std::strtol(entry->d_name, &end, 10);
-    if (end == entry->d_name || *end != '\0' || number == own) continue;
-    const int fd = static_cast<int>(number);
-    struct stat st {};
-    if (connected_local_port(fd) != local_port_ || ::fstat(fd, &st) != 0) continue;
-    present.insert(st.st_ino);
-    const auto seen = first_seen_.try_emplace(st.st_ino, now).first;
-    if (shut_down_.count(st.st_ino) != 0) continue;
+  for (const ConnectedSocket& socket : connected_sockets_on_port(local_port_)) {
+    present.insert(socket.inode);
+    const auto seen = first_seen_.try_emplace(socket.inode, now).first;
+    if (shut_down_.count(socket.inode) != 0) continue;
     int port = 0;
-    std::string address = peer_of(fd, port);
+    std::string address = peer_of(socket.fd, port);
     if (address.empty()) continue;
     std::string key = key_of(address, port);
-    open.push_back({fd, st.st_ino, seen->second, std::move(address), std::move(key)});
+    open.push_back({socket, seen->second, std::move(address), std::move(key)});
   }
-  ::closedir(dir);
   std::erase_if(first_seen_, [&](const auto& item) { return present.count(item.first) == 0; });
   std::erase_if(shut_down_, [&](ino_t inode) { return present.count(inode) == 0; });
 
   auto shut_down = [&](const Connection& connection) {
-    struct stat st {};
-    // Still the same socket (not closed and its number reused since it was listed).
-    if (::fstat(connection.fd, &st) != 0 || st.st_ino != connection.inode) return false;
-    if (::shutdown(connection.fd, SHUT_RDWR) != 0) return false;
-    shut_down_.insert(connection.inode);
+    if (!shut_down_if_unchanged(connection.socket, SHUT_RDWR)) return false;
+    shut_down_.insert(connection.socket.inode);
     return true;
   };
 
@@ -162,7 +136,8 @@ void HttpConnectionGuard::sweep() {
   // Per peer address, the oldest keep their place: a newcomer cannot push out an exporter
   // already connected.
   std::sort(kept.begin(), kept.end(), [](const Connection& a, const Connection& b) {
-    return std::tie(a.address, a.first_seen, a.inode) < std::tie(b.address, b.first_seen, b.inode);
+    return std::tie(a.address, a.first_seen, a.socket.inode) <
+           std::tie(b.address, b.first_seen, b.socket.inode);
   });
   std::size_t run = 0;
   for (std::size_t i = 0; i < kept.size(); ++i) {
