@@ -42,7 +42,8 @@ Collector& collector() {
     ::rmdir(dir);
     Collector made;
     made.sink = std::move(*sink);
-    made.receiver = std::make_unique<lens::cli::OtlpReceiver::Impl>(*made.sink, kToken);
+    made.receiver = std::make_unique<lens::cli::OtlpReceiver::Impl>(
+        *made.sink, kToken, lens::cli::RequestLimits{}, lens::cli::MemoryBudget::kDefaultBytes);
     return made;
   }();
   return instance;
