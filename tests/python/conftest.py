@@ -66,13 +66,18 @@ class Exported:
                 for scope in resource["scopeLogs"] for record in scope["logRecords"]]
 
 
+def clear_telemetry_variables(monkeypatch):
+    """The test runs without any NEMO_LENS_, MEGATRON_OTEL_ or OTEL_ variable of its caller."""
+    for name in list(os.environ):
+        if name.startswith(("NEMO_LENS_", "MEGATRON_OTEL_", "OTEL_")):
+            monkeypatch.delenv(name)
+
+
 @pytest.fixture
 def telemetry(tmp_path, monkeypatch):
     """Sets up an exporting rank (file exporter, every group on, logs on); yields
     (handle, exported). Shutting the handle down writes everything out."""
-    for name in list(os.environ):
-        if name.startswith(("NEMO_LENS_", "MEGATRON_OTEL_", "OTEL_")):
-            monkeypatch.delenv(name)
+    clear_telemetry_variables(monkeypatch)
     monkeypatch.setenv("NEMO_LENS_ENABLED", "1")
     monkeypatch.setenv("NEMO_LENS_EXPORTER", "file")
     monkeypatch.setenv("NEMO_LENS_FILE_PATH", str(tmp_path) + "/")
@@ -85,3 +90,18 @@ def telemetry(tmp_path, monkeypatch):
     assert handle.is_exporting is True
     yield handle, Exported(str(tmp_path))
     handle.shutdown(5000)
+
+
+@pytest.fixture
+def metered(monkeypatch, tmp_path):
+    """An exporting rank with metrics on and traces off (file exporter, one collection at
+    shutdown); yields (handle, exported)."""
+    clear_telemetry_variables(monkeypatch)
+    monkeypatch.setenv("NEMO_LENS_FILE_PATH", str(tmp_path) + "/")
+    monkeypatch.setenv("OTEL_METRIC_EXPORT_INTERVAL", "600000")
+    config = lens.NemoLensConfig(enabled=True, exporter="file", export_strategy="all_ranks",
+                                 traces_enabled=False)
+    handle = lens.setup_telemetry(config, _allow_reinit=True)
+    assert handle.is_exporting is True
+    yield handle, Exported(str(tmp_path))
+    handle.shutdown(1000)

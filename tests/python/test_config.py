@@ -2,19 +2,17 @@
 lens's own settings read from the same prefixes at setup, and setup_telemetry's validation
 (the native core's messages). test_nemo_lens_config.py covers the dataclass itself."""
 
-import os
 
 import pytest
 
+from conftest import clear_telemetry_variables
 import nemo.lens as lens
 from nemo.lens import _lens
 
 
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch):
-    for name in list(os.environ):
-        if name.startswith(("NEMO_LENS_", "MEGATRON_OTEL_", "OTEL_")):
-            monkeypatch.delenv(name)
+    clear_telemetry_variables(monkeypatch)
 
 
 def test_defaults_are_disabled_single_rank():

@@ -1,11 +1,10 @@
 """The hang watchdog from Python: nemo.lens.note_step_completed() marks the steps; a Python span left
 open past HANG_TIMEOUT is reported with its stack while it is open, then the resumption."""
 
-import os
 import time
 
 import nemo.lens as lens
-from conftest import Exported, attributes
+from conftest import Exported, attributes, clear_telemetry_variables
 
 
 def hang_records(exported):
@@ -14,9 +13,7 @@ def hang_records(exported):
 
 
 def test_a_python_step_stuck_past_the_timeout_is_reported_then_resumed(monkeypatch, tmp_path):
-    for name in list(os.environ):
-        if name.startswith(("NEMO_LENS_", "MEGATRON_OTEL_", "OTEL_")):
-            monkeypatch.delenv(name)
+    clear_telemetry_variables(monkeypatch)
     for name, value in {"NEMO_LENS_ENABLED": "1", "NEMO_LENS_EXPORTER": "file",
                         "NEMO_LENS_FILE_PATH": str(tmp_path) + "/",
                         "NEMO_LENS_SPAN_GROUPS": "all", "NEMO_LENS_EXPORT_STRATEGY": "all_ranks",

@@ -2,29 +2,12 @@
 instrument kind checked on the exported OTLP JSON (kind, monotonicity, unit, description, value
 per attribute set); a rank that does not export records nothing."""
 
-import os
 
 import pytest
 
 import nemo.lens as lens
 from nemo.lens.metrics import CallbackOptions, Observation
-from conftest import Exported
-
-
-@pytest.fixture
-def metered(monkeypatch, tmp_path):
-    """An exporting rank with metrics on (file exporter, one collection at shutdown)."""
-    for name in list(os.environ):
-        if name.startswith(("NEMO_LENS_", "MEGATRON_OTEL_", "OTEL_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("NEMO_LENS_FILE_PATH", str(tmp_path) + "/")
-    monkeypatch.setenv("OTEL_METRIC_EXPORT_INTERVAL", "600000")
-    config = lens.NemoLensConfig(enabled=True, exporter="file", export_strategy="all_ranks",
-                                 traces_enabled=False)
-    handle = lens.setup_telemetry(config, _allow_reinit=True)
-    assert handle.is_exporting is True
-    yield handle, Exported(str(tmp_path))
-    handle.shutdown(1000)
+from conftest import Exported, clear_telemetry_variables
 
 
 def test_counter_sums_per_attribute_set_and_drops_negatives(metered):
@@ -134,9 +117,7 @@ def test_observable_instruments_call_their_callbacks_at_collection(metered):
 
 
 def test_a_rank_that_does_not_export_records_nothing(monkeypatch, tmp_path):
-    for name in list(os.environ):
-        if name.startswith(("NEMO_LENS_", "OTEL_")):
-            monkeypatch.delenv(name)
+    clear_telemetry_variables(monkeypatch)
     monkeypatch.setenv("NEMO_LENS_FILE_PATH", str(tmp_path) + "/")
     called = []
     config = lens.NemoLensConfig(enabled=True, exporter="file", export_strategy="single_rank",

@@ -1,16 +1,13 @@
 """Counters, histograms and gauges from handle.meter, checked in the exported OTLP JSON."""
 
 import json
-import os
 
 import nemo.lens as lens
-from conftest import attributes
+from conftest import attributes, clear_telemetry_variables
 
 
 def test_instruments_export_their_values(monkeypatch, tmp_path):
-    for name in list(os.environ):
-        if name.startswith(("NEMO_LENS_", "OTEL_")):
-            monkeypatch.delenv(name)
+    clear_telemetry_variables(monkeypatch)
     monkeypatch.setenv("NEMO_LENS_ENABLED", "1")
     monkeypatch.setenv("NEMO_LENS_EXPORTER", "file")
     monkeypatch.setenv("NEMO_LENS_FILE_PATH", str(tmp_path) + "/")

@@ -12,7 +12,7 @@ import pytest
 
 import nemo.lens as lens
 from nemo.lens import trace as lens_trace
-from conftest import Exported, attributes
+from conftest import Exported, attributes, clear_telemetry_variables
 
 MODULES = [
     "nemo.lens", "nemo.lens.config", "nemo.lens.groups", "nemo.lens.handle", "nemo.lens.helpers",
@@ -243,20 +243,6 @@ def test_detect_local_and_detect_resource(no_launcher):
 
 
 # ---- instruments ---------------------------------------------------------------------------------
-
-@pytest.fixture
-def metered(monkeypatch, tmp_path):
-    for name in list(os.environ):
-        if name.startswith(("NEMO_LENS_", "MEGATRON_OTEL_", "OTEL_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("NEMO_LENS_FILE_PATH", str(tmp_path) + "/")
-    monkeypatch.setenv("OTEL_METRIC_EXPORT_INTERVAL", "600000")
-    handle = lens.setup_telemetry(
-        lens.NemoLensConfig(enabled=True, exporter="file", export_strategy="all_ranks",
-                            traces_enabled=False), _allow_reinit=True)
-    yield handle, Exported(str(tmp_path))
-    handle.shutdown(1000)
-
 
 def kind_of(metric):
     return next(k for k in ("sum", "histogram", "gauge") if k in metric)
@@ -494,9 +480,7 @@ def test_rank_aware_sampler_decides_once_per_rank():
 
 
 def test_sampler_enabled_drops_every_span_of_an_unsampled_rank(monkeypatch, tmp_path):
-    for name in list(os.environ):
-        if name.startswith(("NEMO_LENS_", "OTEL_")):
-            monkeypatch.delenv(name)
+    clear_telemetry_variables(monkeypatch)
     kept_rank = next(r for r in range(64) if md5_fraction(r) < 0.5)
     dropped_rank = next(r for r in range(64) if md5_fraction(r) >= 0.5)
     for rank in (kept_rank, dropped_rank):

@@ -12,7 +12,7 @@ import nemo.lens as lens
 from nemo.lens import sampling
 from nemo.lens.logging_bridge import LensLoggingHandler
 from nemo.lens.strategies import get_export_strategy
-from conftest import attributes
+from conftest import attributes, clear_telemetry_variables
 
 
 def test_a_python_export_strategy_decides_and_sees_the_rank(monkeypatch, tmp_path):
@@ -111,9 +111,7 @@ def test_atexit_shuts_down_and_exports(tmp_path):
 
 
 def _file_config(monkeypatch, tmp_path, **variables):
-    for name in list(os.environ):
-        if name.startswith(("NEMO_LENS_", "OTEL_")):
-            monkeypatch.delenv(name)
+    clear_telemetry_variables(monkeypatch)
     base = {"NEMO_LENS_ENABLED": "1", "NEMO_LENS_EXPORTER": "file",
             "NEMO_LENS_FILE_PATH": str(tmp_path) + "/", "NEMO_LENS_SPAN_GROUPS": "all",
             "NEMO_LENS_EXPORT_STRATEGY": "all_ranks", "NEMO_LENS_METRICS_ENABLED": "0"}
