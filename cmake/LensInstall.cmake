@@ -1,12 +1,12 @@
 # Install rules: the library, public headers, an exported CMake package
-# (find_package(lens) gives lens::lens, lens::megatron and, when built, lens::mpi) and pkg-config
-# files.
+# (find_package(lens) gives lens::lens, lens::instrumentation, lens::megatron and, when built,
+# lens::mpi) and pkg-config files.
 include(CMakePackageConfigHelpers)
 
 set_target_properties(lens lens_megatron lens_cli PROPERTIES
   INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 
-set(LENS_INSTALLED_LIBRARIES lens lens_megatron)
+set(LENS_INSTALLED_LIBRARIES lens lens_setup lens_megatron)
 if(TARGET lens_mpi)
   list(APPEND LENS_INSTALLED_LIBRARIES lens_mpi)
   set_target_properties(lens_mpi PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")

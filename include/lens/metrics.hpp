@@ -3,8 +3,6 @@
 // - Gauge<T>: a synchronous gauge (record the current value; the last one is exported at each
 //   collection). ABI v1 of opentelemetry-cpp has no synchronous gauge, so this one keeps the
 //   last value per attribute set and reports it through an observable gauge.
-// - MetricView / histogram_view(): views for SetupOverrides::metric_views (per-instrument
-//   bucket boundaries, renames, other aggregations), built from the SDK's own view types.
 // - instruments_for(): the per-meter instrument cache of SPEC Part 2 §J.1 — instruments are
 //   created once per meter and process, and the cache does not keep the meter alive.
 // - BoundCounter<T> / BoundHistogram<T> (and Counter<T> / Histogram<T>, which bind attribute
@@ -12,20 +10,16 @@
 //   recording thread accumulates into its own slot; the SDK sees the sums at collection only
 //   (docs/metrics.md, "Bound instruments").
 //
-// Counters, up-down counters, histograms and observable instruments are opentelemetry-cpp's:
-// create them on TelemetryHandle::meter(). Thread-safety: every function and Gauge::record
-// may be called from any thread.
+// Instrumentation only: no SDK type (the views and reader hooks of setup are in
+// lens/metric_setup.hpp). Counters, up-down counters, histograms and observable instruments are
+// opentelemetry-cpp's: create them on TelemetryHandle::meter(). Thread-safety: every function and
+// Gauge::record may be called from any thread.
 #pragma once
 
 #include <opentelemetry/metrics/async_instruments.h>
 #include <opentelemetry/metrics/meter.h>
 #include <opentelemetry/nostd/function_ref.h>
 #include <opentelemetry/nostd/shared_ptr.h>
-#include <opentelemetry/sdk/metrics/export/metric_producer.h>
-#include <opentelemetry/sdk/metrics/metric_reader.h>
-#include <opentelemetry/sdk/metrics/view/instrument_selector.h>
-#include <opentelemetry/sdk/metrics/view/meter_selector.h>
-#include <opentelemetry/sdk/metrics/view/view.h>
 
 #include <cstdint>
 #include <memory>
@@ -39,19 +33,6 @@
 #include "lens/detail/metric_slots.hpp"
 
 namespace lens::metrics {
-
-// One view of the meter provider (opentelemetry-cpp's selector and view types).
-struct MetricView {
-  std::unique_ptr<opentelemetry::sdk::metrics::InstrumentSelector> instrument;
-  std::unique_ptr<opentelemetry::sdk::metrics::MeterSelector> meter;
-  std::unique_ptr<opentelemetry::sdk::metrics::View> view;
-};
-
-// Explicit-bucket histogram aggregation for the histogram instrument(s) named `name` (a name
-// or a pattern with '*'), with the given upper bucket boundaries (strictly increasing) and
-// optionally without min/max.
-MetricView histogram_view(const std::string& name, std::vector<double> boundaries,
-                          bool record_min_max = true);
 
 // The specification's default explicit-bucket boundaries (what opentelemetry-cpp uses).
 const std::vector<double>& default_histogram_boundaries();
@@ -292,14 +273,5 @@ extern template Histogram<std::uint64_t> make_histogram<std::uint64_t>(
 extern template Histogram<double> make_histogram<double>(opentelemetry::metrics::Meter&,
                                                          std::string_view, std::string_view,
                                                          std::string_view, std::vector<double>);
-
-// MetricReader::Collect with the bound histograms of the reader's meters added (lens's readers
-// collect this way). A custom reader that wants them collects through this function and calls
-// forget_bound_reader() before it is destroyed (delta state is kept per reader address).
-bool collect_with_bound_instruments(
-    opentelemetry::sdk::metrics::MetricReader& reader,
-    opentelemetry::nostd::function_ref<bool(opentelemetry::sdk::metrics::ResourceMetrics&)>
-        callback) noexcept;
-void forget_bound_reader(const opentelemetry::sdk::metrics::MetricReader& reader) noexcept;
 
 }  // namespace lens::metrics

@@ -295,8 +295,8 @@ class Span {
   friend Span start_span(std::string_view, AttributeList, const NewTrace&) noexcept;
   friend Span create_linked_span(std::string_view, const opentelemetry::context::Context*,
                                  AttributeList) noexcept;
-  explicit Span(native::DetachedSpan* impl) noexcept : impl_(impl) {}
-  native::DetachedSpan* impl_ = nullptr;
+  explicit Span(detail::OpenSpan* impl) noexcept : impl_(impl) {}
+  detail::OpenSpan* impl_ = nullptr;
 };
 
 // A Span as a child of the current context.

@@ -23,7 +23,7 @@
 
 namespace lens {
 
-using SpanRef = detail::NativeSpanRef;
+using SpanRef = detail::SpanHandle;
 
 namespace span_ref {
 

@@ -33,6 +33,7 @@
 #include "lens/attributes.hpp"
 #include "lens/config.hpp"
 #include "lens/env.hpp"
+#include "lens/metric_setup.hpp"
 #include "lens/metrics.hpp"
 #include "lens/rank_info.hpp"
 #include "lens/resource.hpp"

@@ -149,27 +149,27 @@ SpanState::SpanState(bool enabled, std::string_view name, AttributeList attribut
     return;
   }
   mode_ = Mode::kNative;
-  native_span_ = native::begin_root_span(name, attributes, root);
+  handle_ = native::handle_of(native::begin_root_span(name, attributes, root));
 }
 
 otel::trace::SpanContext SpanState::context() const noexcept {
-  if (mode_ == Mode::kNative && native_span_.frame != nullptr) {
-    return native::span_context(*native_span_.frame);
+  if (mode_ == Mode::kNative && handle_.frame != nullptr) {
+    return native::span_context(*native::started_of(handle_).frame);
   }
   return otel::trace::SpanContext::GetInvalid();
 }
 
 void SpanState::record_exception(const std::exception& e) noexcept {
   if (mode_ != Mode::kNative) return;
-  native::record_exception(native_span_, type_name_or_empty(e), e.what());
+  native::record_exception(native::started_of(handle_), type_name_or_empty(e), e.what());
 }
 
 void SpanState::set_attribute(std::string_view key, const AttributeArg& value) noexcept {
-  if (mode_ == Mode::kNative) native::set_attribute(native_span_, key, value);
+  if (mode_ == Mode::kNative) native::set_attribute(native::started_of(handle_), key, value);
 }
 
 void SpanState::add_event(std::string_view name, AttributeList attributes) noexcept {
-  if (mode_ == Mode::kNative) native::add_event(native_span_, name, attributes);
+  if (mode_ == Mode::kNative) native::add_event(native::started_of(handle_), name, attributes);
 }
 
 }  // namespace detail
@@ -177,39 +177,42 @@ void SpanState::add_event(std::string_view name, AttributeList attributes) noexc
 // ---- Span -----------------------------------------------------------------------------------
 
 otel::trace::SpanContext Span::context() const noexcept {
-  return impl_ != nullptr ? native::detached_span_context(*impl_)
+  return impl_ != nullptr ? native::detached_span_context(*native::detached_of(impl_))
                           : otel::trace::SpanContext::GetInvalid();
 }
 
 void Span::set_attribute(std::string_view key, const AttributeArg& value) noexcept {
   if (impl_ == nullptr) return;
-  native::change_detached_span(
-      *impl_, [&](const native::Started& span) { native::set_attribute(span, key, value); });
+  native::change_detached_span(*native::detached_of(impl_), [&](const native::Started& span) {
+    native::set_attribute(span, key, value);
+  });
 }
 
 void Span::add_event(std::string_view name, AttributeList attributes) noexcept {
   if (impl_ == nullptr) return;
-  native::change_detached_span(
-      *impl_, [&](const native::Started& span) { native::add_event(span, name, attributes); });
+  native::change_detached_span(*native::detached_of(impl_), [&](const native::Started& span) {
+    native::add_event(span, name, attributes);
+  });
 }
 
 void Span::record_exception(const std::exception& e) noexcept {
   if (impl_ == nullptr) return;
   const std::string type = type_name_or_empty(e);
-  native::change_detached_span(
-      *impl_, [&](const native::Started& span) { native::record_exception(span, type, e.what()); });
+  native::change_detached_span(*native::detached_of(impl_), [&](const native::Started& span) {
+    native::record_exception(span, type, e.what());
+  });
 }
 
 void Span::set_error(std::string_view description) noexcept {
   if (impl_ == nullptr) return;
-  native::change_detached_span(*impl_, [&](const native::Started& span) {
+  native::change_detached_span(*native::detached_of(impl_), [&](const native::Started& span) {
     native::set_status(span, native::StatusCode::kError, description);
   });
 }
 
 void Span::set_status(SpanStatusCode code, std::string_view description) noexcept {
   if (impl_ == nullptr) return;
-  native::change_detached_span(*impl_, [&](const native::Started& span) {
+  native::change_detached_span(*native::detached_of(impl_), [&](const native::Started& span) {
     native::set_status(span, static_cast<native::StatusCode>(code), description);
   });
 }
@@ -217,45 +220,51 @@ void Span::set_status(SpanStatusCode code, std::string_view description) noexcep
 void Span::add_event(std::string_view name, AttributeSpan attributes,
                      std::int64_t unix_nanos) noexcept {
   if (impl_ == nullptr) return;
-  native::change_detached_span(*impl_, [&](const native::Started& span) {
+  native::change_detached_span(*native::detached_of(impl_), [&](const native::Started& span) {
     native::add_event_at(span, name, attributes, unix_nanos);
   });
 }
 
 void Span::add_link(const otel::trace::SpanContext& link) noexcept {
   if (impl_ == nullptr) return;
-  native::change_detached_span(*impl_,
+  native::change_detached_span(*native::detached_of(impl_),
                                [&](const native::Started& span) { native::add_link(span, link); });
 }
 
 void Span::update_name(std::string_view name) noexcept {
   if (impl_ == nullptr) return;
-  native::change_detached_span(
-      *impl_, [&](const native::Started& span) { native::update_name(span, name); });
+  native::change_detached_span(*native::detached_of(impl_), [&](const native::Started& span) {
+    native::update_name(span, name);
+  });
 }
 
 void Span::set_start_time(std::int64_t unix_nanos) noexcept {
   if (impl_ == nullptr) return;
-  native::change_detached_span(
-      *impl_, [&](const native::Started& span) { native::set_start_time(span, unix_nanos); });
+  native::change_detached_span(*native::detached_of(impl_), [&](const native::Started& span) {
+    native::set_start_time(span, unix_nanos);
+  });
 }
 
-void Span::end() noexcept { native::end_detached_span(std::exchange(impl_, nullptr)); }
+void Span::end() noexcept {
+  native::end_detached_span(native::detached_of(std::exchange(impl_, nullptr)));
+}
 
 void Span::end(std::int64_t unix_nanos) noexcept {
   if (impl_ != nullptr && unix_nanos != 0) {
-    native::change_detached_span(
-        *impl_, [&](const native::Started& span) { native::set_end_time(span, unix_nanos); });
+    native::change_detached_span(*native::detached_of(impl_), [&](const native::Started& span) {
+      native::set_end_time(span, unix_nanos);
+    });
   }
   end();
 }
 
 Span start_span(std::string_view name, AttributeList attributes) noexcept {
-  return Span(native::begin_detached_span(name, attributes, nullptr, nullptr));
+  return Span(
+      native::open_span_of(native::begin_detached_span(name, attributes, nullptr, nullptr)));
 }
 
 Span start_span(std::string_view name, AttributeList attributes, const NewTrace& root) noexcept {
-  return Span(native::begin_detached_span(name, attributes, &root, nullptr));
+  return Span(native::open_span_of(native::begin_detached_span(name, attributes, &root, nullptr)));
 }
 
 SpanScope::SpanScope(const Span& span) noexcept {
@@ -276,10 +285,12 @@ SpanScope::~SpanScope() = default;
 Span create_linked_span(std::string_view name, const otel::context::Context* remote_context,
                         AttributeList attributes) noexcept {
   if (remote_context == nullptr) {
-    return Span(native::begin_detached_span(name, attributes, nullptr, nullptr));
+    return Span(
+        native::open_span_of(native::begin_detached_span(name, attributes, nullptr, nullptr)));
   }
   const otel::trace::SpanContext remote = otel::trace::GetSpan(*remote_context)->GetContext();
-  return Span(native::begin_detached_span(name, attributes, nullptr, &remote));
+  return Span(
+      native::open_span_of(native::begin_detached_span(name, attributes, nullptr, &remote)));
 }
 
 Span create_linked_span(std::string_view name,

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "core/fork_generation.hpp"
+#include "lens/metric_setup.hpp"
 #include "lens/metrics.hpp"
 #include "metrics/bound_attributes.hpp"
 #include "metrics/bound_slots.hpp"

@@ -3,6 +3,7 @@
 
 #include <opentelemetry/sdk/instrumentationscope/instrumentation_scope.h>
 
+#include "lens/metric_setup.hpp"
 #include "lens/metrics.hpp"
 #include "metrics/metric_temporality.hpp"
 #include "metrics/overflow_attribute.hpp"

@@ -5,6 +5,7 @@
 
 #include <utility>
 
+#include "lens/metric_setup.hpp"
 #include "lens/metrics.hpp"
 
 namespace lens::metrics {

@@ -5,7 +5,7 @@
 // a process then exits without its final measurements (seen with the training metrics over
 // OTLP). Here ForceFlush collects and exports on the calling thread, and Shutdown stops the
 // thread, then exports one last time and shuts the exporter down.
-// Collections go through collect_with_bound_instruments() (lens/metrics.hpp), so that bound
+// Collections go through collect_with_bound_instruments() (lens/metric_setup.hpp), so that bound
 // histograms are exported with the SDK's metrics.
 // Thread-safety: exports are serialised; ForceFlush and Shutdown may be called from any thread.
 #pragma once

@@ -4,6 +4,7 @@
 #include <opentelemetry/sdk/metrics/view/meter_selector_factory.h>
 #include <opentelemetry/sdk/metrics/view/view_factory.h>
 
+#include "lens/metric_setup.hpp"
 #include "lens/metrics.hpp"
 
 namespace lens::metrics {

@@ -373,7 +373,7 @@ class SpanSignal::State {
   // Open spans first, then the registry closes: a span that ends in between is written to its
   // ring and the export thread keeps that record instead of the truncated copy.
   void prepare_shutdown(const ThreadSpans* caller) noexcept {
-    if (g_active_generation.load(std::memory_order_acquire) == registry->generation()) {
+    if (detail::g_span_pipeline_generation.load(std::memory_order_acquire) == registry->generation()) {
       native::deactivate();
     }
     try {

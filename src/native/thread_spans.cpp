@@ -32,8 +32,6 @@ extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);    // NOLINT
 
 namespace lens::native {
 
-std::atomic<std::uint64_t> g_active_generation{0};
-
 namespace {
 
 // Whether lens's context storage is installed (see resolve_parent); set by activate().
@@ -130,7 +128,8 @@ ThreadSpans* attach_thread(std::uint64_t generation) noexcept {
 }
 
 inline ThreadSpans* current_thread() noexcept {
-  const std::uint64_t generation = g_active_generation.load(std::memory_order_acquire);
+  const std::uint64_t generation =
+      detail::g_span_pipeline_generation.load(std::memory_order_acquire);
   ThreadSpans* spans = t_fast.spans;
   if (spans != nullptr && spans->generation() == generation) [[likely]] {
     return spans;
@@ -755,11 +754,11 @@ void activate(std::shared_ptr<SpanRegistry> registry) noexcept {
     std::lock_guard<std::mutex> lock(holder->mutex);
     holder->registry = std::move(registry);
   }
-  g_active_generation.store(generation, std::memory_order_release);
+  detail::g_span_pipeline_generation.store(generation, std::memory_order_release);
 }
 
 void deactivate() noexcept {
-  g_active_generation.store(0, std::memory_order_release);
+  detail::g_span_pipeline_generation.store(0, std::memory_order_release);
   ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
   std::shared_ptr<SpanRegistry> old;
   {
@@ -769,7 +768,7 @@ void deactivate() noexcept {
 }
 
 void reset_after_fork() noexcept {
-  g_active_generation.store(0, std::memory_order_relaxed);
+  detail::g_span_pipeline_generation.store(0, std::memory_order_relaxed);
   auto* fresh = new (std::nothrow) ActiveRegistry();
   if (fresh == nullptr) return;
   fresh->previous = g_registry.load(std::memory_order_relaxed);
@@ -810,28 +809,37 @@ namespace {
 // begin_span and begin_site_span: a child of the calling thread's current context.
 [[gnu::always_inline]] inline void begin_child(std::string_view name, AttributeList attributes,
                                                bool record_exception_events, bool static_name,
-                                               detail::NativeSpanRef& out) noexcept {
+                                               detail::SpanHandle& out) noexcept {
   ThreadSpans* spans = current_thread();
   if (spans == nullptr) {
     out = {};
     return;
   }
   const Parent parent = resolve_parent(*spans);
-  out = start(*spans, name, attributes, record_exception_events, static_name, parent, nullptr,
-              nullptr);
+  out = handle_of(start(*spans, name, attributes, record_exception_events, static_name, parent,
+                        nullptr, nullptr));
 }
 
 }  // namespace
 
+}  // namespace lens::native
+
+namespace lens::detail {
+
+std::atomic<std::uint64_t> g_span_pipeline_generation{0};
+
 void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
-                detail::NativeSpanRef& out) noexcept {
-  begin_child(name, attributes, record_exception_events, false, out);
+                SpanHandle& out) noexcept {
+  native::begin_child(name, attributes, record_exception_events, false, out);
 }
 
-void begin_site_span(std::string_view name, AttributeList attributes,
-                     detail::NativeSpanRef& out) noexcept {
-  begin_child(name, attributes, true, true, out);
+void begin_site_span(std::string_view name, AttributeList attributes, SpanHandle& out) noexcept {
+  native::begin_child(name, attributes, true, true, out);
 }
+
+}  // namespace lens::detail
+
+namespace lens::native {
 
 Started begin_root_span(std::string_view name, AttributeList attributes, const NewTrace& root,
                         bool record_exception_events) noexcept {
@@ -895,7 +903,8 @@ void end_detached_span(DetachedSpan* span) noexcept {
       // Into this thread's ring while the pipeline takes spans.
       ThreadSpans* spans = t_fast.spans;
       if (spans == nullptr || spans->generation() != span->registry->generation()) {
-        spans = g_active_generation.load(std::memory_order_acquire) == span->registry->generation()
+        spans = detail::g_span_pipeline_generation.load(std::memory_order_acquire) ==
+                        span->registry->generation()
                     ? current_thread()
                     : nullptr;
       }
@@ -946,10 +955,16 @@ namespace {
 
 }  // namespace
 
+}  // namespace lens::native
+
 // Without a call on the common path (the rest is a tail call), so that it needs no registers
 // saved.
-void end_span(ThreadSpans* spans, Frame* frame) noexcept {
-  if (spans == nullptr) return;
+void lens::detail::end_span(SpanStack* stack, SpanFrame* frame_handle) noexcept {
+  using namespace lens::native;
+  if (stack == nullptr) return;
+  const Started span = started_of(SpanHandle{stack, frame_handle});
+  ThreadSpans* spans = span.thread;
+  Frame* frame = span.frame;
   const std::uint64_t end_ticks = read_ticks();
   const FrameData& data = frame->data;
   // One test for everything unusual (bitwise: no branch per condition).
@@ -965,6 +980,8 @@ void end_span(ThreadSpans* spans, Frame* frame) noexcept {
   spans->ended.increment();
   spans->pop();
 }
+
+namespace lens::native {
 
 void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept {
   if (span.frame == nullptr || !span.frame->data.recording()) return;

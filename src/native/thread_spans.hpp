@@ -194,10 +194,11 @@ class SpanRegistry {
 
 // ---- Activation (process-wide) -------------------------------------------------------------
 
-// g_active_generation (declared in lens/span.hpp): non-zero while a native pipeline takes spans;
-// read on every span start.
-
-inline bool active() noexcept { return g_active_generation.load(std::memory_order_acquire) != 0; }
+// detail::g_span_pipeline_generation (declared in lens/span.hpp): non-zero while a native
+// pipeline takes spans; read on every span start.
+inline bool active() noexcept {
+  return detail::g_span_pipeline_generation.load(std::memory_order_acquire) != 0;
+}
 // Installs lens's context storage (once; see context_storage.hpp) and lets the hot paths rely on
 // it. activate() does; the log pipeline too, so that a log record finds "no active span" with one
 // comparison.
@@ -211,17 +212,38 @@ void reset_after_fork() noexcept;
 
 // ---- The hot path, used by lens::detail::SpanState ----------------------------------------
 
-// A started span: the guard's NativeSpanRef (lens/span.hpp); null members: nothing to end (too
-// deep, or out of memory).
-using Started = detail::NativeSpanRef;
+// A started span; null members: nothing to end (too deep, or out of memory).
+struct Started {
+  ThreadSpans* thread;
+  Frame* frame;
+};
 
-// begin_span and end_span(thread, frame) are declared in lens/span.hpp (SpanState calls them
-// inline). begin_span writes its result into the caller's NativeSpanRef: a returned pair would
-// be stored as two words and read back as one wider load, which stalls.
+// The public headers hold these as opaque handles (lens/detail/span_state.hpp): the library's
+// entry points convert at the boundary (a round trip of the same pointers).
+inline Started started_of(const detail::SpanHandle& handle) noexcept {
+  return {reinterpret_cast<ThreadSpans*>(handle.thread), reinterpret_cast<Frame*>(handle.frame)};
+}
+inline detail::SpanHandle handle_of(const Started& span) noexcept {
+  return {reinterpret_cast<detail::SpanStack*>(span.thread),
+          reinterpret_cast<detail::SpanFrame*>(span.frame)};
+}
+inline DetachedSpan* detached_of(detail::OpenSpan* span) noexcept {
+  return reinterpret_cast<DetachedSpan*>(span);
+}
+inline detail::OpenSpan* open_span_of(DetachedSpan* span) noexcept {
+  return reinterpret_cast<detail::OpenSpan*>(span);
+}
+
+// detail::begin_span, detail::begin_site_span and detail::end_span are declared in lens/span.hpp
+// (SpanState calls them inline). begin_span writes its result into the caller's handle: a
+// returned pair would be stored as two words and read back as one wider load, which stalls.
 // The root of a new trace (lens::NewTrace).
 Started begin_root_span(std::string_view name, AttributeList attributes, const NewTrace& root,
                         bool record_exception_events = true) noexcept;
-inline void end_span(const Started& span) noexcept { end_span(span.thread, span.frame); }
+inline void end_span(const Started& span) noexcept {
+  const detail::SpanHandle handle = handle_of(span);
+  detail::end_span(handle.thread, handle.frame);
+}
 
 // ---- Detached spans (lens::Span) ------------------------------------------------------------
 

@@ -16,6 +16,7 @@
 #include "export/prometheus_endpoint.hpp"
 #include "lens/attributes.hpp"
 #include "lens/config.hpp"
+#include "lens/metric_setup.hpp"
 #include "lens/metrics.hpp"
 
 namespace lens::telemetry {

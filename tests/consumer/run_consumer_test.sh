@@ -30,6 +30,12 @@ if [[ "${got}" != "${expected}" ]]; then
   exit 1
 fi
 
+got=$("${work}/cmake-build/instrumented")
+if [[ "${got}" != "instrumented without setup: span recording no" ]]; then
+  echo "lens::instrumentation consumer printed '${got}'" >&2
+  exit 1
+fi
+
 pc_dir=$(dirname "$(find "${prefix}" -name lens.pc | head -n1)")
 # shellcheck disable=SC2046
 g++ -std=c++20 ${cxx_flags} "${here}/main.cpp" -o "${work}/pkgconfig-consumer" \
@@ -40,4 +46,5 @@ if [[ "${got}" != "${expected}" ]]; then
   echo "pkg-config consumer printed '${got}', expected '${expected}'" >&2
   exit 1
 fi
-echo "consumer: find_package and pkg-config builds both printed '${expected}'"
+echo "consumer: find_package and pkg-config builds both printed '${expected}';"\
+  "lens::instrumentation alone builds and runs"

@@ -23,7 +23,7 @@ def main() -> int:
         print(f"dlopen failed: {error}", file=sys.stderr)
         return 1
     # A symbol of the span hot path resolves: the library is really loaded, not just mapped.
-    library["_ZN4lens6native19g_active_generationE"]
+    library["_ZN4lens6detail26g_span_pipeline_generationE"]
     print("loaded", path)
     return 0
 

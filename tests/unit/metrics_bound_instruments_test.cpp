@@ -22,6 +22,7 @@
 #include <tuple>
 #include <vector>
 
+#include "lens/metric_setup.hpp"
 #include "lens/metrics.hpp"
 #include "lens/telemetry.hpp"
 #include "lens/testing/manual_metric_reader.hpp"

@@ -12,6 +12,7 @@
 #include <map>
 #include <thread>
 
+#include "lens/metric_setup.hpp"
 #include "lens/metrics.hpp"
 #include "lens/span.hpp"
 #include "lens/telemetry.hpp"

@@ -1,6 +1,7 @@
 // The inline part of lens/span.hpp's scoped spans: what LENS_SPAN and the guards compile into
-// the caller (the site gate, the started state and the native span path's two entry points).
-// Not API: included by lens/span.hpp, which must be included instead.
+// the caller (the site gate, the started state and the library's two span entry points). The
+// library's span state is opaque here: handles to types only the library defines. Not API:
+// included by lens/span.hpp, which must be included instead.
 #pragma once
 
 #include <opentelemetry/trace/span_context.h>
@@ -13,12 +14,6 @@
 #include "lens/attributes.hpp"
 #include "lens/groups.hpp"
 #include "lens/span_site.hpp"
-
-namespace lens::native {
-class ThreadSpans;
-struct Frame;
-struct DetachedSpan;
-}  // namespace lens::native
 
 namespace lens {
 
@@ -51,33 +46,31 @@ struct SiteGate {
   SpanGroupHandle handle;
 };
 
-// The native span path's handle of one open span (null members: nothing to end).
-struct NativeSpanRef {
-  native::ThreadSpans* thread;
-  native::Frame* frame;
+// Opaque: a thread's stack of open spans, one span's frame on it, and a span on no thread's
+// stack (lens::Span). Only the library defines them (its native span path).
+struct SpanStack;
+struct SpanFrame;
+struct OpenSpan;
+
+// The handle of one open span on the calling thread (null members: nothing to end).
+struct SpanHandle {
+  SpanStack* thread;
+  SpanFrame* frame;
 };
 
-}  // namespace detail
-
-// The native span path's entry points, defined in the library (src/native/thread_spans.cpp) and
-// called from SpanState's inline constructor and destructor. Not API.
-namespace native {
-// Non-zero while a native span pipeline takes spans.
-extern std::atomic<std::uint64_t> g_active_generation;
+// The library's span entry points, called from SpanState's inline constructor and destructor.
+// Non-zero while a span pipeline takes spans.
+extern std::atomic<std::uint64_t> g_span_pipeline_generation;
 // A span on the calling thread as a child of its current context, into `out`.
 void begin_span(std::string_view name, AttributeList attributes, bool record_exception_events,
-                detail::NativeSpanRef& out) noexcept;
+                SpanHandle& out) noexcept;
 // The same for a LENS_SPAN site (exception events recorded): the name's characters have static
 // storage, and the span's record keeps their address instead of a copy.
-void begin_site_span(std::string_view name, AttributeList attributes,
-                     detail::NativeSpanRef& out) noexcept;
-void end_span(ThreadSpans* thread, Frame* frame) noexcept;
-}  // namespace native
-
-namespace detail {
+void begin_site_span(std::string_view name, AttributeList attributes, SpanHandle& out) noexcept;
+void end_span(SpanStack* thread, SpanFrame* frame) noexcept;
 
 // The started part of a scoped span, shared by ManagedSpan and ScopedSpan: a frame of the
-// calling thread's native span stack (see docs/design/native-spans.md) while setup_telemetry's
+// calling thread's span stack (see docs/design/native-spans.md) while setup_telemetry's
 // span pipeline is live, a non-recording span otherwise (a rank that does not export, or before
 // setup). The current context is the parent, attributes are set after start (samplers do not
 // see them, like the seed), and the span is the current span until destruction. Destruction: an
@@ -94,12 +87,12 @@ class SpanState {
   SpanState(bool enabled, std::string_view name, AttributeList attributes,
             bool record_exception_events, bool static_name = false) noexcept {
     if (!enabled) return;
-    if (native::g_active_generation.load(std::memory_order_acquire) != 0) [[likely]] {
+    if (g_span_pipeline_generation.load(std::memory_order_acquire) != 0) [[likely]] {
       mode_ = Mode::kNative;
       if (static_name) {
-        native::begin_site_span(name, attributes, native_span_);
+        begin_site_span(name, attributes, handle_);
       } else {
-        native::begin_span(name, attributes, record_exception_events, native_span_);
+        begin_span(name, attributes, record_exception_events, handle_);
       }
       return;
     }
@@ -112,7 +105,7 @@ class SpanState {
             const NewTrace& root) noexcept;
   ~SpanState() {
     if (mode_ == Mode::kNative) [[likely]] {
-      native::end_span(native_span_.thread, native_span_.frame);
+      end_span(handle_.thread, handle_.frame);
     }
   }
   SpanState(const SpanState&) = delete;
@@ -131,7 +124,7 @@ class SpanState {
   enum class Mode : unsigned char { kOff, kUnrecorded, kNative };
   Mode mode_ = Mode::kOff;
   // Filled by begin_span (thread and frame null when nothing is recorded).
-  NativeSpanRef native_span_;
+  SpanHandle handle_;
 };
 
 }  // namespace detail

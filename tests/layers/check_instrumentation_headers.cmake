@@ -1,0 +1,43 @@
+# The instrumentation API (docs/design/architecture.md) names no OpenTelemetry SDK header and no
+# internal name: each header of HEADERS is preprocessed on its own (-M: every file it pulls in)
+# and fails the test if an opentelemetry/sdk/ header is among them, or if a lens header among them
+# names one of the library's internal namespaces (lens::native, core, exporters, logs, sdk,
+# strategies, telemetry: src/ only).
+# cmake -DCOMPILER=... -DINCLUDE_DIRS=a;b -DHEADERS=x;y -DWORK=dir -P check_instrumentation_headers.cmake
+cmake_minimum_required(VERSION 3.25)
+set(include_flags)
+foreach(dir IN LISTS INCLUDE_DIRS)
+  list(APPEND include_flags -I${dir})
+endforeach()
+file(MAKE_DIRECTORY ${WORK})
+set(failures)
+foreach(header IN LISTS HEADERS)
+  string(MAKE_C_IDENTIFIER ${header} stem)
+  file(WRITE ${WORK}/${stem}.cpp "#include \"${header}\"\n")
+  execute_process(COMMAND ${COMPILER} -std=c++20 -M ${include_flags} ${WORK}/${stem}.cpp
+                  OUTPUT_VARIABLE deps ERROR_VARIABLE errors RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    list(APPEND failures "${header}: does not preprocess on its own: ${errors}")
+    continue()
+  endif()
+  string(REGEX MATCHALL "[^ \\\n]*opentelemetry/sdk/[^ \\\n]*" sdk_headers "${deps}")
+  if(sdk_headers)
+    list(GET sdk_headers 0 first)
+    list(APPEND failures "${header}: pulls in an SDK header (${first})")
+  endif()
+  string(REGEX MATCHALL "[^ \\\n]*/include/lens/[^ \\\n]*" lens_headers "${deps}")
+  foreach(lens_header IN LISTS lens_headers)
+    file(STRINGS ${lens_header} internal
+         REGEX "(^|[^a-zA-Z_:])(native|core|exporters|logs|sdk|strategies|telemetry)::")
+    if(internal)
+      list(GET internal 0 line)
+      list(APPEND failures "${header}: ${lens_header} names an internal namespace: ${line}")
+    endif()
+  endforeach()
+endforeach()
+if(failures)
+  list(JOIN failures "\n" message)
+  message(FATAL_ERROR "${message}")
+endif()
+list(LENGTH HEADERS count)
+message(STATUS "${count} instrumentation headers: no SDK header, no internal name")
