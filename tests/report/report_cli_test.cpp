@@ -47,7 +47,7 @@ TEST(ReportCli, WritesTheReportAndTheTraceAndPrintsTheSummary) {
   const auto trace = nlohmann::json::parse(testing::read_text(dir.path() / "trace.json"));
   EXPECT_FALSE(trace["traceEvents"].empty());
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "report.html.tmp"));
-  // 100 ms of every 390 ms step: 2000 of 7800 ms.
+  // 100 ms of every 390 ms step, steps 500 ms apart: 2000 of 390 + 19 x 500 = 9890 ms.
   EXPECT_EQ(nlohmann::json::parse(testing::read_text(dir.path() / "summary.json")),
             nlohmann::json::parse(R"json({
               "run_id": "run-fixture", "ranks": 4, "iterations_compared": 20,
