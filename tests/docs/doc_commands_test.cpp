@@ -135,9 +135,14 @@ const std::vector<Entry> kBlocks = {
      Mode::kEnv},
     {"docs/exporters.md", "export OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://tempo-distributor:4317",
      Mode::kEnv},
-    {"docs/megatron.md", "# one process, spans printed as JSON lines", Mode::kNotRun,
-     "five trainer processes of 50 iterations (~1 min on 2 cores): TrainLoop.* run the 4-rank "
-     "layout"},
+    {.file = "docs/megatron.md",
+     .first_line = "# one process, spans printed as JSON lines",
+     .mode = Mode::kRun,
+     .expect = "training done: 6 iterations",
+     .substitute =
+         {{"MEGATRON_OTEL_EXPORTER=console build/bin/simple_train_loop\n",
+           "MEGATRON_OTEL_EXPORTER=console build/bin/simple_train_loop --train-iters 6\n"},
+          {"--save-interval 25", "--save-interval 3 --train-iters 6"}}},
     {"docs/megatron.md",
      "# two processes under Open MPI (ranks from OMPI_COMM_WORLD_*), exporting to lens collect",
      Mode::kRun, "", true, "", "training done: 50 iterations"},
@@ -150,11 +155,16 @@ const std::vector<Entry> kBlocks = {
                "lens run: done; report: lens-runs/run-",
      .substitute = {{"--nproc-per-node 4", "--nproc-per-node 2"},
                     {"--train-iters 60", "--train-iters 8"}}},
-    {"docs/megatron.md",
-     "# 1. Local development with the console exporter: spans and metrics as JSON lines on stdout.",
-     Mode::kNotRun,
-     "six trainer runs, one of 200 iterations (15-25 s on 2 cores): TrainLoop.Seed* run each "
-     "configuration; its launch lines are checked"},
+    {.file = "docs/megatron.md",
+     .first_line = "# 1. Local development with the console exporter: spans and metrics as JSON "
+                   "lines on stdout.",
+     .mode = Mode::kRun,
+     .expect = "training done: 6 iterations\n"
+               "training done: 30 iterations\n"
+               "report: ./otlp-sampled/report.html",
+     .substitute = {{"build/bin/simple_train_loop\n",
+                     "build/bin/simple_train_loop --train-iters 6\n"},
+                    {"--train-iters 200", "--train-iters 30"}}},
     {"docs/python.md", "import os", Mode::kRun, "", true, "", "\"name\":\"train_step\"",
      "NEMO_LENS_ENABLED=1 NEMO_LENS_SPAN_GROUPS=per_step NEMO_LENS_EXPORTER=console"},
     {.file = "docs/python.md",
@@ -758,12 +768,16 @@ bool mentions(const Block& block, const Entry& entry, const std::string& what) {
                      [&](const std::string& line) { return line.find(what) != std::string::npos; });
 }
 
-enum class Kind { kPlain, kTrainer, kPythonExamples };
+enum class Kind { kPlain, kTrainer, kLaunchers, kPythonExamples };
 
 Kind kind_of(const Block& block, const Entry& entry) {
   if (mentions(block, entry, "examples/python/")) return Kind::kPythonExamples;
-  if (mentions(block, entry, "build/bin/simple_train_loop")) return Kind::kTrainer;
-  return Kind::kPlain;
+  if (!mentions(block, entry, "build/bin/simple_train_loop")) return Kind::kPlain;
+  // A launcher's recipe: torchrun, mpirun, or ranks started by hand.
+  for (const char* launcher : {"torchrun ", "mpirun ", "WORLD_SIZE="}) {
+    if (mentions(block, entry, launcher)) return Kind::kLaunchers;
+  }
+  return Kind::kTrainer;
 }
 
 // Why a trainer block cannot run here; "" when it can.
@@ -858,8 +872,11 @@ void run_kind(Kind kind, int at_least) {
 
 TEST(DocCommands, EveryCommandBlockRunsOrIsCheckedAgainstTheBuild) { run_kind(Kind::kPlain, 15); }
 
-// lens run and lens report recipes, launcher recipes: build/bin/simple_train_loop.
-TEST(DocCommands, TheTrainerBlocksRunOrAreCheckedAgainstTheBuild) { run_kind(Kind::kTrainer, 7); }
+// lens run and lens report recipes with build/bin/simple_train_loop.
+TEST(DocCommands, TheTrainerBlocksRunOrAreCheckedAgainstTheBuild) { run_kind(Kind::kTrainer, 4); }
+
+// The recipes of torchrun, mpirun and ranks started by hand, with build/bin/simple_train_loop.
+TEST(DocCommands, TheLauncherRecipesRun) { run_kind(Kind::kLaunchers, 4); }
 
 // The Python examples, with Debian's PyTorch.
 TEST(DocCommands, ThePythonExampleBlocksRun) { run_kind(Kind::kPythonExamples, 2); }
