@@ -11,12 +11,12 @@
 // lines carry what Debian's launchers need (docs/megatron.md#launchers-on-this-machine). Blocks run
 // in a scratch directory where `build` is this build tree, with HOME and TMPDIR inside it, and the
 // ports 4317 and 4318 replaced by free ones, in the text and as `lens collect`'s defaults (so that
-// parallel runs do not collide), as is MASTER_PORT=29500; each in a process group of its own,
-// killed at the end. `lens run` recipes run with 2 ranks and a few steps (the table's
-// substitutions), a `lens report` block on the run its doc names (the table's setup), and
-// transcripts may show "…" for values that vary. The blocks that run the example trainer are a
-// test of their own, skipped with the reason in a build without it (no libtorch).
-// Single-threaded.
+// parallel runs do not collide), as are MASTER_PORT=29500 and torchrun's default port (through
+// PET_MASTER_PORT); each in a process group of its own, killed at the end. `lens run` recipes
+// run with 2 ranks and a few steps (the table's substitutions), a `lens report` block on the run
+// its doc names (the table's setup), and transcripts may show "…" for values that vary. The
+// blocks that run an example trainer are tests of their own, skipped with the reason where it
+// cannot run (no libtorch in the build, no torch for python3). Single-threaded.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -629,12 +629,13 @@ std::string run_block(const Block& block, const Entry& entry, const std::string&
   // Background collectors: each must be listening (its first line, in the output or in a file
   // of this directory), then stop cleanly on SIGTERM.
   script += R"(
-jobs_left=$(jobs -p | wc -l)
+running=$(jobs -pr)  # (a job that the block waited for may still be listed, done)
+jobs_left=$(echo $running | wc -w)
 for i in $(seq 400); do
   listening=$(cat .doc-block.log $(find . -name listening -type f) 2> /dev/null |
               grep -c '^lens collect: listening' || true)
   [ "$listening" -ge "$jobs_left" ] && break
-  for p in $(jobs -p); do
+  for p in $running; do
     kill -0 "$p" 2> /dev/null || { echo "a background job ended early"; exit 90; }
   done
   sleep 0.05
@@ -647,6 +648,8 @@ echo "doc block done"
 )";
   script = replace_all(replace_all(script, "4317", grpc), "4318", http);
   script = replace_all(script, "MASTER_PORT=29500", "MASTER_PORT=" + std::to_string(free_port()));
+  // torchrun's rendezvous port, 29500 unless given: a free one (its flags read PET_<FLAG>).
+  script = "export PET_MASTER_PORT=" + std::to_string(free_port()) + "\n" + script;
   // The block's own output goes to .doc-block.log, where the loop above reads it.
   const Output out = run_bash("exec > .doc-block.log 2>&1\n" + script, dir, 90);
   const std::string log = read_file(dir / ".doc-block.log");
