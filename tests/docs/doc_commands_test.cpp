@@ -651,7 +651,9 @@ echo "doc block done"
   // torchrun's rendezvous port, 29500 unless given: a free one (its flags read PET_<FLAG>).
   script = "export PET_MASTER_PORT=" + std::to_string(free_port()) + "\n" + script;
   // The block's own output goes to .doc-block.log, where the loop above reads it.
-  const Output out = run_bash("exec > .doc-block.log 2>&1\n" + script, dir, 90);
+  // At most 3 minutes (python.md's Python examples, the longest block, take about a minute on 2
+  // busy cores).
+  const Output out = run_bash("exec > .doc-block.log 2>&1\n" + script, dir, 180);
   const std::string log = read_file(dir / ".doc-block.log");
   std::string problem;
   if (out.status != 0 || log.find("doc block done") == std::string::npos) {
