@@ -62,10 +62,11 @@ struct Entry {
   const char* why = "";     // kNotRun: what it needs that this test cannot have
   bool check_paths = true;  // false: the block names files of another build or machine
   const char* before = "";  // kRun: what the block expects to be running already
-  const char* expect = "";  // kRun: a line its output must have (what the block is for)
-  const char* env = "";     // kRun of a ```python block: variables it runs with (as documented)
-  // kRun and kTranscript: commands run to completion first, in the block's directory (the
-  // telemetry a `lens report` block reads, made as the docs say next to the block).
+  // kRun: what its output must have (what the block is for), each line of it somewhere.
+  const char* expect = "";
+  const char* env = "";  // kRun of a ```python block: variables it runs with (as documented)
+  // kRun: commands run to completion first, in the block's directory (the telemetry a
+  // `lens report` block reads, made as the docs say next to the block).
   const char* setup = "";
   // kRun: replacements in the block's text before it runs (fewer ranks and steps than the docs
   // show, so that it takes seconds on 2 cores); the text as written is what is checked.
