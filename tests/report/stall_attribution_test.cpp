@@ -70,6 +70,70 @@ TEST(ReportStallAttribution, TheFrontierAccountsForTheStallExactly) {
                                      "communication (8.3% of the run; 95% CI +6.0 to +6.0 ms)"});
 }
 
+// A checkpoint saved after every step, rank 1's 40 ms slower, then an untraced barrier: the
+// others wait between steps, outside every step span. Built by hand: 4 ranks, 10 iterations,
+// each step 30 ms (25 forward_backward, 5 communication), starting 70 ms apart on every rank
+// (30 ms step + 40 ms of rank 1's save, the others in the barrier). The run's time is its wall
+// time, 30 ms for iteration 1 (no step before it) + 9 x 70 ms = 660 ms, of which rank 1's
+// checkpoints cost 9 x 40 = 360 ms: 55%, not the 120% of the sum of the median steps (300 ms).
+TEST(ReportStallAttribution, ACheckpointStallBetweenStepsIsAShareOfTheWallTime) {
+  constexpr std::int64_t kMs = 1000000;
+  std::map<int, RankSteps> steps;
+  for (int rank = 0; rank < 4; ++rank) {
+    for (int i = 1; i <= 10; ++i) {
+      Step step;
+      step.iteration = i;
+      step.start_ns = 1000 * kMs + (i - 1) * 70 * kMs;
+      step.end_ns = step.start_ns + 30 * kMs;
+      step.duration_ms = 30.0;
+      step.phase_ms[index_of(Phase::forward_backward)] = 25.0;
+      step.phase_ms[index_of(Phase::communication)] = 5.0;
+      if (rank == 1 && i > 1) step.gap_ms[index_of(Phase::checkpoint)] = 40.0;
+      steps[rank].steps.push_back(step);
+    }
+  }
+  const StallResult result = attribute_stalls(steps);
+  EXPECT_DOUBLE_EQ(result.run_ms, 660.0);
+  EXPECT_DOUBLE_EQ(result.exposed_ms, 360.0);
+  EXPECT_DOUBLE_EQ(result.median_step_ms, 30.0);
+  ASSERT_EQ(result.suspects.size(), 1u);
+  const StallSuspect& suspect = result.suspects[0];
+  EXPECT_EQ(suspect.rank, 1);
+  EXPECT_EQ(suspect.phase, Phase::checkpoint);
+  EXPECT_EQ(suspect.first_iteration, 2);
+  EXPECT_EQ(suspect.last_iteration, 10);
+  EXPECT_DOUBLE_EQ(suspect.exposed_ms, 360.0);
+  EXPECT_DOUBLE_EQ(suspect.share, 360.0 / 660.0);
+  EXPECT_EQ(suspect_sentence(suspect, result),
+            "rank 1 spends +40.0 ms per step in checkpoint from iteration 2 on (55% of the run; "
+            "95% CI +40.0 to +40.0 ms)");
+}
+
+// Steps 50 ms apart whose ranks end an iteration at different times: each iteration's time is
+// the median across ranks of the time since the rank's previous step ended (a rank's first step
+// counts alone), and adds up to the run's wall time.
+TEST(ReportStallAttribution, TheRunTimeIsTheMedianRankTimePerIteration) {
+  constexpr std::int64_t kMs = 1000000;
+  std::map<int, RankSteps> steps;
+  for (int rank = 0; rank < 3; ++rank) {
+    for (int i = 1; i <= 3; ++i) {
+      Step step;
+      step.iteration = i;
+      step.start_ns = (i - 1) * 50 * kMs;
+      // Rank 1's step 2 ends 6 ms later than the others'; rank 2's step 2 ends 3 ms later; step
+      // 3 starts at 100 ms on all of them.
+      const std::int64_t ms = i != 2 ? 20 : rank == 1 ? 26 : rank == 2 ? 23 : 20;
+      step.end_ns = step.start_ns + ms * kMs;
+      step.duration_ms = static_cast<double>(ms);
+      step.phase_ms[index_of(Phase::forward_backward)] = step.duration_ms;
+      steps[rank].steps.push_back(step);
+    }
+  }
+  // Rank 0: 20, 50, 50; rank 1: 20, 56, 44; rank 2: 20, 53, 47 -> 20 + 53 + 47 = 120 ms, from
+  // the first step's start to the last step's end.
+  EXPECT_DOUBLE_EQ(attribute_stalls(steps).run_ms, 120.0);
+}
+
 TEST(ReportStallAttribution, AStallThatEndsGetsItsWindow) {
   const StallResult result = attribute(noiseless(
       4, 60, {{.rank = 1, .phase = Phase::optimizer, .ms = 10, .from = 11, .to = 30}}));

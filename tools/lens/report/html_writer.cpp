@@ -469,7 +469,9 @@ void write_stalls(const RunAnalysis& analysis, std::ostream& out) {
     return;
   }
   out << "<p class=\"note\">" << result.iterations.size() << " iterations on " << result.ranks
-      << " ranks; run time " << fixed(result.run_ms) << " ms (sum of the median step), of which "
+      << " ranks; run time " << fixed(result.run_ms)
+      << " ms (wall time: per iteration, the median across ranks of the time since the rank's "
+         "previous step ended), of which "
       << fixed(result.exposed_ms)
       << " ms is the last rank's lead at the synchronization (the time the others wait). Each "
          "increment of that lead is credited to the rank and phase where it appears.</p>\n";

@@ -247,9 +247,24 @@ StallResult attribute_stalls(const std::map<int, RankSteps>& steps,
     }
     values.clear();
     for (const auto& [r, step] : present) values.push_back(step->duration_ms);
-    const double step_ms = median(values);
-    step_medians.push_back(step_ms);
-    result.run_ms += step_ms;
+    step_medians.push_back(median(values));
+    // The iteration's wall time: on each rank, from the end of its step of the previous
+    // iteration (checkpoints, evaluations and waits between steps included), the step alone
+    // where the rank has no step of the previous iteration; the median across ranks. In a
+    // synchronous run every rank's time includes the waits for the last one, so the frontier
+    // below (at most one iteration's wait) is part of it, and a share of the run stays <= 100%.
+    values.clear();
+    for (const auto& [r, step] : present) {
+      double wall = step->duration_ms;
+      const auto previous = by_iteration[r].find(iteration - 1);
+      if (previous != by_iteration[r].end() && step->start_ns > previous->second->end_ns) {
+        wall = static_cast<double>(static_cast<std::uint64_t>(step->end_ns) -
+                                   static_cast<std::uint64_t>(previous->second->end_ns)) /
+               1e6;
+      }
+      values.push_back(wall);
+    }
+    result.run_ms += median(values);
 
     for (const auto& [r, step] : present) {
       series[r].at.push_back(t);

@@ -32,7 +32,9 @@
 // members' own suspects in that phase (unless a member's confidence interval lies above 1.5 x
 // the group's excess). The others wait where their time exceeds the suspect's the most:
 // communication, pipeline receives, or other (an untraced collective). Suspects are ranked by
-// the frontier time credited to them in their window, then by their own excess. With pipeline
+// the frontier time credited to them in their window, then by their own excess; a suspect's
+// share of the run is that time over the compared iterations' wall time (run_ms: the time
+// between steps included, so a checkpoint saved between steps is in it). With pipeline
 // coordinates, each stage's compute and bubble per step are reported too. Pure functions;
 // thread-safe.
 #pragma once
@@ -80,7 +82,7 @@ struct StallSuspect {
   std::int64_t last_iteration = 0;
   std::size_t steps = 0;    // iterations in the window with this rank
   double exposed_ms = 0.0;  // frontier time credited to this rank and phase in the window
-  double share = 0.0;       // exposed_ms / the run's time (sum of per-iteration median steps)
+  double share = 0.0;       // exposed_ms / StallResult::run_ms (the compared iterations' wall time)
   // The other ranks' time in communication (else in other: an untraced collective) exceeds this
   // rank's by at least half the excess: they wait for it.
   bool others_wait = false;
@@ -101,8 +103,11 @@ struct StallResult {
   bool enough_ranks = false;             // at least two ranks share an iteration
   std::size_t ranks = 0;                 // ranks with steps
   std::vector<std::int64_t> iterations;  // compared, ascending
-  double run_ms = 0.0;                   // sum over iterations of the cross-rank median step
-  double exposed_ms = 0.0;               // sum over iterations of the frontier's lead (>= 0)
+  // The compared iterations' wall time: per iteration, the median across ranks of the time from
+  // the end of the rank's step of the previous iteration to the end of this one (the step alone
+  // where the rank has none of the previous iteration), summed.
+  double run_ms = 0.0;
+  double exposed_ms = 0.0;  // sum over iterations of the frontier's lead (>= 0)
   double median_step_ms = 0.0;
   std::vector<StallSuspect> suspects;  // ranked; empty when nothing stands out
   std::vector<StageTime> stages;       // by stage, when the ranks carry pipeline coordinates
