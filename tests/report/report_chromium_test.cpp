@@ -16,6 +16,7 @@
 #include "report/run_comparison.hpp"
 #include "report/summary.hpp"
 #include "report_test_support.hpp"
+#include "synthetic_runs.hpp"
 #include "support/run_process.hpp"
 
 namespace lens::report {
@@ -106,6 +107,45 @@ TEST(ReportChromium, ALargeRunDrawsHeatmapsInsteadOfLanesWithoutConsoleErrors) {
   EXPECT_NE(result.out.find("data-layer=\"step\" data-rows=\"6\" data-columns=\"20\""),
             std::string::npos);
   EXPECT_NE(result.out.find("data-layer=\"wait\""), std::string::npos);
+  expect_no_console_errors(result.err);
+}
+
+// Issue 32: a slow node of 64 ranks is one outlined band over its 8 rows on each heatmap, named
+// in the legend under it.
+TEST(ReportChromium, ASlowNodeIsOneBandOnEachHeatmap) {
+  if (!on_path("chromium")) GTEST_SKIP() << "chromium is not on PATH";
+  testing::TempDir dir("chromium-band");
+  testing::SyntheticRun spec;
+  spec.seed = 37001;
+  spec.ranks = 64;
+  spec.iterations = 40;
+  spec.noise_ms = 1.0;
+  spec.ranks_per_host = 8;
+  for (int r = 8; r <= 15; ++r) {
+    spec.stalls.push_back({.rank = r, .phase = Phase::forward_backward, .ms = 4.0, .from = 1});
+  }
+  const RunAnalysis analysis = analyze(testing::make_synthetic_run(spec), {});
+  ASSERT_EQ(analysis.stalls.suspects.size(), 1u);
+  HtmlContext context;
+  context.source_dir = dir.path().string();
+  context.summary_lines = summary_lines(analysis);
+  context.detail_ranks = select_ranks(analysis, RankSelectionLimits{});
+  const auto html = dir.path() / "report.html";
+  {
+    std::ofstream out(html);
+    write_html(analysis, context, out);
+  }
+  const lens::testing::ProcessResult result = dump_dom(dir.path(), html);
+  ASSERT_FALSE(result.timed_out) << result.err;
+  EXPECT_NE(result.out.find("data-rendered=\"true\""), std::string::npos) << result.err;
+  EXPECT_EQ(count(result.out, "<canvas class=\"heatmap\""), 2u);
+  EXPECT_EQ(count(result.out, "<span class=\"heatmap-band\""), 2u);
+  EXPECT_EQ(count(result.out,
+                  "<span class=\"heatmap-band\" data-kind=\"node\" "
+                  "data-ranks=\"8-15\" data-rows=\"8-15\">"),
+            2u);
+  EXPECT_NE(result.out.find("1 node gpu-b (ranks 8-15), forward_backward</span>"),
+            std::string::npos);
   expect_no_console_errors(result.err);
 }
 

@@ -367,6 +367,18 @@ constexpr std::string_view kScript = R"JS(
       return;
     }
     var LEFT = 100, TOP = 6, BOTTOM = 40, LEGEND = 14;
+    var bands = hm.bands || [];
+    var RIGHT = bands.length ? 12 + 14 * 8 : 12;
+    var BAND_COLORS = ['#e8175d', '#ff8c00', '#00b3ff', '#ffffff', '#ff4df0', '#a0ff3c'];
+    // The band of each row, for the readout: the first suspect's wins.
+    var bandOfRow = {};
+    bands.forEach(function (band) {
+      band.rows.forEach(function (run) {
+        for (var r = run[0]; r <= run[1]; ++r) {
+          if (!(r in bandOfRow)) bandOfRow[r] = band;
+        }
+      });
+    });
     hm.layers.forEach(function (layer) {
       var box = document.createElement('div');
       box.className = 'chart';
@@ -394,10 +406,30 @@ constexpr std::string_view kScript = R"JS(
       canvas.setAttribute('data-rows', String(rows));
       canvas.setAttribute('data-columns', String(cols));
       var w = Math.max(widthOf(box) - 8, 400);
-      var ph = Math.min(Math.max(rows * 2, 120), 512), pw = w - LEFT - 12;
+      var ph = Math.min(Math.max(rows * 2, 120), 512), pw = w - LEFT - RIGHT;
       canvas.width = w;
       canvas.height = TOP + ph + BOTTOM + LEGEND;
       box.appendChild(canvas);
+      if (bands.length) {
+        var legend = document.createElement('div');
+        legend.className = 'note heatmap-bands';
+        legend.textContent = 'outlined:';
+        bands.forEach(function (band, b) {
+          var item = document.createElement('span');
+          item.className = 'heatmap-band';
+          item.setAttribute('data-kind', band.kind);
+          item.setAttribute('data-ranks', band.ranks);
+          item.setAttribute('data-rows', band.rows.map(rangeText).join(','));
+          var swatch = document.createElement('span');
+          swatch.className = 'legend-swatch';
+          swatch.style.border = '2px solid ' + BAND_COLORS[b % BAND_COLORS.length];
+          item.appendChild(swatch);
+          item.appendChild(document.createTextNode(
+              String(b + 1) + ' ' + band.label + ', ' + band.phase));
+          legend.appendChild(item);
+        });
+        box.appendChild(legend);
+      }
       var readout = document.createElement('div');
       readout.className = 'note heatmap-readout';
       readout.textContent = 'hover a cell for its rank, iteration and value';
@@ -405,6 +437,22 @@ constexpr std::string_view kScript = R"JS(
       var ctx = canvas.getContext('2d');
       ctx.imageSmoothingEnabled = false;
       ctx.drawImage(image, LEFT, TOP, pw, ph);
+      // Each suspect's rows outlined across the map, numbered as in the legend at the right.
+      bands.forEach(function (band, b) {
+        var color = BAND_COLORS[b % BAND_COLORS.length];
+        ctx.strokeStyle = color;
+        ctx.fillStyle = color;
+        ctx.lineWidth = 2;
+        ctx.font = 'bold 11px sans-serif';
+        ctx.textAlign = 'left';
+        band.rows.forEach(function (run) {
+          var y0 = TOP + (run[0] / rows) * ph, y1 = TOP + ((run[1] + 1) / rows) * ph;
+          ctx.strokeRect(LEFT + 1, y0 + 1, pw - 2, Math.max(y1 - y0 - 2, 1));
+          ctx.fillRect(LEFT + pw + 2, y0, 4, Math.max(y1 - y0, 2));
+          ctx.fillText(String(b + 1) + ' ' + band.kind, LEFT + pw + 9 + 10 * (b % 2),
+                       Math.min(Math.max((y0 + y1) / 2 + 4, TOP + 10), TOP + ph));
+        });
+      });
       ctx.fillStyle = '#1d2330';
       ctx.font = '11px sans-serif';
       ctx.textAlign = 'right';
@@ -438,8 +486,10 @@ constexpr std::string_view kScript = R"JS(
         var b = bytes.charCodeAt(row * cols + col);
         var value = b === 0 ? 'no step' :
             '~' + fmt(layer.lo + ((layer.hi - layer.lo) * (b - 1)) / 254) + ' ms';
+        var band = bandOfRow[row];
         readout.textContent = 'rank ' + rangeText(hm.rows[row]) + ', iteration ' +
-            rangeText(hm.columns[col]) + ': ' + value;
+            rangeText(hm.columns[col]) + ': ' + value +
+            (band ? ' (' + band.label + ', ' + band.phase + ')' : '');
       });
     });
   }
