@@ -366,7 +366,10 @@ constexpr std::string_view kScript = R"JS(
       holder.appendChild(none);
       return;
     }
-    var LEFT = 100, TOP = 6, BOTTOM = 40, LEGEND = 14;
+    // The rank labels' margin fits the longest label ("rank 199936-199999" at 200,000 ranks).
+    var longest = 0;
+    hm.rows.forEach(function (row) { longest = Math.max(longest, rangeText(row).length); });
+    var LEFT = Math.max(100, Math.ceil((longest + 5) * 6.5) + 8), TOP = 6, BOTTOM = 40, LEGEND = 14;
     var bands = hm.bands || [];
     var RIGHT = bands.length ? 12 + 14 * 8 : 12;
     var BAND_COLORS = ['#e8175d', '#ff8c00', '#00b3ff', '#ffffff', '#ff4df0', '#a0ff3c'];
