@@ -336,6 +336,12 @@ TEST_F(RunCommand, ASlowFakeHostIsNamedOnceNotAsFourRanks) {
     }
   }
   EXPECT_EQ(nodes, 1) << summary.dump();
+  // The page says the same: the sentence flagged at the top, the host's lanes marked.
+  const std::string html = read_file(dir_ / "run" / "report.html");
+  EXPECT_NE(html.find("<span class=\"flag\">node host1 (ranks 4-7): +"), std::string::npos);
+  EXPECT_NE(html.find("{\"kind\":\"node\",\"label\":\"node host1 (ranks 4-7)\",\"phase\":"
+                      "\"forward_backward\",\"ranks\":\"4-7\",\"rows\":[[4,7]]}"),
+            std::string::npos);
 }
 
 // The trainer's injection flags reject what they cannot apply, naming the flag and the value.

@@ -147,6 +147,21 @@ TEST(ReportChromium, ASlowNodeIsOneBandOnEachHeatmap) {
   EXPECT_NE(result.out.find("1 node gpu-b (ranks 8-15), forward_backward</span>"),
             std::string::npos);
   expect_no_console_errors(result.err);
+  // With a lane per rank: one bar at the left over lanes 8-15, and the same legend.
+  context.timeline_lanes_max = 64;
+  {
+    std::ofstream out(html);
+    write_html(analysis, context, out);
+  }
+  const lens::testing::ProcessResult lanes = dump_dom(dir.path(), html);
+  ASSERT_FALSE(lanes.timed_out) << lanes.err;
+  EXPECT_NE(lanes.out.find("data-rendered=\"true\""), std::string::npos) << lanes.err;
+  EXPECT_EQ(count(lanes.out, "class=\"rank-lane\""), 64u);
+  EXPECT_EQ(count(lanes.out, "class=\"lane-band\""), 1u);
+  EXPECT_EQ(count(lanes.out, "<span class=\"timeline-band\" data-kind=\"node\" "
+                             "data-ranks=\"8-15\" data-rows=\"8-15\">"),
+            1u);
+  expect_no_console_errors(lanes.err);
 }
 
 TEST(ReportChromium, TheComparisonDrawsOneLinePerRunAndChartWithoutConsoleErrors) {

@@ -261,6 +261,8 @@ TEST(ReportScaleHtml, ASlowNodeIsOneBandOverItsRanksRows) {
   std::ostringstream grouped;
   write_html(analysis, context, grouped);
   EXPECT_EQ(data_of(grouped.str())["heatmap"]["bands"][0]["rows"], json::parse("[[2, 3]]"));
+  // A page with a lane per rank marks the same ranks: lane i is rank i.
+  EXPECT_EQ(data_of(page(analysis, 64))["bands"], expected);
   // No suspect, no band and no word of them.
   const std::string quiet = page(testing::analyze_spec({.ranks = 40, .iterations = 10}), 32);
   EXPECT_EQ(data_of(quiet)["heatmap"]["bands"], json::array());

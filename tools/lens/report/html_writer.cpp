@@ -241,9 +241,10 @@ json metrics_json(const RunAnalysis& analysis, const RankSelection& ranks, const
   return out;
 }
 
-json heatmap_json(const Heatmap& heatmap, const std::vector<StallSuspect>& suspects) {
+// The suspects' bands over `rows` (heatmap rows, or timeline lanes of one rank each).
+json bands_json(const Heatmap& rows, const std::vector<StallSuspect>& suspects) {
   json bands = json::array();
-  for (const HeatmapBand& band : heatmap_bands(heatmap, suspects)) {
+  for (const HeatmapBand& band : heatmap_bands(rows, suspects)) {
     json runs = json::array();
     for (const auto& [first, last] : band.rows) runs.push_back({first, last});
     bands.push_back({{"kind", band.kind},
@@ -252,6 +253,11 @@ json heatmap_json(const Heatmap& heatmap, const std::vector<StallSuspect>& suspe
                      {"ranks", rank_ranges(band.ranks)},
                      {"rows", std::move(runs)}});
   }
+  return bands;
+}
+
+json heatmap_json(const Heatmap& heatmap, const std::vector<StallSuspect>& suspects) {
+  json bands = bands_json(heatmap, suspects);
   json rows = json::array();
   for (const auto& [first, last] : heatmap.rows) rows.push_back({first, last});
   json columns = json::array();
@@ -290,6 +296,10 @@ json page_data(const RunAnalysis& analysis, const HtmlContext& context, const Ch
     data["heatmap"] = heatmap_json(build_heatmap(analysis, limits), analysis.stalls.suspects);
   } else {
     data["ranks"] = timeline_json(analysis, range, truncated);
+    // The suspects' lanes, marked like the heatmaps' bands: a row per lane (rank).
+    Heatmap lanes;
+    for (const auto& [rank, rank_data] : analysis.data.ranks) lanes.rows.emplace_back(rank, rank);
+    data["bands"] = bands_json(lanes, analysis.stalls.suspects);
   }
   data["stepSeries"] = json::array();
   data["breakdown"] = json::array();
