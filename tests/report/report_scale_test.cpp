@@ -333,6 +333,13 @@ TEST(ReportScaleHtml, PastTheTableLimitTheTablesKeepTheTopRanksAndTheDistributio
                       "charts (ranks 2 (stall suspect), 0 (typical) of 6), then the distribution "
                       "over all ranks of steps, step median and spans.</p>"),
             std::string::npos);
+  // Every rank in the charts (a caller that did not select): the first table_top_ranks rows.
+  context.detail_ranks = RankSelection{};
+  std::ostringstream all;
+  write_html(analysis, context, all);
+  EXPECT_NE(all.str().find("6 ranks (more than 4): the rows of the first 2 ranks, then the "
+                           "distribution over all ranks of steps, step median and spans."),
+            std::string::npos);
 }
 
 // A page at 4,000 ranks holds no per-rank row beyond the top ranks: its size and rows stay within

@@ -420,6 +420,16 @@ void write_resources(const RunAnalysis& analysis, const HtmlContext& context, st
   const bool large = analysis.data.ranks.size() > context.table_ranks_max;
   std::vector<std::vector<double>> distribution(3);  // steps, step median, spans
   std::set<std::string> hosts;
+  // The charts' ranks; when they are all, the first table_top_ranks.
+  std::set<int> shown;
+  if (large && !context.detail_ranks.all) {
+    for (const int rank : context.detail_ranks.ranks()) shown.insert(rank);
+  }
+  for (const auto& [rank, data] : analysis.data.ranks) {
+    if (large && context.detail_ranks.all && shown.size() < context.table_top_ranks) {
+      shown.insert(rank);
+    }
+  }
   for (const auto& [rank, data] : analysis.data.ranks) {
     const RankSteps& steps = analysis.steps.at(rank);
     if (large) {
@@ -429,10 +439,7 @@ void write_resources(const RunAnalysis& analysis, const HtmlContext& context, st
       if (!durations.empty()) distribution[1].push_back(median(std::move(durations)));
       distribution[2].push_back(static_cast<double>(data.spans.size()));
       hosts.insert(text_attribute(data.resource, "host.name"));
-      const std::vector<int> shown = context.detail_ranks.ranks();
-      if (std::find(shown.begin(), shown.end(), rank) == shown.end() || context.detail_ranks.all) {
-        continue;
-      }
+      if (shown.count(rank) == 0) continue;
     }
     std::vector<double> durations;
     for (const Step& step : steps.steps) durations.push_back(step.duration_ms);
@@ -462,9 +469,11 @@ void write_resources(const RunAnalysis& analysis, const HtmlContext& context, st
   out << "</table>\n";
   if (large) {
     out << "<p class=\"note\">" << analysis.data.ranks.size() << " ranks (more than "
-        << context.table_ranks_max << "): the rows of the ranks in the charts ("
-        << html_escape(context.detail_ranks.describe())
-        << "), then the distribution over all ranks of steps, step median and spans.</p>\n";
+        << context.table_ranks_max << "): the rows of "
+        << (context.detail_ranks.all
+                ? "the first " + std::to_string(shown.size()) + " ranks"
+                : "the ranks in the charts (" + html_escape(context.detail_ranks.describe()) + ")")
+        << ", then the distribution over all ranks of steps, step median and spans.</p>\n";
   }
   if (!analysis.info.missing_ranks.empty()) {
     out << "<p class=\"note\">No telemetry from ranks "
