@@ -2,12 +2,13 @@
 // metrics.jsonl, one OTLP JSON request per line, encoded as lens collect encodes them) for the
 // `lens report` scale benchmark (bench/report_scale.sh).
 //
-//   lens_report_synth --ranks N --iterations M --out DIR [--seed S]
+//   lens_report_synth --ranks N --iterations M --out DIR [--seed S] [--slow-node K]
 //
 // Synchronous data parallelism: each step of each rank is megatron.train_step (with
 // megatron.iteration and megatron.loss) and its children megatron.data.next_batch,
 // megatron.forward_backward, megatron.grad_sync.finish (every rank leaves it together) and
-// megatron.optimizer_step, with 3% noise per stage. Rank N/3 is a straggler: +5 ms in
+// megatron.optimizer_step, with 3% noise per stage. Ranks sit 8 per host (nodeK holds ranks
+// 8K-8K+7). Rank N/3 is a straggler (with --slow-node K: the 8 ranks of nodeK, K >= 1): +5 ms in
 // forward_backward from the middle of the run on. Spans leave each rank in batches of 512 (the
 // batch span processor's default), and the batches of all ranks interleave in the files, as lens
 // collect appends them. One metrics request per rank every 10 iterations (loss gauge).
@@ -44,11 +45,12 @@ struct Options {
   int ranks = 0;
   int iterations = 0;
   std::uint64_t seed = 1;
+  int slow_node = -1;  // --slow-node K: the 8 ranks of host nodeK are slow, not rank N/3
   std::filesystem::path out;
 };
 
 constexpr const char* kUsage =
-    "usage: lens_report_synth --ranks N --iterations M --out DIR [--seed S]\n";
+    "usage: lens_report_synth --ranks N --iterations M --out DIR [--seed S] [--slow-node K]\n";
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "lens_report_synth: " << problem << "\n" << kUsage;
@@ -82,6 +84,8 @@ Options parse(int argc, char** argv) {
       options.seed = static_cast<std::uint64_t>(positive(flag, value));
     } else if (flag == "--out") {
       options.out = value;
+    } else if (flag == "--slow-node") {
+      options.slow_node = static_cast<int>(positive(flag, value));
     } else {
       usage("unknown option '" + flag + "'");
     }
@@ -186,6 +190,9 @@ int main(int argc, char** argv) {
     return std::max(0.05, ms * (1.0 + 0.03 * gaussian(random)));
   };
   const int slow_rank = options.ranks / 3;
+  const auto slow = [&](int r) {
+    return options.slow_node >= 0 ? r / 8 == options.slow_node : r == slow_rank;
+  };
   const int slow_from = std::max(1, options.iterations / 2);
   const auto to_ns = [](double ms) { return kStartNs + static_cast<std::int64_t>(ms * 1e6); };
 
@@ -201,8 +208,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i <= options.iterations; ++i) {
     for (std::size_t r = 0; r < step_start.size(); ++r) {
       data[r] = noisy(3.0);
-      forward_backward[r] =
-          noisy(22.0) + (static_cast<int>(r) == slow_rank && i >= slow_from ? 5.0 : 0.0);
+      forward_backward[r] = noisy(22.0) + (slow(static_cast<int>(r)) && i >= slow_from ? 5.0 : 0.0);
       arrival[r] = step_start[r] + 0.5 + data[r] + forward_backward[r];
     }
     const double released = *std::max_element(arrival.begin(), arrival.end()) + noisy(3.0);

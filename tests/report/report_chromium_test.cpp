@@ -16,6 +16,7 @@
 #include "report/run_comparison.hpp"
 #include "report/summary.hpp"
 #include "report_test_support.hpp"
+#include "synthetic_runs.hpp"
 #include "support/run_process.hpp"
 
 namespace lens::report {
@@ -107,6 +108,60 @@ TEST(ReportChromium, ALargeRunDrawsHeatmapsInsteadOfLanesWithoutConsoleErrors) {
             std::string::npos);
   EXPECT_NE(result.out.find("data-layer=\"wait\""), std::string::npos);
   expect_no_console_errors(result.err);
+}
+
+// Issue 32: a slow node of 64 ranks is one outlined band over its 8 rows on each heatmap, named
+// in the legend under it.
+TEST(ReportChromium, ASlowNodeIsOneBandOnEachHeatmap) {
+  if (!on_path("chromium")) GTEST_SKIP() << "chromium is not on PATH";
+  testing::TempDir dir("chromium-band");
+  testing::SyntheticRun spec;
+  spec.seed = 37001;
+  spec.ranks = 64;
+  spec.iterations = 40;
+  spec.noise_ms = 1.0;
+  spec.ranks_per_host = 8;
+  for (int r = 8; r <= 15; ++r) {
+    spec.stalls.push_back({.rank = r, .phase = Phase::forward_backward, .ms = 4.0, .from = 1});
+  }
+  const RunAnalysis analysis = analyze(testing::make_synthetic_run(spec), {});
+  ASSERT_EQ(analysis.stalls.suspects.size(), 1u);
+  HtmlContext context;
+  context.source_dir = dir.path().string();
+  context.summary_lines = summary_lines(analysis);
+  context.detail_ranks = select_ranks(analysis, RankSelectionLimits{});
+  const auto html = dir.path() / "report.html";
+  {
+    std::ofstream out(html);
+    write_html(analysis, context, out);
+  }
+  const lens::testing::ProcessResult result = dump_dom(dir.path(), html);
+  ASSERT_FALSE(result.timed_out) << result.err;
+  EXPECT_NE(result.out.find("data-rendered=\"true\""), std::string::npos) << result.err;
+  EXPECT_EQ(count(result.out, "<canvas class=\"heatmap\""), 2u);
+  EXPECT_EQ(count(result.out, "<span class=\"heatmap-band\""), 2u);
+  EXPECT_EQ(count(result.out,
+                  "<span class=\"heatmap-band\" data-kind=\"node\" "
+                  "data-ranks=\"8-15\" data-rows=\"8-15\">"),
+            2u);
+  EXPECT_NE(result.out.find("1 node gpu-b (ranks 8-15), forward_backward</span>"),
+            std::string::npos);
+  expect_no_console_errors(result.err);
+  // With a lane per rank: one bar at the left over lanes 8-15, and the same legend.
+  context.timeline_lanes_max = 64;
+  {
+    std::ofstream out(html);
+    write_html(analysis, context, out);
+  }
+  const lens::testing::ProcessResult lanes = dump_dom(dir.path(), html);
+  ASSERT_FALSE(lanes.timed_out) << lanes.err;
+  EXPECT_NE(lanes.out.find("data-rendered=\"true\""), std::string::npos) << lanes.err;
+  EXPECT_EQ(count(lanes.out, "class=\"rank-lane\""), 64u);
+  EXPECT_EQ(count(lanes.out, "class=\"lane-band\""), 1u);
+  EXPECT_EQ(count(lanes.out, "<span class=\"timeline-band\" data-kind=\"node\" "
+                             "data-ranks=\"8-15\" data-rows=\"8-15\">"),
+            1u);
+  expect_no_console_errors(lanes.err);
 }
 
 TEST(ReportChromium, TheComparisonDrawsOneLinePerRunAndChartWithoutConsoleErrors) {

@@ -53,6 +53,7 @@ TEST(ReportCli, WritesTheReportAndTheTraceAndPrintsTheSummary) {
               "run_id": "run-fixture", "ranks": 4, "iterations_compared": 20,
               "first_iteration": 1, "last_iteration": 20, "median_step_ms": 390.0,
               "run_ms": 9890.0, "exposed_ms": 2000.0, "hangs": [],
+              "chart_warnings": [],
               "suspect_test": {"false_alarm_rate": 0.01, "min_excess_ms": 7.8,
                                "windows_tested": 272, "z_critical": 3.96},
               "suspects": [{"kind": "rank", "rank": 2, "ranks": [2], "group": null,
@@ -74,6 +75,35 @@ TEST(ReportCli, WritesTheReportAndTheTraceAndPrintsTheSummary) {
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_EQ(again.out, result.out);
   EXPECT_EQ(again.err, "");
+}
+
+// Issue 36: a span ending at 2^64-1 ns is left out of the charts; the one warning is on stderr,
+// in the page and in summary.json's chart_warnings, word for word.
+TEST(ReportCli, AnOutlyingSpanIsLeftOutOfTheChartsWithAWarning) {
+  TempDir dir("cli-outlier");
+  testing::write_run(dir.path(), {.ranks = 2, .iterations = 10});
+  {
+    std::ofstream traces(dir.path() / "traces.jsonl", std::ios::app);
+    traces << R"({"resourceSpans":[{"resource":{"attributes":[{"key":"dl.rank","value":)"
+              R"({"intValue":"0"}},{"key":"nemo.run.id","value":{"stringValue":"run-fixture"}}]},)"
+              R"("scopeSpans":[{"spans":[{"traceId":"0000000000000000000000000000abcd",)"
+              R"("spanId":"000000000000abcd","name":"megatron.train",)"
+              R"("startTimeUnixNano":"1700000000000000000",)"
+              R"("endTimeUnixNano":"18446744073709551615"}]}]}]})"
+           << "\n";
+  }
+  const ProcessResult result = lens({dir.path().string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string prefix =
+      "lens report: warning: charts leave out 1 span or metric point with an outlying time "
+      "(9223372036854775807 ns since the epoch; the charts show ";
+  ASSERT_EQ(result.err.rfind(prefix, 0), 0u) << result.err;
+  ASSERT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
+  const std::string warning = result.err.substr(22, result.err.size() - 23);
+  const auto summary = nlohmann::json::parse(testing::read_text(dir.path() / "summary.json"));
+  EXPECT_EQ(summary["chart_warnings"], nlohmann::json::array({warning}));
+  EXPECT_NE(testing::read_text(dir.path() / "report.html").find("<li>" + warning + "</li>"),
+            std::string::npos);
 }
 
 TEST(ReportCli, OutputPathsThresholdAndWindowFlags) {

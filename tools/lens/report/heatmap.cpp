@@ -22,16 +22,26 @@ std::vector<std::size_t> group_starts(std::size_t count, std::size_t max_groups)
 }
 
 // The per-(rank, column) means of one quantity of the steps, as a ranks x columns grid.
+// iteration - first, >= 0, without overflow.
+std::uint64_t offset(std::int64_t iteration, std::int64_t first) {
+  return static_cast<std::uint64_t>(iteration) - static_cast<std::uint64_t>(first);
+}
+
+bool charted(const Step& step, const HeatmapLimits& limits) {
+  return step.iteration && limits.first_iteration <= *step.iteration &&
+         *step.iteration <= limits.last_iteration;
+}
+
 template <class Quantity>
 std::vector<double> column_means(const RunAnalysis& analysis, const std::vector<int>& ranks,
-                                 std::int64_t first, std::int64_t per_column, std::size_t columns,
-                                 Quantity quantity) {
+                                 const HeatmapLimits& limits, std::int64_t first,
+                                 std::uint64_t per_column, std::size_t columns, Quantity quantity) {
   std::vector<double> sums(ranks.size() * columns, 0.0);
   std::vector<int> counts(sums.size(), 0);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     for (const Step& step : analysis.steps.at(ranks[r]).steps) {
-      if (!step.iteration) continue;
-      const auto column = static_cast<std::size_t>((*step.iteration - first) / per_column);
+      if (!charted(step, limits)) continue;
+      const auto column = static_cast<std::size_t>(offset(*step.iteration, first) / per_column);
       sums[r * columns + column] += quantity(step);
       ++counts[r * columns + column];
     }
@@ -73,7 +83,7 @@ Heatmap build_heatmap(const RunAnalysis& analysis, const HeatmapLimits& limits) 
   for (const auto& [rank, steps] : analysis.steps) {
     bool any = false;
     for (const Step& step : steps.steps) {
-      if (!step.iteration) continue;
+      if (!charted(step, limits)) continue;
       first = std::min(first, *step.iteration);
       last = std::max(last, *step.iteration);
       any = true;
@@ -81,13 +91,15 @@ Heatmap build_heatmap(const RunAnalysis& analysis, const HeatmapLimits& limits) 
     if (any) ranks.push_back(rank);
   }
   if (ranks.empty() || limits.max_rows == 0 || limits.max_columns == 0) return heatmap;
-  const auto span = static_cast<std::uint64_t>(last - first) + 1;
-  const auto per_column = static_cast<std::int64_t>(
-      std::max<std::uint64_t>(1, (span + limits.max_columns - 1) / limits.max_columns));
-  const auto columns = static_cast<std::size_t>((span + per_column - 1) / per_column);
+  // In unsigned arithmetic: iterations may span the whole int64 range.
+  const std::uint64_t width = offset(last, first);  // iterations - 1
+  const std::uint64_t per_column = width / limits.max_columns + 1;
+  const auto columns = static_cast<std::size_t>(width / per_column + 1);
   for (std::size_t c = 0; c < columns; ++c) {
-    const std::int64_t from = first + static_cast<std::int64_t>(c) * per_column;
-    heatmap.columns.emplace_back(from, std::min(last, from + per_column - 1));
+    const std::uint64_t from = static_cast<std::uint64_t>(first) + c * per_column;
+    const std::uint64_t to = std::min(offset(last, first), c * per_column + per_column - 1);
+    heatmap.columns.emplace_back(static_cast<std::int64_t>(from),
+                                 static_cast<std::int64_t>(static_cast<std::uint64_t>(first) + to));
   }
   const std::vector<std::size_t> row_starts = group_starts(ranks.size(), limits.max_rows);
   for (std::size_t g = 0; g < row_starts.size(); ++g) {
@@ -110,7 +122,7 @@ Heatmap build_heatmap(const RunAnalysis& analysis, const HeatmapLimits& limits) 
   };
   for (const Quantity& quantity : kQuantities) {
     const std::vector<double> grid =
-        column_means(analysis, ranks, first, per_column, columns, quantity.of);
+        column_means(analysis, ranks, limits, first, per_column, columns, quantity.of);
     std::vector<double> column_median(columns);
     for (std::size_t c = 0; c < columns; ++c) {
       std::vector<double> values;
@@ -137,6 +149,42 @@ Heatmap build_heatmap(const RunAnalysis& analysis, const HeatmapLimits& limits) 
     heatmap.layers.push_back(quantize(quantity.key, quantity.name, shown));
   }
   return heatmap;
+}
+
+std::vector<HeatmapBand> heatmap_bands(const Heatmap& heatmap,
+                                       const std::vector<StallSuspect>& suspects,
+                                       std::size_t max_bands) {
+  std::vector<HeatmapBand> bands;
+  for (const StallSuspect& suspect : suspects) {
+    if (bands.size() == max_bands) break;
+    // Rows hold ascending, disjoint rank ranges: a member's row by binary search.
+    std::vector<std::size_t> rows;
+    for (const int rank : suspect.ranks) {
+      auto it =
+          std::lower_bound(heatmap.rows.begin(), heatmap.rows.end(), rank,
+                           [](const std::pair<int, int>& row, int r) { return row.second < r; });
+      if (it == heatmap.rows.end() || it->first > rank) continue;
+      const auto row = static_cast<std::size_t>(it - heatmap.rows.begin());
+      if (rows.empty() || rows.back() != row) rows.push_back(row);
+    }
+    if (rows.empty()) continue;
+    HeatmapBand band;
+    band.kind = std::string(suspect_kind_name(suspect.kind));
+    band.label = suspect.kind == SuspectKind::rank
+                     ? "rank " + std::to_string(suspect.rank)
+                     : suspect.group + " (ranks " + rank_ranges(suspect.ranks) + ")";
+    band.phase = std::string(phase_name(suspect.phase));
+    band.ranks = suspect.ranks;
+    for (const std::size_t row : rows) {
+      if (!band.rows.empty() && band.rows.back().second + 1 == row) {
+        band.rows.back().second = row;
+      } else {
+        band.rows.emplace_back(row, row);
+      }
+    }
+    bands.push_back(std::move(band));
+  }
+  return bands;
 }
 
 double heatmap_value(const HeatmapLayer& layer, std::uint8_t cell) {

@@ -54,6 +54,30 @@ constexpr std::string_view kScript = R"JS(
     return t;
   }
   function tip(el, str) { svgEl('title', {}, el).textContent = str; }
+  // The stall suspects' marks (bands over heatmap rows or timeline lanes) and their legend.
+  var BAND_COLORS = ['#e8175d', '#ff8c00', '#00b3ff', '#ffffff', '#ff4df0', '#a0ff3c'];
+  function bandLegend(bands, itemClass, title) {
+    var legend = document.createElement('div');
+    legend.className = 'note ' + itemClass + 's';
+    legend.textContent = title;
+    bands.forEach(function (band, b) {
+      var item = document.createElement('span');
+      item.className = itemClass;
+      item.setAttribute('data-kind', band.kind);
+      item.setAttribute('data-ranks', band.ranks);
+      item.setAttribute('data-rows', band.rows.map(function (run) {
+        return run[0] === run[1] ? String(run[0]) : run[0] + '-' + run[1];
+      }).join(','));
+      var swatch = document.createElement('span');
+      swatch.className = 'legend-swatch';
+      swatch.style.border = '2px solid ' + BAND_COLORS[b % BAND_COLORS.length];
+      item.appendChild(swatch);
+      item.appendChild(document.createTextNode(
+          String(b + 1) + ' ' + band.label + ', ' + band.phase));
+      legend.appendChild(item);
+    });
+    return legend;
+  }
   function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); }
   function rankColor(i, n) {
     return 'hsl(' + Math.round((i * 360) / Math.max(n, 1)) + ',62%,42%)';
@@ -113,6 +137,9 @@ constexpr std::string_view kScript = R"JS(
   function Timeline(svg) {
     var LABEL = 64, ROW = 14, JOB_ROW = 12, GAP = 3, AXIS = 22, MAX_LEVELS = 4;
     var full = [0, Math.max(data.endMs, 0.001)];
+    var bands = data.bands || [];
+    if (bands.length) svg.parentNode.parentNode.insertBefore(
+        bandLegend(bands, 'timeline-band', 'marked at the left:'), svg.parentNode.nextSibling);
     var view = full.slice();
     var plotW = 0;
     // Job spans nest by time: each gets the level of the spans still open when it starts.
@@ -178,13 +205,14 @@ constexpr std::string_view kScript = R"JS(
       });
       var top = AXIS;
       data.ranks.forEach(function (lane) {
+        lane.top = top;
         var g = svgEl('g', {'class': 'rank-lane', 'data-rank': lane.rank,
                             transform: 'translate(0,' + top + ')'}, svg);
         top += lane.height;
         var stepY = lane.levels * (JOB_ROW + 1) + GAP, phaseY = stepY + ROW + GAP;
         svgEl('line', {x1: 0, x2: w, y1: lane.height - 4, y2: lane.height - 4,
                        'class': 'lane-sep'}, g);
-        label(g, 4, stepY + ROW - 3, 'rank ' + lane.rank, {'class': 'lane-label'});
+        label(g, 7, stepY + ROW - 3, 'rank ' + lane.rank, {'class': 'lane-label'});
         var body = svgEl('g', {'clip-path': 'url(#timeline-clip)'}, g);
         var span = function (it) { return it[2] + ' (' + fmtMs(it[1] - it[0]) + ')'; };
         drawRow(body, lane.job, function (it) { return it.level * (JOB_ROW + 1); }, JOB_ROW,
@@ -203,6 +231,18 @@ constexpr std::string_view kScript = R"JS(
                 function (it) { return PHASE_COLORS[it[2]]; }, function (it) {
                   return data.phases[it[2]] + ': ' + it[3] + ' (' + fmtMs(it[1] - it[0]) + ')';
                 }, null, x);
+      });
+      // Each suspect's lanes: a bar at the left edge over them, numbered as in the legend.
+      bands.forEach(function (band, b) {
+        var color = BAND_COLORS[b % BAND_COLORS.length];
+        band.rows.forEach(function (run) {
+          var first = data.ranks[run[0]], last = data.ranks[run[1]];
+          var y0 = first.top, y1 = last.top + last.height - 4;
+          var bar = svgEl('rect', {x: 0, y: y0, width: 4, height: Math.max(y1 - y0, 2),
+                                   fill: color, 'class': 'lane-band'}, svg);
+          tip(bar, String(b + 1) + ' ' + band.label + ', ' + band.phase);
+          label(svg, 6 + 8 * (b % 4), y0 + 10, String(b + 1), {fill: color, 'font-weight': 700});
+        });
       });
     }
     svg.addEventListener('wheel', function (e) {
@@ -366,7 +406,21 @@ constexpr std::string_view kScript = R"JS(
       holder.appendChild(none);
       return;
     }
-    var LEFT = 100, TOP = 6, BOTTOM = 40, LEGEND = 14;
+    // The rank labels' margin fits the longest label ("rank 199936-199999" at 200,000 ranks).
+    var longest = 0;
+    hm.rows.forEach(function (row) { longest = Math.max(longest, rangeText(row).length); });
+    var LEFT = Math.max(100, Math.ceil((longest + 5) * 6.5) + 8), TOP = 6, BOTTOM = 40, LEGEND = 14;
+    var bands = hm.bands || [];
+    var RIGHT = bands.length ? 12 + 14 * 8 : 12;
+    // The band of each row, for the readout: the first suspect's wins.
+    var bandOfRow = {};
+    bands.forEach(function (band) {
+      band.rows.forEach(function (run) {
+        for (var r = run[0]; r <= run[1]; ++r) {
+          if (!(r in bandOfRow)) bandOfRow[r] = band;
+        }
+      });
+    });
     hm.layers.forEach(function (layer) {
       var box = document.createElement('div');
       box.className = 'chart';
@@ -394,10 +448,11 @@ constexpr std::string_view kScript = R"JS(
       canvas.setAttribute('data-rows', String(rows));
       canvas.setAttribute('data-columns', String(cols));
       var w = Math.max(widthOf(box) - 8, 400);
-      var ph = Math.min(Math.max(rows * 2, 120), 512), pw = w - LEFT - 12;
+      var ph = Math.min(Math.max(rows * 2, 120), 512), pw = w - LEFT - RIGHT;
       canvas.width = w;
       canvas.height = TOP + ph + BOTTOM + LEGEND;
       box.appendChild(canvas);
+      if (bands.length) box.appendChild(bandLegend(bands, 'heatmap-band', 'outlined:'));
       var readout = document.createElement('div');
       readout.className = 'note heatmap-readout';
       readout.textContent = 'hover a cell for its rank, iteration and value';
@@ -405,6 +460,22 @@ constexpr std::string_view kScript = R"JS(
       var ctx = canvas.getContext('2d');
       ctx.imageSmoothingEnabled = false;
       ctx.drawImage(image, LEFT, TOP, pw, ph);
+      // Each suspect's rows outlined across the map, numbered as in the legend at the right.
+      bands.forEach(function (band, b) {
+        var color = BAND_COLORS[b % BAND_COLORS.length];
+        ctx.strokeStyle = color;
+        ctx.fillStyle = color;
+        ctx.lineWidth = 2;
+        ctx.font = 'bold 11px sans-serif';
+        ctx.textAlign = 'left';
+        band.rows.forEach(function (run) {
+          var y0 = TOP + (run[0] / rows) * ph, y1 = TOP + ((run[1] + 1) / rows) * ph;
+          ctx.strokeRect(LEFT + 1, y0 + 1, pw - 2, Math.max(y1 - y0 - 2, 1));
+          ctx.fillRect(LEFT + pw + 2, y0, 4, Math.max(y1 - y0, 2));
+          ctx.fillText(String(b + 1) + ' ' + band.kind, LEFT + pw + 9 + 10 * (b % 2),
+                       Math.min(Math.max((y0 + y1) / 2 + 4, TOP + 10), TOP + ph));
+        });
+      });
       ctx.fillStyle = '#1d2330';
       ctx.font = '11px sans-serif';
       ctx.textAlign = 'right';
@@ -438,8 +509,10 @@ constexpr std::string_view kScript = R"JS(
         var b = bytes.charCodeAt(row * cols + col);
         var value = b === 0 ? 'no step' :
             '~' + fmt(layer.lo + ((layer.hi - layer.lo) * (b - 1)) / 254) + ' ms';
+        var band = bandOfRow[row];
         readout.textContent = 'rank ' + rangeText(hm.rows[row]) + ', iteration ' +
-            rangeText(hm.columns[col]) + ': ' + value;
+            rangeText(hm.columns[col]) + ': ' + value +
+            (band ? ' (' + band.label + ', ' + band.phase + ')' : '');
       });
     });
   }

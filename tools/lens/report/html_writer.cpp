@@ -61,11 +61,11 @@ bool inside_step(const std::vector<std::pair<std::int64_t, std::int64_t>>& steps
   return it->first <= span.start_ns && span.end_ns <= it->second;
 }
 
-json timeline_json(const RunAnalysis& analysis, bool& truncated) {
+json timeline_json(const RunAnalysis& analysis, const ChartRange& range, bool& truncated) {
   json ranks = json::array();
   std::size_t steps_left = kMaxTimelineSteps;
   std::size_t phases_left = kMaxTimelinePhases;
-  const std::int64_t t0 = analysis.t0_ns;
+  const std::int64_t t0 = range.start_ns;
   for (const auto& [rank, data] : analysis.data.ranks) {
     json lane = {{"rank", rank},
                  {"job", json::array()},
@@ -76,6 +76,7 @@ json timeline_json(const RunAnalysis& analysis, bool& truncated) {
     std::vector<std::pair<std::int64_t, std::int64_t>> step_ranges;
     for (const Step& step : rank_steps.steps) {
       step_ranges.emplace_back(step.start_ns, step.end_ns);
+      if (!range.keeps_span(step.start_ns, step.end_ns)) continue;
       if (steps_left == 0) {
         truncated = true;
         continue;
@@ -90,6 +91,7 @@ json timeline_json(const RunAnalysis& analysis, bool& truncated) {
         }
         --phases_left;
         const SpanRecord& span = data.spans[span_index];
+        if (!range.keeps_span(span.start_ns, span.end_ns)) continue;
         lane["phases"].push_back(
             {ms_since(span.start_ns, t0), ms_since(span.end_ns, t0), index_of(phase), span.name});
       }
@@ -97,13 +99,15 @@ json timeline_json(const RunAnalysis& analysis, bool& truncated) {
     std::sort(step_ranges.begin(), step_ranges.end());
     for (const std::size_t i : rank_steps.outside_spans) {
       const SpanRecord& span = data.spans[i];
+      if (!range.keeps_span(span.start_ns, span.end_ns)) continue;
       lane["events"].push_back({ms_since(span.start_ns, t0), ms_since(span.end_ns, t0), span.name,
                                 index_of(phase_of(span.name).value_or(Phase::other))});
     }
     // Enclosing spans first, so the page can stack job spans by nesting level.
     std::vector<const SpanRecord*> job;
     for (const SpanRecord& span : data.spans) {
-      if (span.name != kStepSpanName && !phase_of(span.name) && !inside_step(step_ranges, span)) {
+      if (span.name != kStepSpanName && !phase_of(span.name) && !inside_step(step_ranges, span) &&
+          range.keeps_span(span.start_ns, span.end_ns)) {
         job.push_back(&span);
       }
     }
@@ -121,7 +125,8 @@ json timeline_json(const RunAnalysis& analysis, bool& truncated) {
 // The curves against the iteration, one point per recorded step: every numeric attribute of the
 // step spans (megatron.loss, megatron.grad_norm, megatron.learning_rate first), and tokens/s
 // from the step time when the resource gives dl.batch_size and dl.sequence_length.
-json iteration_curves_json(const RunAnalysis& analysis, const RankSelection& ranks) {
+json iteration_curves_json(const RunAnalysis& analysis, const RankSelection& ranks,
+                           const ChartRange& range) {
   struct Curve {
     std::string unit;
     std::map<int, std::vector<std::pair<std::int64_t, double>>> by_rank;
@@ -138,7 +143,7 @@ json iteration_curves_json(const RunAnalysis& analysis, const RankSelection& ran
     const auto batch = int_attribute(data.resource, "dl.batch_size");
     const auto sequence = int_attribute(data.resource, "dl.sequence_length");
     for (const Step& step : rank_steps.steps) {
-      if (!step.iteration) continue;
+      if (!step.iteration || !range.keeps_iteration(*step.iteration)) continue;
       for (const auto& [key, value] : data.spans[step.span].attributes) {
         if (key == "megatron.iteration" || !value.is_number()) continue;
         const double number = value.get<double>();
@@ -178,11 +183,13 @@ json iteration_curves_json(const RunAnalysis& analysis, const RankSelection& ran
 }
 
 // Exact step-time percentiles across ranks per iteration, from the step spans.
-json step_quantiles_json(const RunAnalysis& analysis) {
+json step_quantiles_json(const RunAnalysis& analysis, const ChartRange& range) {
   std::map<std::int64_t, std::vector<double>> by_iteration;
   for (const auto& [rank, rank_steps] : analysis.steps) {
     for (const Step& step : rank_steps.steps) {
-      if (step.iteration) by_iteration[*step.iteration].push_back(step.duration_ms);
+      if (step.iteration && range.keeps_iteration(*step.iteration)) {
+        by_iteration[*step.iteration].push_back(step.duration_ms);
+      }
     }
   }
   json out = json::array();
@@ -197,7 +204,8 @@ json step_quantiles_json(const RunAnalysis& analysis) {
 // Gauges named lens.* are the library's own telemetry, shown apart from the training's.
 bool is_self_metric(const std::string& name) { return name.rfind("lens.", 0) == 0; }
 
-json metrics_json(const RunAnalysis& analysis, const RankSelection& ranks, bool self) {
+json metrics_json(const RunAnalysis& analysis, const RankSelection& ranks, const ChartRange& range,
+                  bool self) {
   std::vector<std::pair<std::string, std::string>> names;  // name, unit
   if (!self) {
     for (const KnownMetric& known : kKnownMetrics) names.emplace_back(known.name, known.unit);
@@ -222,7 +230,8 @@ json metrics_json(const RunAnalysis& analysis, const RankSelection& ranks, bool 
                        [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; });
       json list = json::array();
       for (const GaugePoint& point : points) {
-        list.push_back({seconds_since(point.time_ns, analysis.t0_ns),
+        if (!range.keeps_time(point.time_ns)) continue;
+        list.push_back({seconds_since(point.time_ns, range.start_ns),
                         std::isfinite(point.value) ? json(point.value) : json(nullptr)});
       }
       series.push_back({{"rank", rank}, {"points", std::move(list)}});
@@ -232,7 +241,23 @@ json metrics_json(const RunAnalysis& analysis, const RankSelection& ranks, bool 
   return out;
 }
 
-json heatmap_json(const Heatmap& heatmap) {
+// The suspects' bands over `rows` (heatmap rows, or timeline lanes of one rank each).
+json bands_json(const Heatmap& rows, const std::vector<StallSuspect>& suspects) {
+  json bands = json::array();
+  for (const HeatmapBand& band : heatmap_bands(rows, suspects)) {
+    json runs = json::array();
+    for (const auto& [first, last] : band.rows) runs.push_back({first, last});
+    bands.push_back({{"kind", band.kind},
+                     {"label", band.label},
+                     {"phase", band.phase},
+                     {"ranks", rank_ranges(band.ranks)},
+                     {"rows", std::move(runs)}});
+  }
+  return bands;
+}
+
+json heatmap_json(const Heatmap& heatmap, const std::vector<StallSuspect>& suspects) {
+  json bands = bands_json(heatmap, suspects);
   json rows = json::array();
   for (const auto& [first, last] : heatmap.rows) rows.push_back({first, last});
   json columns = json::array();
@@ -245,30 +270,36 @@ json heatmap_json(const Heatmap& heatmap) {
                       {"hi", std::round(layer.hi * 1e3) / 1e3},
                       {"cells", base64(layer.cells)}});
   }
-  return {
-      {"rows", std::move(rows)}, {"columns", std::move(columns)}, {"layers", std::move(layers)}};
+  return {{"rows", std::move(rows)},
+          {"columns", std::move(columns)},
+          {"layers", std::move(layers)},
+          {"bands", std::move(bands)}};
 }
 
 bool uses_heatmap(const RunAnalysis& analysis, const HtmlContext& context) {
   return analysis.data.ranks.size() > context.timeline_lanes_max;
 }
 
-json page_data(const RunAnalysis& analysis, const HtmlContext& context, bool& truncated) {
+json page_data(const RunAnalysis& analysis, const HtmlContext& context, const ChartRange& range,
+               bool& truncated) {
   json data;
   data["phases"] = json::array();
   for (std::size_t p = 0; p < kPhaseCount; ++p) {
     data["phases"].push_back(std::string(phase_name(static_cast<Phase>(p))));
   }
-  std::int64_t end = analysis.t0_ns;
-  for (const auto& [rank, rank_data] : analysis.data.ranks) {
-    for (const SpanRecord& span : rank_data.spans) end = std::max(end, span.end_ns);
-  }
-  data["endMs"] = ms_since(end, analysis.t0_ns);
+  data["endMs"] = ms_since(range.end_ns, range.start_ns);
   if (uses_heatmap(analysis, context)) {
     data["ranks"] = json::array();
-    data["heatmap"] = heatmap_json(build_heatmap(analysis, context.heatmap));
+    HeatmapLimits limits = context.heatmap;
+    limits.first_iteration = std::max(limits.first_iteration, range.first_iteration);
+    limits.last_iteration = std::min(limits.last_iteration, range.last_iteration);
+    data["heatmap"] = heatmap_json(build_heatmap(analysis, limits), analysis.stalls.suspects);
   } else {
-    data["ranks"] = timeline_json(analysis, truncated);
+    data["ranks"] = timeline_json(analysis, range, truncated);
+    // The suspects' lanes, marked like the heatmaps' bands: a row per lane (rank).
+    Heatmap lanes;
+    for (const auto& [rank, rank_data] : analysis.data.ranks) lanes.rows.emplace_back(rank, rank);
+    data["bands"] = bands_json(lanes, analysis.stalls.suspects);
   }
   data["stepSeries"] = json::array();
   data["breakdown"] = json::array();
@@ -277,7 +308,7 @@ json page_data(const RunAnalysis& analysis, const HtmlContext& context, bool& tr
     json points = json::array();
     std::vector<const Step*> ordered;
     for (const Step& step : rank_steps.steps) {
-      if (step.iteration) ordered.push_back(&step);
+      if (step.iteration && range.keeps_iteration(*step.iteration)) ordered.push_back(&step);
     }
     std::sort(ordered.begin(), ordered.end(),
               [](const Step* a, const Step* b) { return *a->iteration < *b->iteration; });
@@ -293,18 +324,51 @@ json page_data(const RunAnalysis& analysis, const HtmlContext& context, bool& tr
   }
   data["stepPercentiles"] = json::array();
   for (const PercentilePoint& p : analysis.step_percentiles) {
+    if (!range.keeps_time(p.time_ns)) continue;
     data["stepPercentiles"].push_back(
-        {seconds_since(p.time_ns, analysis.t0_ns), p.p50, p.p90, p.p99, p.mean});
+        {seconds_since(p.time_ns, range.start_ns), p.p50, p.p90, p.p99, p.mean});
   }
-  data["metrics"] = metrics_json(analysis, context.detail_ranks, false);
-  data["selfMetrics"] = metrics_json(analysis, context.detail_ranks, true);
-  data["iterationCurves"] = iteration_curves_json(analysis, context.detail_ranks);
-  data["stepQuantiles"] = step_quantiles_json(analysis);
+  data["metrics"] = metrics_json(analysis, context.detail_ranks, range, false);
+  data["selfMetrics"] = metrics_json(analysis, context.detail_ranks, range, true);
+  data["iterationCurves"] = iteration_curves_json(analysis, context.detail_ranks, range);
+  data["stepQuantiles"] = step_quantiles_json(analysis, range);
   return data;
 }
 
 void cell(std::ostream& out, const std::string& text, bool numeric = false) {
   out << (numeric ? "<td class=\"num\">" : "<td>") << html_escape(text) << "</td>";
+}
+
+// "0, 3, 7" of at most `listed` ranks, then "and N more".
+std::string rank_list(const std::vector<int>& ranks, std::size_t listed = 20) {
+  std::string text;
+  for (std::size_t i = 0; i < ranks.size() && i < listed; ++i) {
+    text += (text.empty() ? "" : ", ") + std::to_string(ranks[i]);
+  }
+  if (ranks.size() > listed) text += " and " + std::to_string(ranks.size() - listed) + " more";
+  return text;
+}
+
+// Rows of a large run's per-rank table, after its top rows: the distribution of each numeric
+// column over all ranks. `columns` holds each column's values (one per rank); an empty column
+// gets an empty cell.
+void write_distribution_rows(const std::vector<std::vector<double>>& columns, std::size_t leading,
+                             std::size_t trailing, std::ostream& out) {
+  static constexpr std::pair<const char*, double> kStats[] = {
+      {"min", 0.0}, {"p10", 0.1}, {"median", 0.5}, {"p90", 0.9}, {"max", 1.0}};
+  for (const auto& [name, q] : kStats) {
+    out << "<tr class=\"distribution\"><th>" << name << "</th>";
+    for (std::size_t i = 0; i < leading; ++i) out << "<td></td>";
+    for (const std::vector<double>& values : columns) {
+      if (values.empty()) {
+        out << "<td></td>";
+      } else {
+        cell(out, fixed(quantile(values, q)), true);
+      }
+    }
+    for (std::size_t i = 0; i < trailing; ++i) out << "<td></td>";
+    out << "</tr>\n";
+  }
 }
 
 std::string gpu_text(const AttributeList& resource) {
@@ -337,7 +401,7 @@ std::vector<std::pair<std::string, std::string>> common_attributes(const RunData
   return out;
 }
 
-void write_resources(const RunAnalysis& analysis, std::ostream& out) {
+void write_resources(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out) {
   out << "<h2>Resources</h2>\n";
   const auto common = common_attributes(analysis.data);
   out << "<h3>Run configuration (the same on every rank)</h3>\n<table><tr><th>attribute</th>"
@@ -352,8 +416,31 @@ void write_resources(const RunAnalysis& analysis, std::ostream& out) {
          "<th>pid</th><th>GPU</th><th>TP</th><th>PP</th><th>DP</th><th>steps</th>"
          "<th>step median ms</th><th>spans</th><th>metric points</th><th>logs (errors)</th>"
          "</tr>\n";
+  // Past table_ranks_max ranks: the rows of the ranks the charts show, then the distribution.
+  const bool large = analysis.data.ranks.size() > context.table_ranks_max;
+  std::vector<std::vector<double>> distribution(3);  // steps, step median, spans
+  std::set<std::string> hosts;
+  // The charts' ranks; when they are all, the first table_top_ranks.
+  std::set<int> shown;
+  if (large && !context.detail_ranks.all) {
+    for (const int rank : context.detail_ranks.ranks()) shown.insert(rank);
+  }
+  for (const auto& [rank, data] : analysis.data.ranks) {
+    if (large && context.detail_ranks.all && shown.size() < context.table_top_ranks) {
+      shown.insert(rank);
+    }
+  }
   for (const auto& [rank, data] : analysis.data.ranks) {
     const RankSteps& steps = analysis.steps.at(rank);
+    if (large) {
+      std::vector<double> durations;
+      for (const Step& step : steps.steps) durations.push_back(step.duration_ms);
+      distribution[0].push_back(static_cast<double>(steps.steps.size()));
+      if (!durations.empty()) distribution[1].push_back(median(std::move(durations)));
+      distribution[2].push_back(static_cast<double>(data.spans.size()));
+      hosts.insert(text_attribute(data.resource, "host.name"));
+      if (shown.count(rank) == 0) continue;
+    }
     std::vector<double> durations;
     for (const Step& step : steps.steps) durations.push_back(step.duration_ms);
     out << "<tr>";
@@ -373,18 +460,30 @@ void write_resources(const RunAnalysis& analysis, std::ostream& out) {
          true);
     out << "</tr>\n";
   }
+  if (large) {
+    // rank, host, local rank, pid, GPU, TP, PP, DP | steps, step median | spans | ...
+    out << "<tr class=\"distribution\"><th colspan=\"13\">all " << analysis.data.ranks.size()
+        << " ranks, on " << hosts.size() << " hosts</th></tr>\n";
+    write_distribution_rows({distribution[0], distribution[1], distribution[2]}, 7, 2, out);
+  }
   out << "</table>\n";
+  if (large) {
+    out << "<p class=\"note\">" << analysis.data.ranks.size() << " ranks (more than "
+        << context.table_ranks_max << "): the rows of "
+        << (context.detail_ranks.all
+                ? "the first " + std::to_string(shown.size()) + " ranks"
+                : "the ranks in the charts (" + html_escape(context.detail_ranks.describe()) + ")")
+        << ", then the distribution over all ranks of steps, step median and spans.</p>\n";
+  }
   if (!analysis.info.missing_ranks.empty()) {
-    std::string missing;
-    for (const int r : analysis.info.missing_ranks) {
-      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-    }
-    out << "<p class=\"note\">No telemetry from ranks " << html_escape(missing) << ".</p>\n";
+    out << "<p class=\"note\">No telemetry from ranks "
+        << html_escape(rank_list(analysis.info.missing_ranks)) << ".</p>\n";
   }
 }
 
 // Per rank and signal: what the directory holds against the rank's own count.
-void write_completeness(const Completeness& completeness, std::ostream& out) {
+void write_completeness(const Completeness& completeness, const HtmlContext& context,
+                        std::ostream& out) {
   out << "<h2>Telemetry completeness</h2>\n";
   if (!completeness.any_reported) {
     out << "<p class=\"note\">No rank's lens.exporter.* self-metrics are in this directory "
@@ -397,7 +496,28 @@ void write_completeness(const Completeness& completeness, std::ostream& out) {
   }
   out << "<table><tr><th>rank</th><th>signal</th><th>received</th><th>exported</th>"
          "<th>dropped</th><th>failed</th><th>missing</th><th>complete</th></tr>\n";
+  // Past table_ranks_max ranks: the first ranks not known complete, then the totals.
+  const bool large = completeness.ranks.size() > context.table_ranks_max;
+  std::size_t shown = 0;
+  std::size_t incomplete = 0;
+  std::map<std::string, SignalCompleteness> totals;
+  std::vector<std::string> order;  // signals in their first order
   for (const RankCompleteness& rank : completeness.ranks) {
+    if (large) {
+      for (const SignalCompleteness& signal : rank.signals) {
+        auto [it, added] = totals.try_emplace(signal.signal, SignalCompleteness{signal.signal});
+        if (added) order.push_back(signal.signal);
+        SignalCompleteness& total = it->second;
+        total.received += signal.received;
+        total.exported += signal.exported;
+        total.dropped += signal.dropped;
+        total.failed += signal.failed;
+        total.missing += signal.missing;
+      }
+      if (rank.complete() == true) continue;
+      ++incomplete;
+      if (shown++ >= context.table_top_ranks) continue;
+    }
     for (const SignalCompleteness& signal : rank.signals) {
       const bool lost = signal.dropped > 0 || signal.missing > 0;
       out << (lost ? "<tr class=\"straggler\">" : "<tr>");
@@ -412,18 +532,32 @@ void write_completeness(const Completeness& completeness, std::ostream& out) {
       out << "</tr>\n";
     }
   }
-  out << "</table>\n";
-  if (!completeness.silent_ranks.empty()) {
-    std::string silent;
-    for (const int r : completeness.silent_ranks) {
-      silent += (silent.empty() ? "" : ", ") + std::to_string(r);
+  for (const std::string& name : order) {
+    const SignalCompleteness& total = totals.at(name);
+    out << "<tr class=\"distribution\"><th>all " << completeness.ranks.size() << " ranks</th>";
+    cell(out, name);
+    for (const std::uint64_t value :
+         {total.received, total.exported, total.dropped, total.failed, total.missing}) {
+      cell(out, std::to_string(value), true);
     }
-    out << "<p class=\"note\">No telemetry at all from ranks " << html_escape(silent)
+    out << "<td></td></tr>\n";
+  }
+  out << "</table>\n";
+  if (large) {
+    out << "<p class=\"note\">" << completeness.ranks.size() << " ranks (more than "
+        << context.table_ranks_max << "): " << incomplete
+        << " not known to be complete, of which the table shows the first "
+        << std::min(incomplete, context.table_top_ranks)
+        << "; the last rows sum every rank's counts.</p>\n";
+  }
+  if (!completeness.silent_ranks.empty()) {
+    out << "<p class=\"note\">No telemetry at all from ranks "
+        << html_escape(rank_list(completeness.silent_ranks))
         << " (not exporting under the rank strategy, or lost).</p>\n";
   }
 }
 
-void write_stragglers(const RunAnalysis& analysis, std::ostream& out) {
+void write_stragglers(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out) {
   const StragglerResult& result = analysis.stragglers;
   out << "<h2>Per-rank medians</h2>\n";
   if (!result.enough_ranks) {
@@ -441,7 +575,24 @@ void write_stragglers(const RunAnalysis& analysis, std::ostream& out) {
     out << "<th>" << html_escape(phase_name(static_cast<Phase>(p))) << " ms</th>";
   }
   out << "<th>straggler</th><th>lag in phase</th></tr>\n";
-  for (const RankLag& lag : result.ranks) {
+  // Past table_ranks_max ranks: the stragglers, the ranks with the largest excess, then the
+  // distribution over all ranks.
+  const bool large = result.ranks.size() > context.table_ranks_max;
+  std::vector<const RankLag*> rows;
+  for (const RankLag& lag : result.ranks) rows.push_back(&lag);
+  std::size_t stragglers = 0;
+  if (large) {
+    for (const RankLag& lag : result.ranks) stragglers += lag.straggler ? 1 : 0;
+    const std::size_t top = std::min(rows.size(), context.table_top_ranks);
+    std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(top), rows.end(),
+                      [](const RankLag* a, const RankLag* b) {
+                        if (a->straggler != b->straggler) return a->straggler;
+                        return a->excess != b->excess ? a->excess > b->excess : a->rank < b->rank;
+                      });
+    rows.resize(top);
+  }
+  for (const RankLag* row : rows) {
+    const RankLag& lag = *row;
     out << (lag.straggler ? "<tr class=\"straggler\">" : "<tr>");
     cell(out, std::to_string(lag.rank), true);
     cell(out, std::to_string(lag.steps), true);
@@ -453,11 +604,34 @@ void write_stragglers(const RunAnalysis& analysis, std::ostream& out) {
     cell(out, lag.lag_phase ? std::string(phase_name(*lag.lag_phase)) : "");
     out << "</tr>\n";
   }
+  if (large) {
+    std::vector<std::vector<double>> columns(4 + kPhaseCount);
+    for (const RankLag& lag : result.ranks) {
+      columns[0].push_back(static_cast<double>(lag.steps));
+      columns[1].push_back(lag.step_median_ms);
+      columns[2].push_back(lag.step_p90_ms);
+      columns[3].push_back(lag.excess * 100.0);
+      for (std::size_t p = 0; p < kPhaseCount; ++p) {
+        columns[4 + p].push_back(lag.phase_median_ms[p]);
+      }
+    }
+    out << "<tr class=\"distribution\"><th colspan=\"" << 7 + kPhaseCount << "\">all "
+        << result.ranks.size() << " ranks (vs across ranks in %)</th></tr>\n";
+    write_distribution_rows(columns, 0, 2, out);
+  }
   out << "<tr><th>across</th><td></td>";
   cell(out, fixed(result.step_median_ms), true);
   out << "<td></td><td></td>";
   for (const double ms : result.phase_median_ms) cell(out, fixed(ms), true);
   out << "<td></td><td></td></tr>\n</table>\n";
+  if (large) {
+    out << "<p class=\"note\">" << result.ranks.size() << " ranks (more than "
+        << context.table_ranks_max << "): the table shows " << rows.size()
+        << " ranks, the stragglers first, then those with the largest excess over the median "
+           "across ranks, then the distribution of each column over all ranks; stragglers by the "
+           "threshold: "
+        << stragglers << " of " << result.ranks.size() << " ranks.</p>\n";
+  }
 }
 
 void write_stalls(const RunAnalysis& analysis, std::ostream& out) {
@@ -515,8 +689,9 @@ void write_stalls(const RunAnalysis& analysis, std::ostream& out) {
     }
     cell(out, std::string(phase_name(suspect.phase)));
     cell(out, "+" + fixed(suspect.excess_ms_per_step), true);
-    cell(out, std::to_string(suspect.first_iteration) + "-" +
-                  std::to_string(suspect.last_iteration), true);
+    cell(out,
+         std::to_string(suspect.first_iteration) + "-" + std::to_string(suspect.last_iteration),
+         true);
     cell(out, fixed(suspect.exposed_ms), true);
     cell(out, fixed(suspect.share * 100.0) + "%", true);
     cell(out, suspect.others_wait ? "yes" : "no");
@@ -554,14 +729,20 @@ void write_timeline_section(bool truncated, std::ostream& out) {
 
 void write_heatmap_section(const RunAnalysis& analysis, const HtmlContext& context,
                            std::ostream& out) {
-  out << "<h2>Timeline: ranks x iterations</h2>\n<p class=\"note\">"
-      << analysis.data.ranks.size() << " ranks (more than " << context.timeline_lanes_max
+  out << "<h2>Timeline: ranks x iterations</h2>\n<p class=\"note\">" << analysis.data.ranks.size()
+      << " ranks (more than " << context.timeline_lanes_max
       << "): one row per rank and one column per iteration; large runs group them (a column is "
          "the mean of its iterations; a row shows, per column, the rank of its group furthest "
          "from the column's median, so one slow rank is not averaged away). Colors run from the "
          "1st to the 99th percentile; hover for the values. In a synchronous run the step time is "
          "the same down a column; the rank the others wait for is the row that waits least in "
-         "communication.</p>\n<div id=\"heatmaps\"></div>\n";
+         "communication.";
+  if (!analysis.stalls.suspects.empty()) {
+    out << " Outlined bands mark the stall suspects, each over its ranks' rows (a node, pipeline "
+           "stage or parallel group as one band, the first "
+        << kMaxHeatmapBands << " suspects); the legend under each map names them.";
+  }
+  out << "</p>\n<div id=\"heatmaps\"></div>\n";
 }
 
 // Under each per-rank chart of a large run: which ranks it shows.
@@ -624,7 +805,8 @@ std::string script_safe_json(const std::string& json_text) {
 
 void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out) {
   bool truncated = false;
-  const json data = page_data(analysis, context, truncated);
+  const ChartRange range = context.chart_range ? *context.chart_range : chart_range(analysis);
+  const json data = page_data(analysis, context, range, truncated);
   const RunInfo& info = analysis.info;
   std::string iterations = "none";
   if (!analysis.iterations.empty()) {
@@ -649,9 +831,14 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
       << "<p class=\"meta\">from " << html_escape(context.source_dir) << "</p>\n";
 
   out << "<div class=\"summary\">";
+  std::set<std::string> suspect_lines;  // a group's sentence starts with its name
+  for (const StallSuspect& suspect : analysis.stalls.suspects) {
+    suspect_lines.insert(suspect_sentence(suspect, analysis.stalls));
+  }
   for (const std::string& line : context.summary_lines) {
     // A stall suspect's sentence, or telemetry that was lost.
-    const bool flag = line.rfind("rank ", 0) == 0 || line.rfind("telemetry ", 0) == 0;
+    const bool flag = line.rfind("rank ", 0) == 0 || line.rfind("telemetry ", 0) == 0 ||
+                      suspect_lines.count(line) != 0;
     out << (flag ? "<span class=\"flag\">" : "<span>") << html_escape(line) << "</span>\n";
   }
   out << "</div>\n" << context.hangs_html;
@@ -672,7 +859,7 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
          "<p class=\"note\">Each instant of a step counts once, for the innermost phase span "
          "running then; other = step time outside every phase span. Checkpoints and "
          "evaluations outside steps are spread over the steps.</p>\n";
-  write_stragglers(analysis, out);
+  write_stragglers(analysis, context, out);
   out << "<h2>Training curves per iteration</h2>\n";
   write_detail_note(context, out);
   out << "<p class=\"note\">One point per recorded step, from the megatron.train_step spans: "
@@ -688,11 +875,13 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
          "<div class=\"chart\"><svg id=\"percentile-chart\"></svg></div>\n"
          "<div id=\"metric-charts\"></div>\n"
          "<h2>lens self-metrics</h2>\n<div id=\"self-metric-charts\"></div>\n";
-  write_completeness(analysis.completeness, out);
-  write_resources(analysis, out);
-  if (!context.warnings.empty()) {
+  write_completeness(analysis.completeness, context, out);
+  write_resources(analysis, context, out);
+  std::vector<std::string> warnings = context.warnings;
+  for (std::string& warning : chart_range_warnings(range)) warnings.push_back(std::move(warning));
+  if (!warnings.empty()) {
     out << "<h2>Warnings</h2>\n<ul class=\"warnings\">\n";
-    for (const std::string& warning : context.warnings) {
+    for (const std::string& warning : warnings) {
       out << "<li>" << html_escape(warning) << "</li>\n";
     }
     out << "</ul>\n";

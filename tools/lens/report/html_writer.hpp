@@ -3,14 +3,18 @@
 // HTML-escaped; the timeline and charts are drawn by the inline script from a JSON block whose
 // strings are escaped so that no data can close the script element. Past a few dozen ranks the
 // timeline is a heatmap and the per-rank charts keep a few ranks, so the page stays small and
-// readable at 1024 ranks. Thread-safe.
+// readable at 1024 ranks; past 1,000 ranks the per-rank tables keep the ranks that stand out and
+// summarize the rest (readable at 200,000 ranks). Outlying iterations and times are left out of
+// the charts (chart_range.hpp). Thread-safe.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "report/analysis.hpp"
+#include "report/chart_range.hpp"
 #include "report/heatmap.hpp"
 #include "report/rank_selection.hpp"
 
@@ -24,10 +28,17 @@ struct HtmlContext {
   // per-rank curves and the breakdown show the `detail_ranks` only.
   std::size_t timeline_lanes_max = 32;
   HeatmapLimits heatmap;
-  RankSelection detail_ranks;  // every rank by default
+  RankSelection detail_ranks;              // every rank by default
   std::vector<std::string> summary_lines;  // the straggler lines
   std::vector<std::string> warnings;       // reader warnings
   std::string hangs_html;                  // the "Hangs" section (hangs.hpp); "" when none
+  // Past this many ranks the per-rank tables show `table_top_ranks` rows (the ranks that stand
+  // out) and a summary over all ranks, so the page stays small at 200,000 ranks.
+  std::size_t table_ranks_max = 1000;
+  std::size_t table_top_ranks = 20;
+  // The charts' iterations and times (chart_range.hpp); computed from the analysis when unset.
+  // Its warnings are listed with `warnings`.
+  std::optional<ChartRange> chart_range;
 };
 
 void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out);

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "report/analysis.hpp"
+#include "report/chart_range.hpp"
 #include "report/compare_html_writer.hpp"
 #include "report/hangs.hpp"
 #include "report/html_writer.hpp"
@@ -161,6 +162,12 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   const RunAnalysis analysis = analyze(std::move(data), {options.threshold, options.window},
                                        {options.min_excess, options.false_alarm_rate});
   std::vector<std::string> summary = summary_lines(analysis);
+  // Outlying iterations and times are left out of the page's charts, with a warning.
+  const ChartRange range = chart_range(analysis);
+  const std::vector<std::string> chart_warnings = chart_range_warnings(range);
+  for (const std::string& warning : chart_warnings) {
+    err << kPrefix << "warning: " << warning << "\n";
+  }
   HangLog hangs(options.run_id);  // the ranks' hang reports, from DIR/logs.jsonl
   hangs.consume_file(options.dir / "logs.jsonl");
   if (const std::string line = no_progress_line(hangs.ranks()); !line.empty()) {
@@ -185,6 +192,7 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   context.summary_lines = summary;
   context.warnings = std::move(warnings);
   context.hangs_html = hangs_html(hangs.ranks());
+  context.chart_range = range;
   if (!write_file(options.html, "-o", err,
                   [&](std::ostream& file) { write_html(analysis, context, file); })) {
     return 1;
@@ -193,6 +201,7 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   if (!write_file(summary_path, "summary.json (next to -o)", err, [&](std::ostream& file) {
         nlohmann::json summary_object = summary_json(analysis);
         summary_object["hangs"] = hangs_json(hangs.ranks());
+        summary_object["chart_warnings"] = chart_warnings;
         file << summary_object.dump(2) << "\n";
       })) {
     return 1;

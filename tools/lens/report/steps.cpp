@@ -2,6 +2,7 @@
 #include "report/steps.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -97,8 +98,10 @@ void fill_gaps(const RankData& rank, const RankSteps& out, std::vector<Step>& st
   for (std::size_t i = 1; i < steps.size(); ++i) {
     const Step& previous = steps[i - 1];
     Step& step = steps[i];
-    if (!step.iteration || !previous.iteration || *previous.iteration + 1 != *step.iteration ||
-        step.start_ns <= previous.end_ns) {
+    // (An iteration of INT64_MAX has no next one: no overflow.)
+    if (!step.iteration || !previous.iteration ||
+        *previous.iteration == std::numeric_limits<std::int64_t>::max() ||
+        *previous.iteration + 1 != *step.iteration || step.start_ns <= previous.end_ns) {
       continue;
     }
     for (const std::size_t span : out.outside_spans) {
