@@ -10,6 +10,7 @@
 #include "report/compare_html_writer.hpp"
 #include "report/hangs.hpp"
 #include "report/html_writer.hpp"
+#include "report/job_report.hpp"
 #include "report/otlp_reader.hpp"
 #include "report/perfetto_writer.hpp"
 #include "report/rank_selection.hpp"
@@ -151,6 +152,7 @@ int run_comparison(const ReportOptions& options, std::ostream& out, std::ostream
 }  // namespace
 
 int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.job.empty()) return run_job_report(options, out, err);
   if (!options.compare.empty()) return run_comparison(options, out, err);
   const std::string dir = options.dir.string();
   RunData data;
