@@ -157,6 +157,12 @@ TEST(JobLedger, AHungRunEndsInHangAndAnInterruptedJobSpanInFailure) {
   runs.push_back(run_with("hung", 0, true));
   runs.back().hung_ranks = {1};
   runs.push_back(run_with("interrupted", 1000, true));
+  // Rank 0's step 2 was ended by SIGTERM (error status): not finished, its time is the failure's.
+  add(runs.back(), 0, span("megatron.train_step", 1200, 1300, 2, true));
+  // Rank 1's step 2 was ended by the shutdown (nemo.span.truncated): not finished either.
+  SpanRecord truncated = span("megatron.train_step", 1200, 1300, 2);
+  truncated.attributes.emplace_back("nemo.span.truncated", true);
+  add(runs.back(), 1, truncated);
   runs.push_back(run_with("clean", 2000, false));
   const JobLedger ledger = account_job(runs);
   ASSERT_EQ(ledger.runs.size(), 3U);
@@ -173,6 +179,8 @@ TEST(JobLedger, AHungRunEndsInHangAndAnInterruptedJobSpanInFailure) {
   EXPECT_EQ(ms(r0, Cause::productive), 100);
   EXPECT_EQ(ms(r0, Cause::startup), 300);
   EXPECT_EQ(ms(r0, Cause::restart), 1000);
+  EXPECT_EQ(ledger.ranks[1].time, r0);
+  EXPECT_EQ(ledger.runs[1].last_iteration, 1);
   EXPECT_EQ(ledger.wall_ns(), 2500 * kMs);
 }
 

@@ -29,11 +29,15 @@ struct StepSpan {
   std::optional<std::int64_t> iteration;
 };
 
-// A rank's steps in one run, by start; one per iteration (the latest when one repeats).
+// A rank's finished steps in one run, by start; one per iteration (the latest when one repeats).
 std::vector<StepSpan> steps_of(const RankData& rank) {
   std::vector<StepSpan> steps;
   for (const SpanRecord& span : rank.spans) {
-    if (span.name.view() != kLedgerStepSpan) continue;
+    // A step ended with an error status or by the shutdown of a rank stopped mid-step
+    // (nemo.span.truncated) did not finish: its time belongs to how the run ended.
+    if (span.name.view() != kLedgerStepSpan || span.error) continue;
+    const nlohmann::json* truncated = find_attribute(span.attributes, "nemo.span.truncated");
+    if (truncated != nullptr && truncated->is_boolean() && truncated->get<bool>()) continue;
     steps.push_back(
         {span.start_ns, span.end_ns, int_attribute(span.attributes, "megatron.iteration")});
   }
