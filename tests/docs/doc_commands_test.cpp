@@ -157,6 +157,15 @@ const std::vector<Entry> kBlocks = {
     {"docs/report.md", "$ build/bin/lens report ./run-a ./run-b", Mode::kNotRun,
      "needs two runs' telemetry (LensReportCompare.* compares real runs)"},
     {"docs/report.md", "$ build/bin/lens report ./run-a ./run-b --window 10", Mode::kTranscript},
+    {"docs/report.md", "build/bin/lens report --job DIR [DIR...] [-o job.html]", Mode::kNotRun,
+     "usage synopsis (its flags are checked)"},
+    {"docs/report.md",
+     "$ SLURM_JOB_ID=4242 build/bin/lens run --nproc-per-node 2 --out run1 -- "
+     "build/bin/simple_train_loop --train-iters 12 --save-interval 4 --save ckpt --load ckpt "
+     "--crash-at 7",
+     Mode::kNotRun, "three runs of one job with a kill -9 between (~10 s): JobLedgerRun.* runs them"},
+    {"docs/report.md", "$ build/bin/lens report --job ./run-a ./run-b --window 10",
+     Mode::kTranscript},
     {"docs/run.md",
      "build/bin/lens run [--nproc-per-node N] [--out DIR] [--keep-collector] [--threshold X] \\",
      Mode::kNotRun, "usage synopsis (its flags are checked)"},

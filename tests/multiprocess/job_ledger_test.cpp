@@ -223,9 +223,9 @@ class JobLedgerRun : public TestDirectory {
       EXPECT_GT(total.at(cause).get<double>(), 0.0) << cause;
     }
     EXPECT_EQ(total.at("hang"), 0.0);
-    // Run 1 loaded nothing; runs 2 and 3 each loaded a checkpoint.
-    EXPECT_EQ(runs[0].at("time_s").at("checkpoint_load"), 0.0);
+    // Runs 2 and 3 each loaded a checkpoint (run 1 only looked for one).
     EXPECT_GT(runs[1].at("time_s").at("checkpoint_load").get<double>(), 0.0);
+    EXPECT_GT(runs[2].at("time_s").at("checkpoint_load").get<double>(), 0.0);
     // Run 2's ranks waited from the kill to its end (rank 0 until lens run stopped it).
     EXPECT_GT(runs[1].at("time_s").at("failure").get<double>(), 0.0);
   }
