@@ -1,6 +1,6 @@
 // The job ledger's HTML (see job_ledger.hpp): one stacked bar per run, scaled to the job's wall
-// time, and tables by cause per run and per rank. Static markup only, every text escaped; no
-// script. Pure functions; thread-safe.
+// time, and tables by cause per run and per rank (open up to 16 ranks). Static markup only, every
+// text escaped; no script. Pure functions; thread-safe.
 #include <cstdio>
 #include <sstream>
 
@@ -139,7 +139,9 @@ std::string ledger_html(const JobLedger& ledger) {
   }
   out << "</table>\n";
 
-  out << "<details><summary>Per rank (s)</summary>\n<table><tr><th>rank</th>";
+  // Open while it is short.
+  out << "<details" << (ledger.ranks.size() <= 16 ? " open" : "")
+      << "><summary>Per rank (s)</summary>\n<table><tr><th>rank</th>";
   for (std::size_t c = 0; c < kCauseCount; ++c) out << "<th>" << kCauseLabels[c] << "</th>";
   out << "</tr>\n";
   for (const RankLedger& rank : ledger.ranks) {
@@ -162,8 +164,8 @@ std::string ledger_page(const JobLedger& ledger, const std::vector<std::string>&
       << report_css()
       << ".ledger-legend{margin:.5em 0}.ledger-key{white-space:nowrap;margin-right:.8em}"
          ".ledger-row{display:flex;align-items:center;margin:.3em 0}"
-         ".ledger-name{width:13em;flex:none;font-size:.9em}"
-         ".ledger-track{flex:1;background:#f3f3f3}"
+         ".ledger-name{width:17em;flex:none;font-size:.9em}"
+         ".ledger-track{flex:1;background:#f3f3f3}.ledger-bars{margin-bottom:1em}"
          ".ledger-bar{display:flex;height:1.8em}.ledger-bar span{display:block;height:100%}"
          ".ledger-table td,.ledger-table th{padding:.15em .6em}"
       << "</style>\n</head>\n<body>\n<h1>lens report: job ledger</h1>\n<p>From ";
