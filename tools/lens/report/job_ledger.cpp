@@ -59,11 +59,19 @@ bool is_wait_span(std::string_view name) {
          kLedgerWaitSpans.end();
 }
 
+// A rank's time in the wait spans of each of its finished steps, per span name.
+struct StepWaits {
+  std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>> spans;  // by name
+  std::map<std::string, std::int64_t> total;
+};
+using IterationLeast = std::map<std::int64_t, std::map<std::string, std::int64_t>>;
+
 struct RunFacts {
   std::int64_t start = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = std::numeric_limits<std::int64_t>::min();
   std::map<int, std::vector<StepSpan>> steps;  // per rank
   std::set<std::int64_t> iterations;           // with a step on some rank
+  IterationLeast least;  // per iteration and wait span name, the least time a rank spent there
   RunEnd end_cause = RunEnd::completed;
 };
 
@@ -98,59 +106,44 @@ Cause tail_cause(RunEnd end) {
   return Cause::shutdown;
 }
 
-// The wait excess of each rank's collectives in each step of one run: the time in wait spans of
-// one name beyond the least any rank of the run spent in that name in that iteration, laid at the
+std::map<std::int64_t, StepWaits> rank_waits(const RankData& data,
+                                             const std::vector<StepSpan>& steps) {
+  std::map<std::int64_t, StepWaits> waits;  // by iteration
+  std::vector<const SpanRecord*> wait_spans;
+  for (const SpanRecord& span : data.spans) {
+    if (is_wait_span(span.name.view())) wait_spans.push_back(&span);
+  }
+  if (wait_spans.empty()) return waits;
+  std::sort(wait_spans.begin(), wait_spans.end(),
+            [](const SpanRecord* a, const SpanRecord* b) { return a->start_ns < b->start_ns; });
+  std::size_t next = 0;
+  for (const StepSpan& step : steps) {
+    while (next < wait_spans.size() && wait_spans[next]->start_ns < step.start) ++next;
+    for (std::size_t i = next; i < wait_spans.size() && wait_spans[i]->start_ns < step.end; ++i) {
+      const SpanRecord& span = *wait_spans[i];
+      if (!step.iteration || span.end_ns > step.end) continue;
+      StepWaits& at = waits[*step.iteration];
+      const std::string name(span.name.view());
+      at.spans[name].emplace_back(span.start_ns, span.end_ns);
+      at.total[name] += span.end_ns - span.start_ns;
+    }
+  }
+  return waits;
+}
+
+// The wait excess of a rank's collectives in each step of one run: the time in wait spans of one
+// name beyond the least any rank of the run spent in that name in that iteration, laid at the
 // start of those spans (a rank waits first, then transfers).
-void add_wait_pieces(const LedgerRunInput& run, const RunFacts& facts,
-                     std::map<int, std::vector<Piece>>& pieces) {
-  struct StepWaits {
-    std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>> spans;  // by name
-    std::map<std::string, std::int64_t> total;
-  };
-  // rank -> iteration -> its waits
-  std::map<int, std::map<std::int64_t, StepWaits>> waits;
-  for (const auto& [rank, data] : run.data.ranks) {
-    const std::vector<StepSpan>& steps = facts.steps.at(rank);
-    std::vector<const SpanRecord*> wait_spans;
-    for (const SpanRecord& span : data.spans) {
-      if (is_wait_span(span.name.view())) wait_spans.push_back(&span);
-    }
-    if (wait_spans.empty()) continue;
-    std::sort(wait_spans.begin(), wait_spans.end(),
-              [](const SpanRecord* a, const SpanRecord* b) { return a->start_ns < b->start_ns; });
-    std::size_t next = 0;
-    for (const StepSpan& step : steps) {
-      while (next < wait_spans.size() && wait_spans[next]->start_ns < step.start) ++next;
-      for (std::size_t i = next; i < wait_spans.size() && wait_spans[i]->start_ns < step.end; ++i) {
-        const SpanRecord& span = *wait_spans[i];
-        if (!step.iteration || span.end_ns > step.end) continue;
-        StepWaits& at = waits[rank][*step.iteration];
-        const std::string name(span.name.view());
-        at.spans[name].emplace_back(span.start_ns, span.end_ns);
-        at.total[name] += span.end_ns - span.start_ns;
-      }
-    }
-  }
-  // iteration -> name -> the least total of a rank
-  std::map<std::int64_t, std::map<std::string, std::int64_t>> least;
-  for (const auto& [rank, by_iteration] : waits) {
-    for (const auto& [iteration, at] : by_iteration) {
-      for (const auto& [name, total] : at.total) {
-        auto [it, inserted] = least[iteration].emplace(name, total);
-        if (!inserted) it->second = std::min(it->second, total);
-      }
-    }
-  }
-  for (const auto& [rank, by_iteration] : waits) {
-    for (const auto& [iteration, at] : by_iteration) {
-      for (const auto& [name, spans] : at.spans) {
-        std::int64_t excess = at.total.at(name) - least[iteration][name];
-        for (const auto& [start, end] : spans) {
-          if (excess <= 0) break;
-          const std::int64_t taken = std::min(excess, end - start);
-          pieces[rank].push_back({start, start + taken, Cause::straggler_wait});
-          excess -= taken;
-        }
+void add_wait_pieces(const RankData& data, const std::vector<StepSpan>& steps,
+                     const IterationLeast& least, std::vector<Piece>& pieces) {
+  for (const auto& [iteration, at] : rank_waits(data, steps)) {
+    for (const auto& [name, spans] : at.spans) {
+      std::int64_t excess = at.total.at(name) - least.at(iteration).at(name);
+      for (const auto& [start, end] : spans) {
+        if (excess <= 0) break;
+        const std::int64_t taken = std::min(excess, end - start);
+        pieces.push_back({start, start + taken, Cause::straggler_wait});
+        excess -= taken;
       }
     }
   }
@@ -244,6 +237,12 @@ JobLedger account_job(const std::vector<LedgerRunInput>& runs_in) {
       for (const StepSpan& step : facts.steps[rank]) {
         if (step.iteration) facts.iterations.insert(*step.iteration);
       }
+      for (const auto& [iteration, at] : rank_waits(data, facts.steps[rank])) {
+        for (const auto& [name, total] : at.total) {
+          auto [it, inserted] = facts.least[iteration].emplace(name, total);
+          if (!inserted) it->second = std::min(it->second, total);
+        }
+      }
     }
     runs.emplace_back(&run, std::move(facts));
   }
@@ -271,12 +270,13 @@ JobLedger account_job(const std::vector<LedgerRunInput>& runs_in) {
     later[k - 1].insert(runs[k].second.iterations.begin(), runs[k].second.iterations.end());
   }
 
-  std::map<int, std::vector<Piece>> pieces;
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    const auto& [run, facts] = runs[k];
-    const Cause tail = tail_cause(facts.end_cause);
-    for (int rank : ranks) {
-      std::vector<Piece>& out = pieces[rank];
+  // One rank at a time: its pieces over every run, then the sweep.
+  std::vector<CauseTimes> run_times(runs.size(), CauseTimes{});
+  for (int rank : ranks) {
+    std::vector<Piece> out;
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      const auto& [run, facts] = runs[k];
+      const Cause tail = tail_cause(facts.end_cause);
       auto data = run->data.ranks.find(rank);
       const std::vector<StepSpan>* steps =
           data == run->data.ranks.end() ? nullptr : &facts.steps.at(rank);
@@ -304,17 +304,15 @@ JobLedger account_job(const std::vector<LedgerRunInput>& runs_in) {
           out.push_back({span.start_ns, span.end_ns, Cause::evaluation});
         }
       }
+      add_wait_pieces(data->second, *steps, facts.least, out);
     }
-    add_wait_pieces(*run, facts, pieces);
-  }
-
-  std::vector<std::vector<CauseTimes>> per_run_rank(runs.size());
-  for (int rank : ranks) {
     RankLedger rank_ledger;
     rank_ledger.rank = rank;
     std::vector<CauseTimes> per_run(runs.size(), CauseTimes{});
-    sweep(pieces[rank], ledger.start_ns, ledger.end_ns, run_starts, rank_ledger.time, per_run);
-    for (std::size_t k = 0; k < runs.size(); ++k) per_run_rank[k].push_back(per_run[k]);
+    sweep(out, ledger.start_ns, ledger.end_ns, run_starts, rank_ledger.time, per_run);
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      for (std::size_t c = 0; c < kCauseCount; ++c) run_times[k][c] += per_run[k][c];
+    }
     for (std::size_t c = 0; c < kCauseCount; ++c) ledger.total[c] += rank_ledger.time[c];
     ledger.ranks.push_back(rank_ledger);
   }
@@ -344,9 +342,7 @@ JobLedger account_job(const std::vector<LedgerRunInput>& runs_in) {
       if (!out.redone_first) out.redone_first = iteration;
       out.redone_last = iteration;
     }
-    for (const CauseTimes& times : per_run_rank[k]) {
-      for (std::size_t c = 0; c < kCauseCount; ++c) out.time[c] += times[c];
-    }
+    out.time = run_times[k];
     for (std::int64_t& value : out.time) value /= rank_count;
     ledger.redone += out.redone;
     ledger.runs.push_back(std::move(out));
