@@ -2,8 +2,8 @@
 // `lens run` on loopback, one SLURM job id (so one nemo.lens.job_uuid) and a checkpoint every 4
 // iterations — run 1 crashes in iteration 7 (--crash-at), run 2 resumes from 4 and loses rank 1
 // to kill -9 in iteration 11, run 3 resumes from 8 and completes 12 — give one ledger (from three
-// DIRs, and from one DIR holding all three runs) whose parts add up to the wall time of the spans
-// and whose redone iterations are exactly 5-6 and 9-10.
+// DIRs, from one DIR holding all three runs, and in that DIR's run report) whose parts add up to
+// the wall time of the spans and whose redone iterations are exactly 5-6 and 9-10.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -285,6 +285,16 @@ TEST_F(JobLedgerRun, ACrashAKilledRankAndAResumeGiveOneExactLedger) {
   const json merged_summary = json::parse(read_file(dir_ / "all" / "summary.json"));
   check_ledger(merged_summary.at("ledger"), first_ns, last_ns, stopwatch_s);
   EXPECT_TRUE(fs::exists(dir_ / "all" / "job.html"));
+
+  // The run report of that DIR recognises one job's runs and shows the ledger too.
+  Child plain(dir_, "plain", {"report", (dir_ / "all").string()});
+  ASSERT_EQ(plain.wait(), 0) << plain.out() << plain.err();
+  EXPECT_NE(plain.out().find(", 4 iterations redone\n"), std::string::npos) << plain.out();
+  const json plain_summary = json::parse(read_file(dir_ / "all" / "summary.json"));
+  EXPECT_TRUE(plain_summary.contains("completeness")) << plain_summary.dump(1);
+  check_ledger(plain_summary.at("ledger"), first_ns, last_ns, stopwatch_s);
+  EXPECT_NE(read_file(dir_ / "all" / "report.html").find("<h2 id=\"job-ledger\">Job ledger</h2>"),
+            std::string::npos);
 }
 
 }  // namespace

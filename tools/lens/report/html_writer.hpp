@@ -28,6 +28,7 @@ struct HtmlContext {
   std::vector<std::string> summary_lines;  // the straggler lines
   std::vector<std::string> warnings;       // reader warnings
   std::string hangs_html;                  // the "Hangs" section (hangs.hpp); "" when none
+  std::string job_ledger_html;  // the "Job ledger" section (job_ledger.hpp); "" when none
 };
 
 void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out);

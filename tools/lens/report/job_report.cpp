@@ -150,7 +150,34 @@ std::set<int> hung_ranks(const std::filesystem::path& dir, const LedgerRunInput&
   return out;
 }
 
+// Reads DIR's runs (those with a rank) into `runs`.
+Result<ReadStats> read_runs(const std::filesystem::path& path, std::vector<LedgerRunInput>& runs) {
+  JobSplitter splitter;
+  Result<ReadStats> read = read_telemetry_dir(path, splitter);
+  if (!read.ok()) return read;
+  for (auto& [key, run] : splitter.runs()) {
+    LedgerRunInput input;
+    input.source = path.string();
+    input.run_id = run.identity.run_id;
+    input.run_uuid = run.identity.run_uuid;
+    input.job_uuid = run.identity.job_uuid;
+    input.data = run.builder.take();
+    if (input.data.ranks.empty()) continue;
+    input.hung_ranks = hung_ranks(path, input);
+    runs.push_back(std::move(input));
+  }
+  return read;
+}
+
 }  // namespace
+
+std::optional<JobLedger> job_ledger_in_dir(const std::filesystem::path& dir) {
+  std::vector<LedgerRunInput> runs;
+  if (!read_runs(dir, runs).ok() || runs.size() < 2) return std::nullopt;
+  JobLedger ledger = account_job(runs);
+  if (ledger.runs.size() < 2 || ledger.job_uuids.size() != 1) return std::nullopt;
+  return ledger;
+}
 
 int run_job_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<LedgerRunInput> runs;
@@ -158,8 +185,8 @@ int run_job_report(const ReportOptions& options, std::ostream& out, std::ostream
   for (const std::filesystem::path& path : options.job) {
     const std::string dir = path.string();
     sources.push_back(dir);
-    JobSplitter splitter;
-    Result<ReadStats> read = read_telemetry_dir(path, splitter);
+    std::vector<LedgerRunInput> dir_runs;
+    Result<ReadStats> read = read_runs(path, dir_runs);
     if (!read.ok()) {
       err << kPrefix << "cannot read DIR '" << dir << "': " << read.message()
           << "; accepted: a directory of OTLP JSON line files\n";
@@ -175,19 +202,8 @@ int run_job_report(const ReportOptions& options, std::ostream& out, std::ostream
       err << kPrefix << "warning: " << read->warnings[i] << "\n";
       warnings.push_back(read->warnings[i]);
     }
-    std::size_t ranked = 0;
-    for (auto& [key, run] : splitter.runs()) {
-      LedgerRunInput input;
-      input.source = dir;
-      input.run_id = run.identity.run_id;
-      input.run_uuid = run.identity.run_uuid;
-      input.job_uuid = run.identity.job_uuid;
-      input.data = run.builder.take();
-      if (input.data.ranks.empty()) continue;
-      input.hung_ranks = hung_ranks(path, input);
-      ++ranked;
-      runs.push_back(std::move(input));
-    }
+    const std::size_t ranked = dir_runs.size();
+    for (LedgerRunInput& run : dir_runs) runs.push_back(std::move(run));
     if (ranked == 0) {
       err << kPrefix << "no rank in DIR '" << dir
           << "': no span, point or log record with a dl.rank or rank resource attribute; "

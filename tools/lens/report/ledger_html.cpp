@@ -64,11 +64,20 @@ std::string run_label(const RunLedger& run, std::size_t index) {
   return "run " + std::to_string(index + 1) + (run.run_id.empty() ? "" : " (" + run.run_id + ")");
 }
 
+// The section's own styles (it also goes into the run report's page).
+constexpr const char* kLedgerCss =
+    ".ledger-legend{margin:.5em 0}.ledger-key{white-space:nowrap;margin-right:.8em}"
+    ".ledger-row{display:flex;align-items:center;margin:.3em 0}"
+    ".ledger-name{width:17em;flex:none;font-size:.9em}"
+    ".ledger-track{flex:1;background:#f3f3f3}.ledger-bars{margin-bottom:1em}"
+    ".ledger-bar{display:flex;height:1.8em}.ledger-bar span{display:block;height:100%}"
+    ".ledger-table td,.ledger-table th{padding:.15em .6em}";
+
 }  // namespace
 
 std::string ledger_html(const JobLedger& ledger) {
   std::ostringstream out;
-  out << "<h2 id=\"job-ledger\">Job ledger</h2>\n";
+  out << "<style>" << kLedgerCss << "</style>\n<h2 id=\"job-ledger\">Job ledger</h2>\n";
   const std::int64_t wall = ledger.wall_ns();
   out << "<p>" << ledger.runs.size() << " runs, wall time " << seconds(wall)
       << " s from the first span to the last; " << ledger.redone
@@ -161,14 +170,7 @@ std::string ledger_page(const JobLedger& ledger, const std::vector<std::string>&
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
          "<title>lens report: job ledger</title>\n<style>"
-      << report_css()
-      << ".ledger-legend{margin:.5em 0}.ledger-key{white-space:nowrap;margin-right:.8em}"
-         ".ledger-row{display:flex;align-items:center;margin:.3em 0}"
-         ".ledger-name{width:17em;flex:none;font-size:.9em}"
-         ".ledger-track{flex:1;background:#f3f3f3}.ledger-bars{margin-bottom:1em}"
-         ".ledger-bar{display:flex;height:1.8em}.ledger-bar span{display:block;height:100%}"
-         ".ledger-table td,.ledger-table th{padding:.15em .6em}"
-      << "</style>\n</head>\n<body>\n<h1>lens report: job ledger</h1>\n<p>From ";
+      << report_css() << "</style>\n</head>\n<body>\n<h1>lens report: job ledger</h1>\n<p>From ";
   for (std::size_t i = 0; i < sources.size(); ++i) {
     out << (i == 0 ? "" : ", ") << "<code>" << html_escape(sources[i]) << "</code>";
   }

@@ -65,7 +65,8 @@ bool write_file(const std::filesystem::path& path, const std::string& flag, std:
 // Reads one run: DIR's telemetry, of `run_id` only when given. Prints the reader's warnings and
 // returns those for the page in `warnings`; returns 0, or 2 after printing why DIR is unusable.
 int load_run(const std::filesystem::path& path, const std::optional<std::string>& run_id,
-             std::ostream& err, RunData& data, std::vector<std::string>& warnings) {
+             std::ostream& err, RunData& data, std::vector<std::string>& warnings,
+             bool* several_runs = nullptr) {
   const std::string dir = path.string();
   RunBuilder builder = run_id ? RunBuilder(*run_id) : RunBuilder();
   Result<ReadStats> read = read_telemetry_dir(path, builder);
@@ -109,6 +110,7 @@ int load_run(const std::filesystem::path& path, const std::optional<std::string>
                        "); their telemetry is merged: pick one with --run-id ID");
     err << kPrefix << "warning: " << warnings.back() << "\n";
   }
+  if (several_runs != nullptr) *several_runs = named_runs > 1 || builder.run_uuids() > 1;
   data = builder.take();
   const std::uint64_t unranked =
       data.spans_without_rank + data.points_without_rank + data.logs_without_rank;
@@ -157,9 +159,14 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   const std::string dir = options.dir.string();
   RunData data;
   std::vector<std::string> warnings;
-  if (const int status = load_run(options.dir, options.run_id, err, data, warnings); status != 0) {
+  bool several_runs = false;
+  if (const int status = load_run(options.dir, options.run_id, err, data, warnings, &several_runs);
+      status != 0) {
     return status;
   }
+  // Several runs of one job in DIR: its ledger too (docs/report.md, "Job ledger").
+  const std::optional<JobLedger> ledger =
+      several_runs && !options.run_id ? job_ledger_in_dir(options.dir) : std::nullopt;
   const RunAnalysis analysis = analyze(std::move(data), {options.threshold, options.window},
                                        {options.min_excess, options.false_alarm_rate});
   std::vector<std::string> summary = summary_lines(analysis);
@@ -187,6 +194,10 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   context.summary_lines = summary;
   context.warnings = std::move(warnings);
   context.hangs_html = hangs_html(hangs.ranks());
+  if (ledger) {
+    context.job_ledger_html = ledger_html(*ledger);
+    for (const std::string& line : ledger_summary_lines(*ledger)) summary.push_back(line);
+  }
   if (!write_file(options.html, "-o", err,
                   [&](std::ostream& file) { write_html(analysis, context, file); })) {
     return 1;
@@ -195,6 +206,7 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   if (!write_file(summary_path, "summary.json (next to -o)", err, [&](std::ostream& file) {
         nlohmann::json summary_object = summary_json(analysis);
         summary_object["hangs"] = hangs_json(hangs.ranks());
+        if (ledger) summary_object["ledger"] = ledger_json(*ledger);
         file << summary_object.dump(2) << "\n";
       })) {
     return 1;
