@@ -1,12 +1,16 @@
 // The job ledger's accounting on hand-built runs (times in whole milliseconds, so every part is
 // exact): a crashed run with a straggler and lost iterations, then a resumed run; a hung run; a
-// failed run by its job span's error status; the order of runs; summary.json's "ledger"; and the
-// --job flag's parsing.
+// failed run by its job span's error status; the order of runs; summary.json's "ledger"; the
+// --job flag's parsing; and `lens report` on a DIR of two runs of one job that share a run id.
 #include "report/job_ledger.hpp"
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "report/report_options.hpp"
+#include "report_fixtures.hpp"
+#include "support/run_process.hpp"
 
 namespace lens::report {
 namespace {
@@ -259,6 +263,80 @@ TEST(JobLedger, TheJobFlagTakesDirsAndOnlyOutputFlags) {
             "--threshold, --window, --run-id, --min-excess, --false-alarm-rate, --job, --help");
   EXPECT_NE(std::string(kReportUsage).find("lens report --job DIR [DIR...] [-o job.html]"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace lens::report
+
+namespace lens::report {
+namespace {
+
+// Two runs of one job in one DIR that share nemo.run.id (a SLURM job's restarts: the run id is
+// SLURM_JOB_ID) and differ in nemo.lens.run_uuid: the run report and --job both account them.
+TEST(JobLedgerCli, RunsOfOneJobSharingARunIdAreToldApartByRunUuid) {
+  testing::TempDir dir("ledger-cli");
+  for (int run = 0; run < 2; ++run) {
+    testing::RunSpec spec;
+    spec.ranks = 2;
+    spec.iterations = 10;
+    auto requests = testing::make_traces(spec);
+    const std::int64_t shift = run * 60'000 * kMs;  // the second run a minute later
+    for (auto& request : requests) {
+      for (auto& resource_spans : *request.mutable_resource_spans()) {
+        auto* attributes = resource_spans.mutable_resource()->mutable_attributes();
+        auto* run_uuid = attributes->Add();
+        run_uuid->set_key("nemo.lens.run_uuid");
+        run_uuid->mutable_value()->set_string_value("run-uuid-" + std::to_string(run));
+        auto* job_uuid = attributes->Add();
+        job_uuid->set_key("nemo.lens.job_uuid");
+        job_uuid->mutable_value()->set_string_value("job-uuid");
+        for (auto& scope : *resource_spans.mutable_scope_spans()) {
+          for (auto& span : *scope.mutable_spans()) {
+            span.set_start_time_unix_nano(span.start_time_unix_nano() + shift);
+            span.set_end_time_unix_nano(span.end_time_unix_nano() + shift);
+          }
+        }
+      }
+    }
+    testing::append_lines(dir.path() / "traces.jsonl", requests);
+  }
+  const lens::testing::ProcessResult report = lens::testing::run_process(
+      LENS_CLI_PATH, {"report", dir.path().string()}, std::nullopt, std::chrono::seconds(60));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  // Both runs completed (their megatron.train spans ended without error); the second did all 10
+  // iterations of the first again.
+  EXPECT_NE(report.out.find("job: 2 runs (0 did not complete), wall time "), std::string::npos)
+      << report.out;
+  EXPECT_NE(report.out.find(", 10 iterations redone\n"), std::string::npos) << report.out;
+  const nlohmann::json summary =
+      nlohmann::json::parse(testing::read_text(dir.path() / "summary.json"));
+  const nlohmann::json& ledger = summary.at("ledger");
+  ASSERT_EQ(ledger.at("runs").size(), 2U);
+  EXPECT_EQ(ledger.at("runs")[0].at("run_uuid"), "run-uuid-0");
+  EXPECT_EQ(ledger.at("runs")[0].at("run_id"), "run-fixture");
+  EXPECT_EQ(ledger.at("runs")[0].at("redone_iterations"), 10);
+  EXPECT_EQ(ledger.at("runs")[1].at("run_uuid"), "run-uuid-1");
+  EXPECT_NE(testing::read_text(dir.path() / "report.html").find("<h2 id=\"job-ledger\">"),
+            std::string::npos);
+
+  const lens::testing::ProcessResult job =
+      lens::testing::run_process(LENS_CLI_PATH, {"report", "--job", dir.path().string()},
+                                 std::nullopt, std::chrono::seconds(60));
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  EXPECT_EQ(job.out.substr(job.out.rfind("job ledger: ")),
+            "job ledger: " + (dir.path() / "job.html").string() +
+                "\nsummary: " + (dir.path() / "summary.json").string() + "\n");
+  const nlohmann::json merged =
+      nlohmann::json::parse(testing::read_text(dir.path() / "summary.json"));
+  EXPECT_TRUE(merged.contains("completeness"));  // the run report's summary is kept
+  EXPECT_EQ(merged.at("ledger").at("redone_iterations"), 10);
+
+  const lens::testing::ProcessResult missing = lens::testing::run_process(
+      LENS_CLI_PATH, {"report", "--job", "/no/such/run"}, std::nullopt, std::chrono::seconds(60));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err,
+            "lens report: cannot read DIR '/no/such/run': no such directory; accepted: a "
+            "directory of OTLP JSON line files\n");
 }
 
 }  // namespace
