@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/run_process.hpp"
 #include "support/spawn_args.hpp"
 #include "test_directory.hpp"
 
@@ -295,6 +296,22 @@ TEST_F(JobLedgerRun, ACrashAKilledRankAndAResumeGiveOneExactLedger) {
   check_ledger(plain_summary.at("ledger"), first_ns, last_ns, stopwatch_s);
   EXPECT_NE(read_file(dir_ / "all" / "report.html").find("<h2 id=\"job-ledger\">Job ledger</h2>"),
             std::string::npos);
+}
+
+TEST(TrainerCrashAt, IsInTheHelpAndRejectsABadIteration) {
+  const lens::testing::ProcessResult help =
+      lens::testing::run_process(LENS_TRAIN_LOOP_PATH, {"--help"}, std::nullopt, 30s);
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("  --crash-at ITER       every rank exits with status 3 inside iteration "
+                          "ITER (after\n"),
+            std::string::npos)
+      << help.out;
+  const lens::testing::ProcessResult bad =
+      lens::testing::run_process(LENS_TRAIN_LOOP_PATH, {"--crash-at", "-1"}, std::nullopt, 30s);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(
+      bad.err,
+      "simple_train_loop: --crash-at: '-1' is not a valid value; accepted: an integer >= 0\n");
 }
 
 }  // namespace

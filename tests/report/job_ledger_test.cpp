@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "report/report_options.hpp"
@@ -300,12 +301,30 @@ TEST(JobLedgerCli, RunsOfOneJobSharingARunIdAreToldApartByRunUuid) {
     }
     testing::append_lines(dir.path() / "traces.jsonl", requests);
   }
+  // Rank 1 of the first run reported a hang (lens.hang, docs/configuration.md) 4 s after its
+  // start, and no step finished after it.
+  const nlohmann::json attribute_list = nlohmann::json::array(
+      {{{"key", "dl.rank"}, {"value", {{"intValue", "1"}}}},
+       {{"key", "nemo.run.id"}, {"value", {{"stringValue", "run-fixture"}}}},
+       {{"key", "nemo.lens.run_uuid"}, {"value", {{"stringValue", "run-uuid-0"}}}},
+       {{"key", "nemo.lens.job_uuid"}, {"value", {{"stringValue", "job-uuid"}}}}});
+  const nlohmann::json hang = {
+      {"resourceLogs",
+       {{{"resource", {{"attributes", attribute_list}}},
+         {"scopeLogs",
+          {{{"logRecords",
+             {{{"timeUnixNano", std::to_string(testing::kOriginNs + 4000 * kMs)},
+               {"eventName", "lens.hang"},
+               {"attributes",
+                {{{"key", "lens.hang.stalled_s"}, {"value", {{"doubleValue", 2.0}}}},
+                 {{"key", "lens.hang.timeout_s"}, {"value", {{"doubleValue", 1.0}}}}}}}}}}}}}}}};
+  std::ofstream(dir.path() / "logs.jsonl") << hang.dump() << "\n";
   const lens::testing::ProcessResult report = lens::testing::run_process(
       LENS_CLI_PATH, {"report", dir.path().string()}, std::nullopt, std::chrono::seconds(60));
   ASSERT_EQ(report.exit_code, 0) << report.err;
-  // Both runs completed (their megatron.train spans ended without error); the second did all 10
-  // iterations of the first again.
-  EXPECT_NE(report.out.find("job: 2 runs (0 did not complete), wall time "), std::string::npos)
+  // The first run hung, the second completed (its megatron.train spans ended without error) and
+  // did all 10 iterations of the first again.
+  EXPECT_NE(report.out.find("job: 2 runs (1 did not complete), wall time "), std::string::npos)
       << report.out;
   EXPECT_NE(report.out.find(", 10 iterations redone\n"), std::string::npos) << report.out;
   const nlohmann::json summary =
@@ -315,6 +334,9 @@ TEST(JobLedgerCli, RunsOfOneJobSharingARunIdAreToldApartByRunUuid) {
   EXPECT_EQ(ledger.at("runs")[0].at("run_uuid"), "run-uuid-0");
   EXPECT_EQ(ledger.at("runs")[0].at("run_id"), "run-fixture");
   EXPECT_EQ(ledger.at("runs")[0].at("redone_iterations"), 10);
+  EXPECT_EQ(ledger.at("runs")[0].at("end"), "hung");
+  EXPECT_GT(ledger.at("runs")[0].at("time_s").at("hang").get<double>(), 0.0);
+  EXPECT_EQ(ledger.at("runs")[1].at("end"), "completed");
   EXPECT_EQ(ledger.at("runs")[1].at("run_uuid"), "run-uuid-1");
   EXPECT_NE(testing::read_text(dir.path() / "report.html").find("<h2 id=\"job-ledger\">"),
             std::string::npos);

@@ -1,5 +1,6 @@
 // The job ledger's accounting (see job_ledger.hpp): per rank, labelled pieces of time are laid
 // over the job's wall time and every instant goes to the piece of the highest priority there.
+// Pure functions; thread-safe.
 #include "report/job_ledger.hpp"
 
 #include <algorithm>
