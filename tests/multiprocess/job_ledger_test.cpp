@@ -182,7 +182,7 @@ class JobLedgerRun : public TestDirectory {
                                      (dir_ / "checkpoints").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     // One SLURM job id: the runs share nemo.lens.job_uuid; each lens run has its own run id.
-    // Spans leave the ranks within 100 ms, so a crash 0.6 s later loses none of a finished step.
+    // Spans leave the ranks within 100 ms, so a crash 1.5 s later loses none of a finished step.
     return std::make_unique<Child>(
         dir_, name, args,
         std::map<std::string, std::string>{{"SLURM_JOB_ID", "ledger-" + std::to_string(::getpid())},
@@ -236,8 +236,8 @@ TEST_F(JobLedgerRun, ACrashAKilledRankAndAResumeGiveOneExactLedger) {
   fs::create_directories(dir_ / "checkpoints");
   const auto started = std::chrono::steady_clock::now();
   {
-    auto run = start_run(
-        "run1", {"--crash-at", "7", "--slow-ranks", "0-1", "--slow-ms", "600", "--slow-from", "7"});
+    auto run = start_run("run1", {"--crash-at", "7", "--slow-ranks", "0-1", "--slow-ms", "1500",
+                                  "--slow-from", "7"});
     ASSERT_EQ(run->wait(), 3) << run->out() << run->err();
     EXPECT_NE(run->out().find("crashing in iteration 7 (--crash-at)"), std::string::npos)
         << run->out();
