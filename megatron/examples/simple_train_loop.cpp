@@ -12,6 +12,7 @@
 #include <opentelemetry/trace/default_span.h>
 #include <opentelemetry/trace/scope.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -44,6 +45,7 @@ namespace spans = ::lens::megatron::spans;
 namespace attrs = ::lens::megatron::spans::attributes;
 
 constexpr int kVocabSize = 64;
+constexpr int kCrashStatus = 3;  // --crash-at's exit status
 
 // ---- data --------------------------------------------------------------------------------------
 
@@ -364,6 +366,7 @@ struct ExampleOptions {
   int hang_at = 2;                            // --hang-at ITER: ... at this iteration ...
   SlowStage hang_stage = SlowStage::data;     // --hang-stage S: ... in this stage
   int inf_grad_every = 0;  // --inf-grad-every N: every Nth step overflows and is skipped (0: none)
+  int crash_at = 0;        // --crash-at ITER: every rank dies inside this iteration (0: never)
 };
 
 // --slow-stage's value; the error names the flag, the value and what is accepted.
@@ -419,7 +422,8 @@ Result<std::vector<int>> rank_list(const std::string& value) {
 }
 
 // Removes --slow-rank/--slow-ranks/--slow-stage-pp/--slow-ms/--slow-stage/--slow-from,
-// --hang-rank/--hang-at/--hang-stage and --inf-grad-every (and their values) from `args`.
+// --hang-rank/--hang-at/--hang-stage, --inf-grad-every and --crash-at (and their values) from
+// `args`.
 Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
   ExampleOptions options;
   std::vector<std::string> rest;
@@ -432,6 +436,7 @@ Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
                   : arg == "--hang-rank"      ? &options.hang_rank
                   : arg == "--hang-at"        ? &options.hang_at
                   : arg == "--inf-grad-every" ? &options.inf_grad_every
+                  : arg == "--crash-at"       ? &options.crash_at
                                               : nullptr;
     if (arg == "--slow-ranks") {
       if (i + 1 >= args.size()) {
@@ -579,6 +584,13 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
         set_pp_trace_carrier(broadcast_trace_context(state.collective.get(), 0));
       }
       const double local_loss = trainer->forward_backward(iteration);
+      if (iteration == example.crash_at) {
+        // --crash-at: die as a killed process does, mid-step and without flushing telemetry
+        // (_exit skips the atexit hook that ends the job spans).
+        std::fprintf(stderr, "simple_train_loop: crashing in iteration %d (--crash-at)\n",
+                     iteration);
+        ::_exit(kCrashStatus);
+      }
       trainer->sync_gradients();
       grad_norm = trainer->optimizer_step();
       loss = trainer->shared_loss(local_loss);
@@ -713,7 +725,10 @@ int main(int argc, char** argv) {
         "                        (default data)\n"
         "  --inf-grad-every N    every Nth iteration's gradients hold an inf on every rank, so\n"
         "                        the update is skipped (megatron.training.skipped_iters);\n"
-        "                        default 0: never\n",
+        "                        default 0: never\n"
+        "  --crash-at ITER       every rank exits with status 3 inside iteration ITER (after\n"
+        "                        its forward and backward passes) without flushing telemetry,\n"
+        "                        as a killed process does; default 0: never\n",
         stdout);
     return 0;
   }

@@ -211,6 +211,16 @@ const std::vector<Entry> kBlocks = {
      "build/bin/simple_train_loop --train-iters 12 > /dev/null",
      Mode::kTranscript},
     {"docs/report.md", "$ build/bin/lens report ./run-a ./run-b --window 10", Mode::kTranscript},
+    {"docs/report.md", "build/bin/lens report --job DIR [DIR...] [-o job.html]", Mode::kNotRun,
+     "usage synopsis (its flags are checked)"},
+    {"docs/report.md",
+     "$ SLURM_JOB_ID=4242 build/bin/lens run --nproc-per-node 2 --out run1 -- "
+     "build/bin/simple_train_loop --train-iters 60 --eval-iters 4 --eval-interval 10 "
+     "--save-interval 16 --save ckpt --load ckpt --slow-ranks 1 --slow-ms 60 --crash-at 37",
+     Mode::kNotRun,
+     "three runs of one job with a kill -9 between (~10 s): JobLedgerRun.* runs them"},
+    {"docs/report.md", "$ build/bin/lens report --job ./run-a ./run-b --window 10",
+     Mode::kTranscript},
     {"docs/run.md",
      "build/bin/lens run [--nproc-per-node N] [--out DIR] [--keep-collector] [--threshold X] \\",
      Mode::kNotRun, "usage synopsis (its flags are checked)"},

@@ -265,7 +265,7 @@ TEST(ReportCli, InvalidInputIsOneLineAndStatusTwo) {
       {{e, "--frobnicate"},
        "lens report: unknown option '--frobnicate'; accepted: -o, --perfetto, "
        "--perfetto-all-ranks, --threshold, --window, --run-id, --min-excess, --false-alarm-rate, "
-       "--help\n"},
+       "--job, --help\n"},
       {{e, "--min-excess", "0"},
        "lens report: invalid value for --min-excess: '0'; accepted: a fraction of the median "
        "step > 0 and <= 1 (0.02 = 2%)\n"},

@@ -842,6 +842,7 @@ void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::os
     out << (flag ? "<span class=\"flag\">" : "<span>") << html_escape(line) << "</span>\n";
   }
   out << "</div>\n" << context.hangs_html;
+  out << context.job_ledger_html;
 
   write_stalls(analysis, out);
 

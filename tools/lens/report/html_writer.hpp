@@ -39,6 +39,7 @@ struct HtmlContext {
   // The charts' iterations and times (chart_range.hpp); computed from the analysis when unset.
   // Its warnings are listed with `warnings`.
   std::optional<ChartRange> chart_range;
+  std::string job_ledger_html;  // the "Job ledger" section (job_ledger.hpp); "" when none
 };
 
 void write_html(const RunAnalysis& analysis, const HtmlContext& context, std::ostream& out);

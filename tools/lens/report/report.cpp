@@ -11,6 +11,7 @@
 #include "report/compare_html_writer.hpp"
 #include "report/hangs.hpp"
 #include "report/html_writer.hpp"
+#include "report/job_report.hpp"
 #include "report/otlp_reader.hpp"
 #include "report/perfetto_writer.hpp"
 #include "report/rank_selection.hpp"
@@ -65,7 +66,8 @@ bool write_file(const std::filesystem::path& path, const std::string& flag, std:
 // Reads one run: DIR's telemetry, of `run_id` only when given. Prints the reader's warnings and
 // returns those for the page in `warnings`; returns 0, or 2 after printing why DIR is unusable.
 int load_run(const std::filesystem::path& path, const std::optional<std::string>& run_id,
-             std::ostream& err, RunData& data, std::vector<std::string>& warnings) {
+             std::ostream& err, RunData& data, std::vector<std::string>& warnings,
+             bool* several_runs = nullptr) {
   const std::string dir = path.string();
   RunBuilder builder = run_id ? RunBuilder(*run_id) : RunBuilder();
   Result<ReadStats> read = read_telemetry_dir(path, builder);
@@ -109,6 +111,7 @@ int load_run(const std::filesystem::path& path, const std::optional<std::string>
                        "); their telemetry is merged: pick one with --run-id ID");
     err << kPrefix << "warning: " << warnings.back() << "\n";
   }
+  if (several_runs != nullptr) *several_runs = named_runs > 1 || builder.run_uuids() > 1;
   data = builder.take();
   const std::uint64_t unranked =
       data.spans_without_rank + data.points_without_rank + data.logs_without_rank;
@@ -152,13 +155,19 @@ int run_comparison(const ReportOptions& options, std::ostream& out, std::ostream
 }  // namespace
 
 int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.job.empty()) return run_job_report(options, out, err);
   if (!options.compare.empty()) return run_comparison(options, out, err);
   const std::string dir = options.dir.string();
   RunData data;
   std::vector<std::string> warnings;
-  if (const int status = load_run(options.dir, options.run_id, err, data, warnings); status != 0) {
+  bool several_runs = false;
+  if (const int status = load_run(options.dir, options.run_id, err, data, warnings, &several_runs);
+      status != 0) {
     return status;
   }
+  // Several runs of one job in DIR: its ledger too (docs/report.md, "Job ledger").
+  const std::optional<JobLedger> ledger =
+      several_runs && !options.run_id ? job_ledger_in_dir(options.dir) : std::nullopt;
   const RunAnalysis analysis = analyze(std::move(data), {options.threshold, options.window},
                                        {options.min_excess, options.false_alarm_rate});
   std::vector<std::string> summary = summary_lines(analysis);
@@ -193,6 +202,10 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   context.warnings = std::move(warnings);
   context.hangs_html = hangs_html(hangs.ranks());
   context.chart_range = range;
+  if (ledger) {
+    context.job_ledger_html = ledger_html(*ledger);
+    for (const std::string& line : ledger_summary_lines(*ledger)) summary.push_back(line);
+  }
   if (!write_file(options.html, "-o", err,
                   [&](std::ostream& file) { write_html(analysis, context, file); })) {
     return 1;
@@ -202,6 +215,7 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
         nlohmann::json summary_object = summary_json(analysis);
         summary_object["hangs"] = hangs_json(hangs.ranks());
         summary_object["chart_warnings"] = chart_warnings;
+        if (ledger) summary_object["ledger"] = ledger_json(*ledger);
         file << summary_object.dump(2) << "\n";
       })) {
     return 1;

@@ -10,7 +10,7 @@ namespace {
 
 constexpr const char* kAccepted =
     "-o, --perfetto, --perfetto-all-ranks, --threshold, --window, --run-id, --min-excess, "
-    "--false-alarm-rate, --help";
+    "--false-alarm-rate, --job, --help";
 constexpr double kMaxThreshold = 10.0;
 
 Result<double> parse_threshold(const std::string& value) {
@@ -66,6 +66,7 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
   ReportOptions options;
   std::vector<std::string> dirs, run_ids, single_run_flags;
   std::optional<std::string> html, perfetto;
+  bool job = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i];
     std::optional<std::string> value;
@@ -80,6 +81,11 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
     if (auto eq = name.find('='); eq != std::string::npos && name.rfind("--", 0) == 0) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
+    }
+    if (name == "--job") {
+      if (value) return Error("option '--job' takes no value");
+      job = true;
+      continue;
     }
     if (name == "--perfetto-all-ranks") {
       if (value) return Error("option '--perfetto-all-ranks' takes no value");
@@ -136,6 +142,19 @@ Result<ReportOptions> parse_report_options(const std::vector<std::string>& args)
   }
   if (dirs.empty()) return Error("missing DIR; accepted: lens report DIR [options] (see --help)");
   options.dir = dirs.front();
+  if (job) {
+    if (!single_run_flags.empty() || !run_ids.empty()) {
+      return Error("option '" + (run_ids.empty() ? single_run_flags.front() : "--run-id") +
+                   "' does not apply with --job; accepted there: -o, --help");
+    }
+    for (const std::string& dir : dirs) options.job.emplace_back(dir);
+    options.html = html ? std::filesystem::path(*html) : options.dir / "job.html";
+    if (html) {
+      if (Status status = check_output("-o", options.html); !status.ok())
+        return Error(status.message());
+    }
+    return options;
+  }
   if (dirs.size() > 1 || run_ids.size() > 1) {
     if (dirs.size() > 1 && run_ids.size() > 1) {
       return Error("invalid use of --run-id: given " + std::to_string(run_ids.size()) +

@@ -1,7 +1,8 @@
 // The command line of `lens report`: DIR [-o FILE] [--perfetto FILE] [--perfetto-all-ranks]
 // [--threshold X]
 // [--window N] [--run-id ID] [--min-excess X] [--false-alarm-rate P] [--help], or a comparison of
-// runs: DIR_A DIR_B ... [--run-id ID] or DIR --run-id A --run-id B ... [-o FILE]. Errors are one
+// runs: DIR_A DIR_B ... [--run-id ID] or DIR --run-id A --run-id B ... [-o FILE], or the job
+// ledger of the runs of one job: --job DIR... [-o FILE]. Errors are one
 // line naming the flag or path, the bad value and what is accepted. Pure functions; thread-safe.
 #pragma once
 
@@ -20,6 +21,7 @@ inline constexpr const char* kReportUsage =
     "                   [--min-excess 0.02] [--false-alarm-rate 0.01]\n"
     "       lens report DIR_A DIR_B [...] [-o compare.html] [--run-id ID]\n"
     "       lens report DIR --run-id A --run-id B [...] [-o compare.html]\n"
+    "       lens report --job DIR [DIR...] [-o job.html]\n"
     "\n"
     "Reads the OTLP JSON line files in DIR (lens collect's traces.jsonl, metrics.jsonl,\n"
     "logs.jsonl, or the OpenTelemetry Collector file exporter's) and writes a self-contained\n"
@@ -43,7 +45,14 @@ inline constexpr const char* kReportUsage =
     "\n"
     "With several DIRs (each one run, or the run --run-id picks in each), or one DIR and several\n"
     "--run-id, writes one comparison page instead (default DIR_A/compare.html): step time and\n"
-    "loss per iteration overlaid, one colour per run.\n";
+    "loss per iteration overlaid, one colour per run.\n"
+    "\n"
+    "With --job, the DIRs hold the runs of one job (one run per DIR, or several runs in one\n"
+    "DIR told apart by nemo.lens.run_uuid): writes the job ledger instead (default\n"
+    "FIRST_DIR/job.html, and its \"ledger\" into summary.json next to it): the runs in order\n"
+    "and the job's wall time per rank by cause (start-up, productive, checkpoint load and\n"
+    "save, evaluation, straggler wait, work lost to redone iterations, hang, failure,\n"
+    "restart gap, shutdown).\n";
 
 // One run of a comparison.
 struct ComparedSource {
@@ -64,6 +73,8 @@ struct ReportOptions {
   bool help = false;
   // Two or more runs to compare (then only `html` applies); empty for the single-run report.
   std::vector<ComparedSource> compare;
+  // --job: the DIRs of one job's runs, for the job ledger (then only `html` applies).
+  std::vector<std::filesystem::path> job;
 };
 
 // Messages do not carry the "lens report: " prefix.

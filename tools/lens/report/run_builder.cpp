@@ -90,6 +90,9 @@ bool RunBuilder::wanted(const opentelemetry::proto::resource::v1::Resource& reso
   for (const auto& attribute : resource.attributes()) {
     if (attribute.key() == "nemo.run.id" && attribute.value().has_string_value()) {
       run_id = attribute.value().string_value();
+    } else if (attribute.key() == "nemo.lens.run_uuid" && attribute.value().has_string_value() &&
+               run_uuids_.size() < 2) {
+      run_uuids_.insert(attribute.value().string_value());
     }
   }
   ++run_ids_[run_id];

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "report/otlp_reader.hpp"
@@ -36,6 +37,8 @@ class RunBuilder final : public TelemetrySink {
   RunData take();
   // Resources seen per nemo.run.id ("" for none), those skipped by the filter included.
   const std::map<std::string, std::uint64_t>& run_ids() const { return run_ids_; }
+  // The distinct nemo.lens.run_uuid values of the resources seen (the filter's skipped included).
+  std::size_t run_uuids() const { return run_uuids_.size(); }
 
  private:
   // Counts the resource's run id; false when the filter skips it.
@@ -44,6 +47,7 @@ class RunBuilder final : public TelemetrySink {
 
   std::optional<std::string> run_id_filter_;
   std::map<std::string, std::uint64_t> run_ids_;
+  std::set<std::string> run_uuids_;
   RunData data_;
 };
 
