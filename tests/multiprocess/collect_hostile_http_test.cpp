@@ -665,14 +665,9 @@ TEST(CollectHostileHttp, ThirtyTwoHttpExportersDeliverEverything) {
   ASSERT_FALSE(collector.http().empty());
   std::vector<std::future<testing::ProcessResult>> ranks;
   for (int rank = 0; rank < kRanks; ++rank) {
-    std::map<std::string, std::string> env = {
-        {"RANK", std::to_string(rank)},
-        {"WORLD_SIZE", std::to_string(kRanks)},
-        {"LOCAL_RANK", std::to_string(rank)},
-        {"LOCAL_WORLD_SIZE", std::to_string(kRanks)},
-        {"NEMO_LENS_ENABLED", "1"},
-        {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
-        {"NEMO_LENS_RUN_ID", "hostile-http"},
+    std::map<std::string, std::string> env =
+        testing::exporting_rank_variables(rank, kRanks, "hostile-http");
+    env.insert({
         {"NEMO_LENS_SPAN_GROUPS", "per_step"},
         {"NEMO_LENS_EXPORTER", "otlp"},
         {"NEMO_LENS_TRACES_ENABLED", "1"},
@@ -688,7 +683,7 @@ TEST(CollectHostileHttp, ThirtyTwoHttpExportersDeliverEverything) {
         {"FAULT_STEPS", std::to_string(kSteps)},
         {"FAULT_STEP_PERIOD_US", "10000"},
         {"FAULT_SHUTDOWN_TIMEOUT_MS", "6000"},
-    };
+    });
     for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"}) {
       if (const char* value = std::getenv(name)) env[name] = value;
     }

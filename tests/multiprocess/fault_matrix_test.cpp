@@ -40,6 +40,7 @@
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
 #include "support/run_process.hpp"
+#include "support/spawn_args.hpp"
 #include "unit/otlp_test_servers.hpp"
 
 namespace lens {
@@ -257,14 +258,9 @@ class ScriptedGrpcReceiver {
 std::map<std::string, std::string> rank_environment(int rank, const std::string& run,
                                                     const std::string& protocol,
                                                     const std::string& endpoint) {
-  std::map<std::string, std::string> env = {
-      {"RANK", std::to_string(rank)},
-      {"WORLD_SIZE", std::to_string(kRanks)},
-      {"LOCAL_RANK", std::to_string(rank)},
-      {"LOCAL_WORLD_SIZE", std::to_string(kRanks)},
-      {"NEMO_LENS_ENABLED", "1"},
-      {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
-      {"NEMO_LENS_RUN_ID", "fault-matrix-" + run},
+  std::map<std::string, std::string> env =
+      testing::exporting_rank_variables(rank, kRanks, "fault-matrix-" + run);
+  env.insert({
       {"NEMO_LENS_EXPORTER", "otlp"},
       {"NEMO_LENS_TRACES_ENABLED", "1"},
       {"NEMO_LENS_METRICS_ENABLED", "1"},
@@ -284,7 +280,7 @@ std::map<std::string, std::string> rank_environment(int rank, const std::string&
       {"FAULT_STEPS", std::to_string(kSteps)},
       {"FAULT_STEP_PERIOD_US", std::to_string(kStepPeriodUs)},
       {"FAULT_SHUTDOWN_TIMEOUT_MS", std::to_string(kShutdownTimeoutMs)},
-  };
+  });
   for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"}) {
     if (const char* value = std::getenv(name)) env[name] = value;
   }

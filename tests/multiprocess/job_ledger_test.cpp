@@ -24,6 +24,7 @@
 
 #include "support/run_process.hpp"
 #include "support/spawn_args.hpp"
+#include "support/spawned_child.hpp"
 #include "test_directory.hpp"
 
 namespace {
@@ -39,64 +40,21 @@ std::string read_file(const fs::path& path) {
   return content.str();
 }
 
-// A child process (lens run or lens report), stdout and stderr into files, with a bounded wait.
-class Child {
+// `lens ARGS` (run or report) in a child process, stdout and stderr into NAME.stdout and
+// NAME.stderr of OUT_DIR, with a bounded wait.
+class Child : public lens::testing::SpawnedChild {
  public:
   Child(const fs::path& out_dir, const std::string& name, const std::vector<std::string>& args,
         const std::map<std::string, std::string>& env = {})
-      : out_(out_dir / (name + ".stdout")), err_(out_dir / (name + ".stderr")) {
-    std::vector<std::string> env_storage = lens::testing::passed_on_environment(/*with_home=*/true);
-    for (const auto& [key, value] : env) env_storage.push_back(key + "=" + value);
-    const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
-    std::vector<std::string> argv_storage = {LENS_CLI_PATH};
-    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-    const std::vector<char*> argv = lens::testing::null_terminated(argv_storage);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~Child() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  // The exit code (128 + signal when killed); -1 after `limit` (the process is then killed).
-  int wait(std::chrono::seconds limit = 120s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-        return -1;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  bool wait_for_output(const std::string& text, std::chrono::seconds limit = 60s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (out().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(20ms);
-    }
-    return false;
-  }
-  pid_t pid() const { return pid_; }
-  std::string out() const { return read_file(out_); }
-  std::string err() const { return read_file(err_); }
+      : SpawnedChild(command(args), out_dir / (name + ".stdout"), out_dir / (name + ".stderr"),
+                     env) {}
 
  private:
-  fs::path out_, err_;
-  pid_t pid_ = -1;
+  static std::vector<std::string> command(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {LENS_CLI_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
 };
 
 // The child of `parent` whose environment has RANK=`rank` (a rank lens run started).

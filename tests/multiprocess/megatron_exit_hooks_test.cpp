@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "support/spawn_args.hpp"
+#include "support/spawn_logged.hpp"
 #include "test_directory.hpp"
 
 extern char** environ;
@@ -54,20 +55,12 @@ class ExitHooks : public TestDirectory {
     const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
     std::string program = LENS_SIGTERM_CHILD_PATH;
     std::vector<char*> argv = {program.data(), const_cast<char*>(mode.c_str()), nullptr};
-    // SIGINT as an interactive shell leaves it: a test run in the background of a
-    // non-interactive shell inherits it ignored, and the hooks keep an ignored SIGINT ignored.
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGINT);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
+    // SIGINT as an interactive shell leaves it: the hooks keep an ignored SIGINT ignored.
+    const lens::testing::SigintAtDefault attributes;
     Child child;
-    EXPECT_EQ(
-        posix_spawn(&child.pid, program.c_str(), &actions, &attributes, argv.data(), envp.data()),
-        0);
-    posix_spawnattr_destroy(&attributes);
+    EXPECT_EQ(posix_spawn(&child.pid, program.c_str(), &actions, attributes.get(), argv.data(),
+                          envp.data()),
+              0);
     posix_spawn_file_actions_destroy(&actions);
     close(pipe_fds[1]);
     child.out = pipe_fds[0];
@@ -147,7 +140,8 @@ TEST_F(ExitHooks, SigtermExportsTheJobSpansThenTerminates) {
 void expect_interrupted_startup_span(const std::string& traces, const std::string& signal) {
   const auto at = traces.find("\"name\":\"megatron.startup\"");
   ASSERT_NE(at, std::string::npos) << traces;
-  const std::string line = traces.substr(0, traces.find('\n', at)).substr(traces.rfind('\n', at) + 1);
+  const std::string line =
+      traces.substr(0, traces.find('\n', at)).substr(traces.rfind('\n', at) + 1);
   EXPECT_NE(line.find("\"status\":{\"message\":\"interrupted by " + signal + "\",\"code\":2}"),
             std::string::npos)
       << line;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "support/spawn_args.hpp"
+#include "support/spawned_child.hpp"
 #include "test_directory.hpp"
 
 extern char** environ;
@@ -58,67 +59,19 @@ std::vector<pid_t> processes_with(const std::string& token) {
   return found;
 }
 
-// `lens run` in a child process, stdout and stderr into files, with a bounded wait.
-class LensRun {
+// `lens run ARGS` in a child process, stdout and stderr into DIR's files, with a bounded wait.
+class LensRun : public lens::testing::SpawnedChild {
  public:
   LensRun(const fs::path& dir, const std::vector<std::string>& args,
           const std::map<std::string, std::string>& env = {})
-      : out_(dir / "stdout.txt"), err_(dir / "stderr.txt") {
-    std::vector<std::string> env_storage = lens::testing::passed_on_environment(/*with_home=*/true);
-    for (const auto& [key, value] : env) env_storage.push_back(key + "=" + value);
-    const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
-    std::vector<std::string> argv_storage = {LENS_CLI_PATH, "run"};
-    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-    const std::vector<char*> argv = lens::testing::null_terminated(argv_storage);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~LensRun() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  // The exit code (128 + signal when killed); -1 after `limit` (the process is then killed).
-  int wait(std::chrono::seconds limit = 180s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-        return -1;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  // Waits (bounded) until stdout contains `text`.
-  bool wait_for_output(const std::string& text, std::chrono::seconds limit = 60s) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (out().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
-  void signal(int number) { ::kill(pid_, number); }
-  std::string out() const { return read_file(out_); }
-  std::string err() const { return read_file(err_); }
+      : SpawnedChild(command(args), dir / "stdout.txt", dir / "stderr.txt", env) {}
 
  private:
-  fs::path out_;
-  fs::path err_;
-  pid_t pid_ = -1;
+  static std::vector<std::string> command(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {LENS_CLI_PATH, "run"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
 };
 
 class RunCommand : public TestDirectory {
@@ -205,8 +158,7 @@ TEST_F(RunCommand, FourRanksGiveAReportAndAPerfettoTrace) {
 // rightly reports. So this run only requires that no suspect explains a third of the run; the
 // injected delay below explains far more.
 TEST_F(RunCommand, ARunWithoutASlowRankHasNoLargeSuspect) {
-  std::vector<std::string> args = {"--nproc-per-node", "2", "--out", (dir_ / "run").string(),
-                                   "--"};
+  std::vector<std::string> args = {"--nproc-per-node", "2", "--out", (dir_ / "run").string(), "--"};
   for (const std::string& arg :
        {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"), std::string("16"),
         std::string("--eval-iters"), std::string("0")}) {
@@ -268,20 +220,18 @@ TEST_F(RunCommand, AnInjectedSlowRankIsNamedWithItsStageAndOnset) {
 // waits for it in its pipeline receives (megatron.p2p.*: the pipeline phase).
 TEST_F(RunCommand, ASlowPipelineStageIsNamedAndTheOtherStageWaitsInPipelineReceives) {
   std::vector<std::string> args = {"--nproc-per-node", "4", "--out", (dir_ / "run").string(), "--"};
-  for (const std::string& arg :
-       {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"), std::string("24"),
-        std::string("--eval-iters"), std::string("0"),
-        std::string("--pipeline-model-parallel-size"), std::string("2"),
-        std::string("--slow-stage-pp"), std::string("1"), std::string("--slow-ms"),
-        std::string("20")}) {
+  for (const std::string& arg : {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"),
+                                 std::string("24"), std::string("--eval-iters"), std::string("0"),
+                                 std::string("--pipeline-model-parallel-size"), std::string("2"),
+                                 std::string("--slow-stage-pp"), std::string("1"),
+                                 std::string("--slow-ms"), std::string("20")}) {
     args.push_back(arg);
   }
   LensRun run(dir_, args);
   ASSERT_EQ(run.wait(), 0) << run.out() << run.err();
   const std::string out = run.out();
   EXPECT_NE(out.find("\npipeline stage 1 of 2 (ranks 2-3): +"), std::string::npos) << out;
-  EXPECT_NE(out.find(" ms per step in forward_backward from iteration "), std::string::npos)
-      << out;
+  EXPECT_NE(out.find(" ms per step in forward_backward from iteration "), std::string::npos) << out;
   EXPECT_NE(out.find("; stage 0 waits in pipeline receives ("), std::string::npos) << out;
   const auto summary = nlohmann::json::parse(read_file(dir_ / "run" / "summary.json"));
   ASSERT_FALSE(summary["suspects"].empty()) << summary.dump();
@@ -306,16 +256,15 @@ TEST_F(RunCommand, ASlowPipelineStageIsNamedAndTheOtherStageWaitsInPipelineRecei
 // iterations put the 3 ms 10-20 standard errors above the noise (12 of 12 runs at load 11-16).
 // The report names the host once, not 4 ranks.
 TEST_F(RunCommand, ASlowFakeHostIsNamedOnceNotAsFourRanks) {
-  std::vector<std::string> args = {"--nproc-per-node", "8",   "--hosts-per-run",
-                                   "2",                "--out", (dir_ / "run").string(),
-                                   "--"};
+  std::vector<std::string> args = {"--nproc-per-node",      "8", "--hosts-per-run", "2", "--out",
+                                   (dir_ / "run").string(), "--"};
   for (const std::string& arg :
        {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"), std::string("60"),
         std::string("--eval-iters"), std::string("0"), std::string("--hidden-size"),
         std::string("16"), std::string("--num-layers"), std::string("1"),
         std::string("--seq-length"), std::string("8"), std::string("--num-attention-heads"),
-        std::string("2"), std::string("--slow-ranks"), std::string("4-7"),
-        std::string("--slow-ms"), std::string("3")}) {
+        std::string("2"), std::string("--slow-ranks"), std::string("4-7"), std::string("--slow-ms"),
+        std::string("3")}) {
     args.push_back(arg);
   }
   LensRun run(dir_, args);
@@ -357,8 +306,8 @@ TEST_F(RunCommand, TheTrainersSlowRanksAndSlowStageFlagsRejectBadValues) {
        "0 to 0"},
   };
   for (const auto& [flags, message] : cases) {
-    std::vector<std::string> args = {"--nproc-per-node", "2", "--out", (dir_ / "bad").string(),
-                                     "--", LENS_TRAIN_LOOP_PATH};
+    std::vector<std::string> args = {"--nproc-per-node",      "2",  "--out",
+                                     (dir_ / "bad").string(), "--", LENS_TRAIN_LOOP_PATH};
     args.insert(args.end(), flags.begin(), flags.end());
     LensRun run(dir_, args);
     EXPECT_EQ(run.wait(), 2) << message;
@@ -476,8 +425,8 @@ TEST_F(RunCommand, AHangIsReportedWithWhereEachRankIs) {
   std::vector<std::string> args = {"--nproc-per-node", "3", "--out", (dir_ / "run").string(), "--"};
   for (const std::string& arg :
        {std::string(LENS_TRAIN_LOOP_PATH), std::string("--train-iters"), std::string("100"),
-        std::string("--eval-iters"), std::string("0"), std::string("--hang-rank"),
-        std::string("1"), std::string("--hang-at"), std::string("3"), std::string("--hang-stage"),
+        std::string("--eval-iters"), std::string("0"), std::string("--hang-rank"), std::string("1"),
+        std::string("--hang-at"), std::string("3"), std::string("--hang-stage"),
         std::string("data")}) {
     args.push_back(arg);
   }
@@ -491,7 +440,8 @@ TEST_F(RunCommand, AHangIsReportedWithWhereEachRankIs) {
   EXPECT_TRUE(std::regex_search(out, line)) << out;
   // Each rank said it once on its own output too (one short line).
   for (int rank = 0; rank < 3; ++rank) {
-    const std::string log = read_file(dir_ / "run" / "logs" / ("rank" + std::to_string(rank) + ".log"));
+    const std::string log =
+        read_file(dir_ / "run" / "logs" / ("rank" + std::to_string(rank) + ".log"));
     EXPECT_NE(log.find("lens: rank " + std::to_string(rank) + ": no step finished for "),
               std::string::npos)
         << log;

@@ -4,13 +4,13 @@ independently of lens."""
 
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
 
 import nemo.lens as lens
 from conftest import attributes
+from lens_collect import LensCollect
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
                         "python")
@@ -33,30 +33,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Collector:
+class Collector(LensCollect):
     """`lens collect` on a free loopback gRPC port writing into DIR/collected."""
 
     def __init__(self, directory, *extra):
-        self.out = os.path.join(str(directory), "collected")
-        self.err_path = os.path.join(str(directory), "collect.err")
-        with open(self.err_path, "w") as err:
-            self.process = subprocess.Popen(
-                [LENS_CLI, "collect", "--grpc", "127.0.0.1:0", "--http", "off", "--out", self.out,
-                 *extra], stdout=subprocess.PIPE, stderr=err, text=True)
-        line = self.process.stdout.readline()  # "lens collect: listening grpc=HOST:PORT ..."
-        found = re.search(r" grpc=(\S+)", line)
-        assert found, f"lens collect did not start: {line!r} {self.err()}"
-        self.grpc = found.group(1)
-
-    def stop(self):
-        self.process.terminate()
-        status = self.process.wait(timeout=10)
-        self.process.stdout.close()
-        return status
-
-    def err(self):
-        with open(self.err_path) as f:
-            return f.read()
+        super().__init__(LENS_CLI, "grpc", os.path.join(str(directory), "collected"),
+                         os.path.join(str(directory), "collect.err"), *extra)
+        self.grpc = self.address
 
     def lines(self, name):
         path = os.path.join(self.out, name)

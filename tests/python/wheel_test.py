@@ -19,6 +19,8 @@ import tempfile
 import time
 import zipfile
 
+from lens_collect import LensCollect
+
 SERVICE_NAME = "lens-wheel-smoke"
 # Bounds of the steps after the build (the build itself is bounded by the ctest TIMEOUT).
 STEP_TIMEOUT_S = 120
@@ -80,33 +82,12 @@ def check_wheel(wheel, version, unpacked, source_dir):
     return modules[0]
 
 
-class Collector:
+class Collector(LensCollect):
     """`lens collect` with OTLP/HTTP only, on a free loopback port, writing into directory."""
 
     def __init__(self, lens_cli, directory):
-        self.out = directory
-        self.err_path = directory + ".err"
-        with open(self.err_path, "w") as err:
-            self.process = subprocess.Popen(
-                [lens_cli, "collect", "--grpc", "off", "--http", "127.0.0.1:0", "--out", self.out],
-                stdout=subprocess.PIPE, stderr=err, text=True)
-        line = self.process.stdout.readline()  # "lens collect: listening grpc=off http=HOST:PORT"
-        found = re.search(r" http=(\S+)", line)
-        if not found:
-            self.stop()
-            raise AssertionError(f"lens collect did not start: {line!r} {self.err()}")
-        self.http = found.group(1)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-        status = self.process.wait(timeout=10)
-        self.process.stdout.close()
-        return status
-
-    def err(self):
-        with open(self.err_path) as f:
-            return f.read()
+        super().__init__(lens_cli, "http", directory, directory + ".err")
+        self.http = self.address
 
 
 def attributes(item):

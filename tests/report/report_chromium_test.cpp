@@ -16,8 +16,8 @@
 #include "report/run_comparison.hpp"
 #include "report/summary.hpp"
 #include "report_test_support.hpp"
-#include "synthetic_runs.hpp"
 #include "support/run_process.hpp"
+#include "synthetic_runs.hpp"
 
 namespace lens::report {
 namespace {
@@ -45,10 +45,20 @@ lens::testing::ProcessResult dump_dom(const std::filesystem::path& dir,
   return lens::testing::run_process(
       "chromium",
       {"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-       "--no-first-run", "--disable-extensions",
-       "--user-data-dir=" + (dir / "profile").string(), "--enable-logging=stderr", "--v=0",
-       "--dump-dom", "file://" + html.string()},
+       "--no-first-run", "--disable-extensions", "--user-data-dir=" + (dir / "profile").string(),
+       "--enable-logging=stderr", "--v=0", "--dump-dom", "file://" + html.string()},
       std::nullopt, std::chrono::seconds(90));
+}
+
+// Writes the page of `analysis` to DIR/report.html and returns Chromium's DOM after its script ran.
+lens::testing::ProcessResult render(const std::filesystem::path& dir, const RunAnalysis& analysis,
+                                    const HtmlContext& context) {
+  const auto html = dir / "report.html";
+  {
+    std::ofstream out(html);
+    write_html(analysis, context, out);
+  }
+  return dump_dom(dir, html);
 }
 
 void expect_no_console_errors(const std::string& log) {
@@ -67,12 +77,7 @@ TEST(ReportChromium, TheReportRendersOneLanePerRankWithoutConsoleErrors) {
   HtmlContext context;
   context.source_dir = dir.path().string();
   context.summary_lines = summary_lines(analysis);
-  const auto html = dir.path() / "report.html";
-  {
-    std::ofstream out(html);
-    write_html(analysis, context, out);
-  }
-  const lens::testing::ProcessResult result = dump_dom(dir.path(), html);
+  const lens::testing::ProcessResult result = render(dir.path(), analysis, context);
   // After the script ran: the body is marked and the timeline has one lane per rank.
   EXPECT_NE(result.out.find("data-rendered=\"true\""), std::string::npos) << result.err;
   EXPECT_EQ(count(result.out, "class=\"rank-lane\""), 4u);
@@ -94,12 +99,7 @@ TEST(ReportChromium, ALargeRunDrawsHeatmapsInsteadOfLanesWithoutConsoleErrors) {
   context.summary_lines = summary_lines(analysis);
   context.timeline_lanes_max = 4;  // 6 ranks are "many"
   context.detail_ranks = select_ranks(analysis, {.all_ranks_up_to = 4, .typical_ranks = 2});
-  const auto html = dir.path() / "report.html";
-  {
-    std::ofstream out(html);
-    write_html(analysis, context, out);
-  }
-  const lens::testing::ProcessResult result = dump_dom(dir.path(), html);
+  const lens::testing::ProcessResult result = render(dir.path(), analysis, context);
   ASSERT_FALSE(result.timed_out) << result.err;
   EXPECT_NE(result.out.find("data-rendered=\"true\""), std::string::npos) << result.err;
   EXPECT_EQ(count(result.out, "class=\"rank-lane\""), 0u);
@@ -115,27 +115,13 @@ TEST(ReportChromium, ALargeRunDrawsHeatmapsInsteadOfLanesWithoutConsoleErrors) {
 TEST(ReportChromium, ASlowNodeIsOneBandOnEachHeatmap) {
   if (!on_path("chromium")) GTEST_SKIP() << "chromium is not on PATH";
   testing::TempDir dir("chromium-band");
-  testing::SyntheticRun spec;
-  spec.seed = 37001;
-  spec.ranks = 64;
-  spec.iterations = 40;
-  spec.noise_ms = 1.0;
-  spec.ranks_per_host = 8;
-  for (int r = 8; r <= 15; ++r) {
-    spec.stalls.push_back({.rank = r, .phase = Phase::forward_backward, .ms = 4.0, .from = 1});
-  }
-  const RunAnalysis analysis = analyze(testing::make_synthetic_run(spec), {});
+  const RunAnalysis analysis = analyze(testing::make_synthetic_run(testing::slow_node_run()), {});
   ASSERT_EQ(analysis.stalls.suspects.size(), 1u);
   HtmlContext context;
   context.source_dir = dir.path().string();
   context.summary_lines = summary_lines(analysis);
   context.detail_ranks = select_ranks(analysis, RankSelectionLimits{});
-  const auto html = dir.path() / "report.html";
-  {
-    std::ofstream out(html);
-    write_html(analysis, context, out);
-  }
-  const lens::testing::ProcessResult result = dump_dom(dir.path(), html);
+  const lens::testing::ProcessResult result = render(dir.path(), analysis, context);
   ASSERT_FALSE(result.timed_out) << result.err;
   EXPECT_NE(result.out.find("data-rendered=\"true\""), std::string::npos) << result.err;
   EXPECT_EQ(count(result.out, "<canvas class=\"heatmap\""), 2u);
@@ -149,17 +135,14 @@ TEST(ReportChromium, ASlowNodeIsOneBandOnEachHeatmap) {
   expect_no_console_errors(result.err);
   // With a lane per rank: one bar at the left over lanes 8-15, and the same legend.
   context.timeline_lanes_max = 64;
-  {
-    std::ofstream out(html);
-    write_html(analysis, context, out);
-  }
-  const lens::testing::ProcessResult lanes = dump_dom(dir.path(), html);
+  const lens::testing::ProcessResult lanes = render(dir.path(), analysis, context);
   ASSERT_FALSE(lanes.timed_out) << lanes.err;
   EXPECT_NE(lanes.out.find("data-rendered=\"true\""), std::string::npos) << lanes.err;
   EXPECT_EQ(count(lanes.out, "class=\"rank-lane\""), 64u);
   EXPECT_EQ(count(lanes.out, "class=\"lane-band\""), 1u);
-  EXPECT_EQ(count(lanes.out, "<span class=\"timeline-band\" data-kind=\"node\" "
-                             "data-ranks=\"8-15\" data-rows=\"8-15\">"),
+  EXPECT_EQ(count(lanes.out,
+                  "<span class=\"timeline-band\" data-kind=\"node\" "
+                  "data-ranks=\"8-15\" data-rows=\"8-15\">"),
             1u);
   expect_no_console_errors(lanes.err);
 }
@@ -169,8 +152,12 @@ TEST(ReportChromium, TheComparisonDrawsOneLinePerRunAndChartWithoutConsoleErrors
   testing::TempDir dir("chromium-compare");
   std::vector<ComparedRun> runs;
   for (const auto& spec : {testing::RunSpec{.ranks = 2, .iterations = 20, .run_id = "a"},
-                           testing::RunSpec{.ranks = 4, .iterations = 12, .slow_rank = 1,
-                                            .slow_ms = 40, .run_id = "b", .loss_start = 9.0},
+                           testing::RunSpec{.ranks = 4,
+                           .iterations = 12,
+                           .slow_rank = 1,
+                           .slow_ms = 40,
+                           .run_id = "b",
+                           .loss_start = 9.0},
                            testing::RunSpec{.ranks = 1, .iterations = 80, .run_id = "c"}}) {
     RunBuilder builder;
     for (const auto& request : testing::make_traces(spec)) builder.on_traces(request);

@@ -227,16 +227,7 @@ TEST(ReportScaleHtml, PastTheLimitTheTimelineIsAHeatmapAndChartsKeepTheSelectedR
 // Issue 32: a slow node of a 64-rank run is one suspect, one sentence (flagged at the top of the
 // page), one row of the suspects' table and one band over its 8 rows of the heatmaps.
 TEST(ReportScaleHtml, ASlowNodeIsOneBandOverItsRanksRows) {
-  testing::SyntheticRun spec;
-  spec.seed = 37001;
-  spec.ranks = 64;
-  spec.iterations = 40;
-  spec.noise_ms = 1.0;
-  spec.ranks_per_host = 8;
-  for (int r = 8; r <= 15; ++r) {
-    spec.stalls.push_back({.rank = r, .phase = Phase::forward_backward, .ms = 4.0, .from = 1});
-  }
-  const RunAnalysis analysis = analyze(testing::make_synthetic_run(spec), {});
+  const RunAnalysis analysis = analyze(testing::make_synthetic_run(testing::slow_node_run()), {});
   ASSERT_EQ(analysis.stalls.suspects.size(), 1u);
   const std::string sentence = suspect_sentence(analysis.stalls.suspects[0], analysis.stalls);
   ASSERT_EQ(sentence.rfind("node gpu-b (ranks 8-15): +", 0), 0u) << sentence;

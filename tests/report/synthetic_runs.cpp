@@ -31,6 +31,19 @@ double stall_ms(const SyntheticRun& spec, int rank, Phase phase, int iteration) 
 
 }  // namespace
 
+SyntheticRun slow_node_run() {
+  SyntheticRun spec;
+  spec.seed = 37001;
+  spec.ranks = 64;
+  spec.iterations = 40;
+  spec.noise_ms = 1.0;
+  spec.ranks_per_host = 8;
+  for (int r = 8; r <= 15; ++r) {
+    spec.stalls.push_back({.rank = r, .phase = Phase::forward_backward, .ms = 4.0, .from = 1});
+  }
+  return spec;
+}
+
 RunData make_synthetic_run(const SyntheticRun& spec) {
   std::mt19937_64 random(spec.seed);
   std::normal_distribution<double> gaussian(0.0, 1.0);

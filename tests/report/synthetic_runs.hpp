@@ -54,6 +54,10 @@ struct SyntheticRun {
 
 RunData make_synthetic_run(const SyntheticRun& spec);
 
+// 64 ranks on hosts of 8, 40 iterations, 1 ms of noise; node gpu-b (ranks 8-15) +4 ms in
+// forward_backward from iteration 1: one node suspect.
+SyntheticRun slow_node_run();
+
 // The host name of a host index: 0 -> gpu-a, 1 -> gpu-b, ..., 26 -> gpu-aa.
 std::string host_name(int host);
 

@@ -2,12 +2,23 @@
 // own environment that children get, and the null-terminated pointer arrays.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 extern char** environ;
 
 namespace lens::testing {
+
+// The launcher and lens variables of rank `rank` of `world` ranks on one host, every rank
+// exporting (rank strategy all_ranks), telemetry on, run id `run_id`.
+inline std::map<std::string, std::string> exporting_rank_variables(int rank, int world,
+                                                                   const std::string& run_id) {
+  return {{"RANK", std::to_string(rank)},       {"WORLD_SIZE", std::to_string(world)},
+          {"LOCAL_RANK", std::to_string(rank)}, {"LOCAL_WORLD_SIZE", std::to_string(world)},
+          {"NEMO_LENS_ENABLED", "1"},           {"NEMO_LENS_RANK_STRATEGY", "all_ranks"},
+          {"NEMO_LENS_RUN_ID", run_id}};
+}
 
 // The sanitizer settings and PATH of this process's environment, and HOME with `with_home`:
 // nothing else, so that no launcher variable of the test's own environment reaches a child.

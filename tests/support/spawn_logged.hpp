@@ -17,9 +17,30 @@
 
 namespace lens::testing {
 
+// posix_spawn attributes that give the child SIGINT at its default disposition, as an interactive
+// shell leaves it (a test run in the background of a non-interactive shell inherits it ignored,
+// which lens keeps).
+class SigintAtDefault {
+ public:
+  SigintAtDefault() {
+    posix_spawnattr_init(&attributes_);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    posix_spawnattr_setsigdefault(&attributes_, &defaults);
+    posix_spawnattr_setflags(&attributes_, POSIX_SPAWN_SETSIGDEF);
+  }
+  ~SigintAtDefault() { posix_spawnattr_destroy(&attributes_); }
+  SigintAtDefault(const SigintAtDefault&) = delete;
+  SigintAtDefault& operator=(const SigintAtDefault&) = delete;
+  const posix_spawnattr_t* get() const { return &attributes_; }
+
+ private:
+  posix_spawnattr_t attributes_;
+};
+
 // Starts `command` with `env` on top of the sanitizer settings, PATH and HOME, its stdout and
-// stderr going to `log`, and SIGINT at its default disposition as an interactive shell leaves it
-// (a test run in the background of a non-interactive shell inherits it ignored, which lens keeps).
+// stderr going to `log`, and SIGINT at its default disposition (SigintAtDefault).
 inline pid_t spawn_logged(std::vector<std::string> command,
                           const std::map<std::string, std::string>& env,
                           const std::filesystem::path& log) {
@@ -32,16 +53,9 @@ inline pid_t spawn_logged(std::vector<std::string> command,
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
+  const SigintAtDefault attributes;
   pid_t pid = -1;
-  EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), envp.data()), 0);
-  posix_spawnattr_destroy(&attributes);
+  EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, attributes.get(), argv.data(), envp.data()), 0);
   posix_spawn_file_actions_destroy(&actions);
   return pid;
 }

@@ -23,7 +23,6 @@
 namespace lens {
 namespace {
 
-namespace sdkmetrics = opentelemetry::sdk::metrics;
 namespace nostd = opentelemetry::nostd;
 using test_support::find_metric;
 using testing::ManualMetricReader;

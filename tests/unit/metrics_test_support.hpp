@@ -15,6 +15,10 @@
 #include "lens/testing/manual_metric_reader.hpp"
 #include "unit/test_support.hpp"
 
+namespace lens {
+namespace sdkmetrics = opentelemetry::sdk::metrics;
+}  // namespace lens
+
 namespace lens::test_support {
 
 inline Config metrics_only_config(std::string run_id) {

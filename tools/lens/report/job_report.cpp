@@ -10,6 +10,7 @@
 #include "report/hangs.hpp"
 #include "report/job_ledger.hpp"
 #include "report/otlp_reader.hpp"
+#include "report/report_file.hpp"
 #include "report/run_builder.hpp"
 
 namespace lens::report {
@@ -101,35 +102,6 @@ class JobSplitter final : public TelemetrySink {
 
   std::map<std::string, Run> runs_;
 };
-
-bool write_text(const std::filesystem::path& path, const std::string& flag, const std::string& text,
-                std::ostream& err) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (file) {
-      file << text;
-      file.flush();
-    }
-    if (!file) {
-      const int error = errno;
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      err << kPrefix << "cannot write " << flag << " '" << path.string()
-          << "': " << std::strerror(error) << "\n";
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    err << kPrefix << "cannot write " << flag << " '" << path.string() << "': " << ec.message()
-        << "\n";
-    return false;
-  }
-  return true;
-}
 
 // The ranks of `run` whose newest hang report lies within the run and no step followed.
 std::set<int> hung_ranks(const std::filesystem::path& dir, const LedgerRunInput& run) {
@@ -224,7 +196,10 @@ int run_job_report(const ReportOptions& options, std::ostream& out, std::ostream
                        "); they are accounted as one job");
     err << kPrefix << "warning: " << warnings.back() << "\n";
   }
-  if (!write_text(options.html, "-o", ledger_page(ledger, sources, warnings), err)) return 1;
+  if (!write_report_file(options.html, "-o", err, [&](std::ostream& file) {
+        file << ledger_page(ledger, sources, warnings);
+      }))
+    return 1;
   // summary.json next to the page keeps what a run's report put there and gains "ledger".
   const std::filesystem::path summary_path = options.html.parent_path() / "summary.json";
   nlohmann::json summary = nlohmann::json::object();
@@ -233,7 +208,8 @@ int run_job_report(const ReportOptions& options, std::ostream& out, std::ostream
     if (parsed.is_object()) summary = std::move(parsed);
   }
   summary["ledger"] = ledger_json(ledger);
-  if (!write_text(summary_path, "summary.json (next to -o)", summary.dump(2) + "\n", err)) {
+  if (!write_report_file(summary_path, "summary.json (next to -o)", err,
+                         [&](std::ostream& file) { file << summary.dump(2) << "\n"; })) {
     return 1;
   }
   for (const std::string& line : ledger_summary_lines(ledger)) out << line << "\n";

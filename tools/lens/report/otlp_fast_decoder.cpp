@@ -143,6 +143,21 @@ bool read_string(dom::element value, std::string* out) {
   return true;
 }
 
+// Reads a JSON object member by member: `member_reader(key, value, seen)` says whether the
+// member is known and valid, `seen` holding a bit per member already read (first_time). False
+// when `value` is not an object or a member is unknown, repeated or invalid: the general decoder
+// takes the line then.
+template <class MemberReader>
+bool read_object(dom::element value, MemberReader&& member_reader) {
+  dom::object object;
+  if (value.get_object().get(object)) return false;
+  std::uint32_t seen = 0;
+  for (dom::key_value_pair field : object) {
+    if (!member_reader(std::string_view(field.key), field.value, seen)) return false;
+  }
+  return true;
+}
+
 bool read_any_value(dom::element value, common::AnyValue& out, int depth);
 
 bool read_key_values(dom::element value, google::protobuf::RepeatedPtrField<common::KeyValue>& out,
@@ -249,148 +264,124 @@ bool empty_array(dom::element value) {
 }
 
 bool read_span(dom::element value, trace::Span& out) {
-  dom::object object;
-  if (value.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    const std::string_view key = field.key;
+  return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     if (is(key, "traceId", "trace_id")) {
-      ok = first_time(seen, 0) && read_id(field.value, 16, out.mutable_trace_id());
+      ok = first_time(seen, 0) && read_id(member, 16, out.mutable_trace_id());
     } else if (is(key, "spanId", "span_id")) {
-      ok = first_time(seen, 1) && read_id(field.value, 8, out.mutable_span_id());
+      ok = first_time(seen, 1) && read_id(member, 8, out.mutable_span_id());
     } else if (is(key, "parentSpanId", "parent_span_id")) {
-      ok = first_time(seen, 2) && read_id(field.value, 8, out.mutable_parent_span_id());
+      ok = first_time(seen, 2) && read_id(member, 8, out.mutable_parent_span_id());
     } else if (is(key, "traceState", "trace_state")) {
-      ok = first_time(seen, 3) && read_string(field.value, out.mutable_trace_state());
+      ok = first_time(seen, 3) && read_string(member, out.mutable_trace_state());
     } else if (key == "name") {
-      ok = first_time(seen, 4) && read_string(field.value, out.mutable_name());
+      ok = first_time(seen, 4) && read_string(member, out.mutable_name());
     } else if (key == "kind") {
       int kind = 0;
-      ok = first_time(seen, 5) && read_enum(field.value, kind);
+      ok = first_time(seen, 5) && read_enum(member, kind);
       out.set_kind(static_cast<trace::Span::SpanKind>(kind));
     } else if (is(key, "startTimeUnixNano", "start_time_unix_nano")) {
       std::uint64_t time = 0;
-      ok = first_time(seen, 6) && read_uint64(field.value, time);
+      ok = first_time(seen, 6) && read_uint64(member, time);
       out.set_start_time_unix_nano(time);
     } else if (is(key, "endTimeUnixNano", "end_time_unix_nano")) {
       std::uint64_t time = 0;
-      ok = first_time(seen, 7) && read_uint64(field.value, time);
+      ok = first_time(seen, 7) && read_uint64(member, time);
       out.set_end_time_unix_nano(time);
     } else if (key == "attributes") {
-      ok = first_time(seen, 8) && read_key_values(field.value, *out.mutable_attributes(), 0);
+      ok = first_time(seen, 8) && read_key_values(member, *out.mutable_attributes(), 0);
     } else if (is(key, "droppedAttributesCount", "dropped_attributes_count")) {
       std::uint32_t count = 0;
-      ok = first_time(seen, 9) && read_uint32(field.value, count);
+      ok = first_time(seen, 9) && read_uint32(member, count);
       out.set_dropped_attributes_count(count);
     } else if (key == "events") {
-      ok = first_time(seen, 10) && empty_array(field.value);
+      ok = first_time(seen, 10) && empty_array(member);
     } else if (is(key, "droppedEventsCount", "dropped_events_count")) {
       std::uint32_t count = 0;
-      ok = first_time(seen, 11) && read_uint32(field.value, count);
+      ok = first_time(seen, 11) && read_uint32(member, count);
       out.set_dropped_events_count(count);
     } else if (key == "links") {
-      ok = first_time(seen, 12) && empty_array(field.value);
+      ok = first_time(seen, 12) && empty_array(member);
     } else if (is(key, "droppedLinksCount", "dropped_links_count")) {
       std::uint32_t count = 0;
-      ok = first_time(seen, 13) && read_uint32(field.value, count);
+      ok = first_time(seen, 13) && read_uint32(member, count);
       out.set_dropped_links_count(count);
     } else if (key == "status") {
-      ok = first_time(seen, 14) && read_status(field.value, *out.mutable_status());
+      ok = first_time(seen, 14) && read_status(member, *out.mutable_status());
     } else if (key == "flags") {
       std::uint32_t flags = 0;
-      ok = first_time(seen, 15) && read_uint32(field.value, flags);
+      ok = first_time(seen, 15) && read_uint32(member, flags);
       out.set_flags(flags);
     }
-    if (!ok) return false;
-  }
-  return true;
+    return ok;
+  });
 }
 
 bool read_scope(dom::element value, common::InstrumentationScope& out) {
-  dom::object object;
-  if (value.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    const std::string_view key = field.key;
+  return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     if (key == "name") {
-      ok = first_time(seen, 0) && read_string(field.value, out.mutable_name());
+      ok = first_time(seen, 0) && read_string(member, out.mutable_name());
     } else if (key == "version") {
-      ok = first_time(seen, 1) && read_string(field.value, out.mutable_version());
+      ok = first_time(seen, 1) && read_string(member, out.mutable_version());
     } else if (key == "attributes") {
-      ok = first_time(seen, 2) && read_key_values(field.value, *out.mutable_attributes(), 0);
+      ok = first_time(seen, 2) && read_key_values(member, *out.mutable_attributes(), 0);
     } else if (is(key, "droppedAttributesCount", "dropped_attributes_count")) {
       std::uint32_t count = 0;
-      ok = first_time(seen, 3) && read_uint32(field.value, count);
+      ok = first_time(seen, 3) && read_uint32(member, count);
       out.set_dropped_attributes_count(count);
     }
-    if (!ok) return false;
-  }
-  return true;
+    return ok;
+  });
 }
 
 bool read_resource(dom::element value, resource_pb::Resource& out) {
-  dom::object object;
-  if (value.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    const std::string_view key = field.key;
+  return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     if (key == "attributes") {
-      ok = first_time(seen, 0) && read_key_values(field.value, *out.mutable_attributes(), 0);
+      ok = first_time(seen, 0) && read_key_values(member, *out.mutable_attributes(), 0);
     } else if (is(key, "droppedAttributesCount", "dropped_attributes_count")) {
       std::uint32_t count = 0;
-      ok = first_time(seen, 1) && read_uint32(field.value, count);
+      ok = first_time(seen, 1) && read_uint32(member, count);
       out.set_dropped_attributes_count(count);
     }
-    if (!ok) return false;
-  }
-  return true;
+    return ok;
+  });
 }
 
 bool read_scope_spans(dom::element value, trace::ScopeSpans& out) {
-  dom::object object;
-  if (value.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    const std::string_view key = field.key;
+  return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     if (key == "scope") {
-      ok = first_time(seen, 0) && read_scope(field.value, *out.mutable_scope());
+      ok = first_time(seen, 0) && read_scope(member, *out.mutable_scope());
     } else if (key == "spans") {
       dom::array spans;
-      ok = first_time(seen, 1) && !field.value.get_array().get(spans);
+      ok = first_time(seen, 1) && !member.get_array().get(spans);
       if (ok) out.mutable_spans()->Reserve(static_cast<int>(spans.size()));
       for (auto it = spans.begin(); ok && it != spans.end(); ++it) {
         ok = read_span(*it, *out.add_spans());
       }
     } else if (is(key, "schemaUrl", "schema_url")) {
-      ok = first_time(seen, 2) && read_string(field.value, out.mutable_schema_url());
+      ok = first_time(seen, 2) && read_string(member, out.mutable_schema_url());
     }
-    if (!ok) return false;
-  }
-  return true;
+    return ok;
+  });
 }
 
 bool read_resource_spans(dom::element value, trace::ResourceSpans& out) {
-  dom::object object;
-  if (value.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    const std::string_view key = field.key;
+  return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     if (key == "resource") {
-      ok = first_time(seen, 0) && read_resource(field.value, *out.mutable_resource());
+      ok = first_time(seen, 0) && read_resource(member, *out.mutable_resource());
     } else if (is(key, "scopeSpans", "scope_spans")) {
       ok = first_time(seen, 1) &&
-           read_each(field.value, [&] { return out.add_scope_spans(); }, read_scope_spans);
+           read_each(
+               member, [&] { return out.add_scope_spans(); }, read_scope_spans);
     } else if (is(key, "schemaUrl", "schema_url")) {
-      ok = first_time(seen, 2) && read_string(field.value, out.mutable_schema_url());
+      ok = first_time(seen, 2) && read_string(member, out.mutable_schema_url());
     }
-    if (!ok) return false;
-  }
-  return true;
+    return ok;
+  });
 }
 
 // A repeated double field: JSON numbers only.
@@ -410,114 +401,99 @@ bool read_double(dom::element value, double& out) {
 }
 
 bool read_number_point(dom::element value, metrics_pb::NumberDataPoint& out) {
-  dom::object object;
-  if (value.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    const std::string_view key = field.key;
+  return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     if (key == "attributes") {
-      ok = first_time(seen, 0) && read_key_values(field.value, *out.mutable_attributes(), 0);
+      ok = first_time(seen, 0) && read_key_values(member, *out.mutable_attributes(), 0);
     } else if (is(key, "startTimeUnixNano", "start_time_unix_nano")) {
       std::uint64_t time = 0;
-      ok = first_time(seen, 1) && read_uint64(field.value, time);
+      ok = first_time(seen, 1) && read_uint64(member, time);
       out.set_start_time_unix_nano(time);
     } else if (is(key, "timeUnixNano", "time_unix_nano")) {
       std::uint64_t time = 0;
-      ok = first_time(seen, 2) && read_uint64(field.value, time);
+      ok = first_time(seen, 2) && read_uint64(member, time);
       out.set_time_unix_nano(time);
     } else if (is(key, "asDouble", "as_double")) {
       double number = 0.0;
-      ok = first_time(seen, 3) && !(seen & (1u << 4)) && read_double(field.value, number);
+      ok = first_time(seen, 3) && !(seen & (1u << 4)) && read_double(member, number);
       out.set_as_double(number);
     } else if (is(key, "asInt", "as_int")) {
       std::int64_t number = 0;
-      ok = first_time(seen, 4) && !(seen & (1u << 3)) && read_int64(field.value, number);
+      ok = first_time(seen, 4) && !(seen & (1u << 3)) && read_int64(member, number);
       out.set_as_int(number);
     } else if (key == "exemplars") {
-      ok = first_time(seen, 5) && empty_array(field.value);
+      ok = first_time(seen, 5) && empty_array(member);
     } else if (key == "flags") {
       std::uint32_t flags = 0;
-      ok = first_time(seen, 6) && read_uint32(field.value, flags);
+      ok = first_time(seen, 6) && read_uint32(member, flags);
       out.set_flags(flags);
     }
-    if (!ok) return false;
-  }
-  return true;
+    return ok;
+  });
 }
 
 bool read_histogram_point(dom::element value, metrics_pb::HistogramDataPoint& out) {
-  dom::object object;
-  if (value.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    const std::string_view key = field.key;
+  return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     std::uint64_t number = 0;
     double real = 0.0;
     if (key == "attributes") {
-      ok = first_time(seen, 0) && read_key_values(field.value, *out.mutable_attributes(), 0);
+      ok = first_time(seen, 0) && read_key_values(member, *out.mutable_attributes(), 0);
     } else if (is(key, "startTimeUnixNano", "start_time_unix_nano")) {
-      ok = first_time(seen, 1) && read_uint64(field.value, number);
+      ok = first_time(seen, 1) && read_uint64(member, number);
       out.set_start_time_unix_nano(number);
     } else if (is(key, "timeUnixNano", "time_unix_nano")) {
-      ok = first_time(seen, 2) && read_uint64(field.value, number);
+      ok = first_time(seen, 2) && read_uint64(member, number);
       out.set_time_unix_nano(number);
     } else if (key == "count") {
-      ok = first_time(seen, 3) && read_uint64(field.value, number);
+      ok = first_time(seen, 3) && read_uint64(member, number);
       out.set_count(number);
     } else if (key == "sum") {
-      ok = first_time(seen, 4) && read_double(field.value, real);
+      ok = first_time(seen, 4) && read_double(member, real);
       out.set_sum(real);
     } else if (is(key, "bucketCounts", "bucket_counts")) {
       dom::array counts;
-      ok = first_time(seen, 5) && !field.value.get_array().get(counts);
+      ok = first_time(seen, 5) && !member.get_array().get(counts);
       for (auto it = counts.begin(); ok && it != counts.end(); ++it) {
         ok = read_uint64(*it, number);
         out.add_bucket_counts(number);
       }
     } else if (is(key, "explicitBounds", "explicit_bounds")) {
-      ok = first_time(seen, 6) && read_doubles(field.value, *out.mutable_explicit_bounds());
+      ok = first_time(seen, 6) && read_doubles(member, *out.mutable_explicit_bounds());
     } else if (key == "exemplars") {
-      ok = first_time(seen, 7) && empty_array(field.value);
+      ok = first_time(seen, 7) && empty_array(member);
     } else if (key == "flags") {
       std::uint32_t flags = 0;
-      ok = first_time(seen, 8) && read_uint32(field.value, flags);
+      ok = first_time(seen, 8) && read_uint32(member, flags);
       out.set_flags(flags);
     } else if (key == "min") {
-      ok = first_time(seen, 9) && read_double(field.value, real);
+      ok = first_time(seen, 9) && read_double(member, real);
       out.set_min(real);
     } else if (key == "max") {
-      ok = first_time(seen, 10) && read_double(field.value, real);
+      ok = first_time(seen, 10) && read_double(member, real);
       out.set_max(real);
     }
-    if (!ok) return false;
-  }
-  return true;
+    return ok;
+  });
 }
 
 // The data points of a gauge, sum or histogram, and its other fields.
 template <class Points, class ReadPoint>
 bool read_points_object(dom::element value, Points& points, int* temporality, bool* monotonic,
                         ReadPoint read_point) {
-  dom::object object;
-  if (value.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    const std::string_view key = field.key;
+  return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     if (is(key, "dataPoints", "data_points")) {
-      ok = first_time(seen, 0) &&
-           read_each(field.value, [&] { return points.Add(); }, read_point);
+      ok = first_time(seen, 0) && read_each(
+                                      member, [&] { return points.Add(); }, read_point);
     } else if (temporality != nullptr &&
                is(key, "aggregationTemporality", "aggregation_temporality")) {
-      ok = first_time(seen, 1) && read_enum(field.value, *temporality);
+      ok = first_time(seen, 1) && read_enum(member, *temporality);
     } else if (monotonic != nullptr && is(key, "isMonotonic", "is_monotonic")) {
-      ok = first_time(seen, 2) && !field.value.get_bool().get(*monotonic);
+      ok = first_time(seen, 2) && !member.get_bool().get(*monotonic);
     }
-    if (!ok) return false;
-  }
-  return true;
+    return ok;
+  });
 }
 
 bool read_metric(dom::element value, metrics_pb::Metric& out) {
@@ -564,43 +540,34 @@ bool read_metric(dom::element value, metrics_pb::Metric& out) {
 }
 
 bool read_scope_metrics(dom::element value, metrics_pb::ScopeMetrics& out) {
-  dom::object object;
-  if (value.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    const std::string_view key = field.key;
+  return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     if (key == "scope") {
-      ok = first_time(seen, 0) && read_scope(field.value, *out.mutable_scope());
+      ok = first_time(seen, 0) && read_scope(member, *out.mutable_scope());
     } else if (key == "metrics") {
-      ok = first_time(seen, 1) &&
-           read_each(field.value, [&] { return out.add_metrics(); }, read_metric);
+      ok = first_time(seen, 1) && read_each(
+                                      member, [&] { return out.add_metrics(); }, read_metric);
     } else if (is(key, "schemaUrl", "schema_url")) {
-      ok = first_time(seen, 2) && read_string(field.value, out.mutable_schema_url());
+      ok = first_time(seen, 2) && read_string(member, out.mutable_schema_url());
     }
-    if (!ok) return false;
-  }
-  return true;
+    return ok;
+  });
 }
 
 bool read_resource_metrics(dom::element value, metrics_pb::ResourceMetrics& out) {
-  dom::object object;
-  if (value.get_object().get(object)) return false;
-  std::uint32_t seen = 0;
-  for (dom::key_value_pair field : object) {
-    const std::string_view key = field.key;
+  return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     if (key == "resource") {
-      ok = first_time(seen, 0) && read_resource(field.value, *out.mutable_resource());
+      ok = first_time(seen, 0) && read_resource(member, *out.mutable_resource());
     } else if (is(key, "scopeMetrics", "scope_metrics")) {
       ok = first_time(seen, 1) &&
-           read_each(field.value, [&] { return out.add_scope_metrics(); }, read_scope_metrics);
+           read_each(
+               member, [&] { return out.add_scope_metrics(); }, read_scope_metrics);
     } else if (is(key, "schemaUrl", "schema_url")) {
-      ok = first_time(seen, 2) && read_string(field.value, out.mutable_schema_url());
+      ok = first_time(seen, 2) && read_string(member, out.mutable_schema_url());
     }
-    if (!ok) return false;
-  }
-  return true;
+    return ok;
+  });
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "report/otlp_reader.hpp"
 #include "report/perfetto_writer.hpp"
 #include "report/rank_selection.hpp"
+#include "report/report_file.hpp"
 #include "report/run_builder.hpp"
 #include "report/run_comparison.hpp"
 #include "report/summary.hpp"
@@ -30,37 +31,6 @@ constexpr std::size_t kPrintedWarnings = 20;
 int invalid(std::ostream& err, const std::string& message) {
   err << kPrefix << message << "\n";
   return 2;
-}
-
-// Writes through a temporary file renamed into place, so a reader never sees half a report.
-template <class Writer>
-bool write_file(const std::filesystem::path& path, const std::string& flag, std::ostream& err,
-                Writer&& writer) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (file) {
-      writer(file);
-      file.flush();
-    }
-    if (!file) {
-      const int error = errno;
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      err << kPrefix << "cannot write " << flag << " '" << path.string()
-          << "': " << std::strerror(error) << "\n";
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    err << kPrefix << "cannot write " << flag << " '" << path.string() << "': " << ec.message()
-        << "\n";
-    return false;
-  }
-  return true;
 }
 
 // Reads one run: DIR's telemetry, of `run_id` only when given. Prints the reader's warnings and
@@ -98,10 +68,10 @@ int load_run(const std::filesystem::path& path, const std::optional<std::string>
     ++named_runs;
   }
   if (run_id && builder.run_ids().count(*run_id) == 0) {
-    return invalid(err, "no telemetry of --run-id '" + *run_id + "' in DIR '" + dir +
-                            "'; accepted: " +
-                            (run_ids.empty() ? std::string("none (no nemo.run.id there)")
-                                             : "one of " + run_ids));
+    return invalid(
+        err,
+        "no telemetry of --run-id '" + *run_id + "' in DIR '" + dir + "'; accepted: " +
+            (run_ids.empty() ? std::string("none (no nemo.run.id there)") : "one of " + run_ids));
   }
   warnings = stats.warnings;
   if (warnings.size() > kPrintedWarnings) warnings.resize(kPrintedWarnings);
@@ -142,7 +112,7 @@ int run_comparison(const ReportOptions& options, std::ostream& out, std::ostream
     warnings.insert(warnings.end(), run_warnings.begin(), run_warnings.end());
     runs.push_back(compare_run(data, source.dir.string()));
   }
-  if (!write_file(options.html, "-o", err, [&](std::ostream& file) {
+  if (!write_report_file(options.html, "-o", err, [&](std::ostream& file) {
         write_comparison_html(runs, warnings, file);
       })) {
     return 1;
@@ -186,10 +156,9 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   const RankSelection perfetto_ranks =
       select_ranks(analysis, RankSelectionLimits{}, options.perfetto_all_ranks);
   std::uint64_t spans_left_out = 0;  // past the trace's span cap (not with --perfetto-all-ranks)
-  if (!write_file(options.perfetto, "--perfetto", err, [&](std::ostream& file) {
-        spans_left_out =
-            write_perfetto(analysis, file, perfetto_ranks,
-                           options.perfetto_all_ranks ? UINT64_MAX : kMaxTraceSpans);
+  if (!write_report_file(options.perfetto, "--perfetto", err, [&](std::ostream& file) {
+        spans_left_out = write_perfetto(analysis, file, perfetto_ranks,
+                                        options.perfetto_all_ranks ? UINT64_MAX : kMaxTraceSpans);
       })) {
     return 1;
   }
@@ -206,12 +175,12 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
     context.job_ledger_html = ledger_html(*ledger);
     for (const std::string& line : ledger_summary_lines(*ledger)) summary.push_back(line);
   }
-  if (!write_file(options.html, "-o", err,
-                  [&](std::ostream& file) { write_html(analysis, context, file); })) {
+  if (!write_report_file(options.html, "-o", err,
+                         [&](std::ostream& file) { write_html(analysis, context, file); })) {
     return 1;
   }
   const std::filesystem::path summary_path = options.html.parent_path() / "summary.json";
-  if (!write_file(summary_path, "summary.json (next to -o)", err, [&](std::ostream& file) {
+  if (!write_report_file(summary_path, "summary.json (next to -o)", err, [&](std::ostream& file) {
         nlohmann::json summary_object = summary_json(analysis);
         summary_object["hangs"] = hangs_json(hangs.ranks());
         summary_object["chart_warnings"] = chart_warnings;
