@@ -16,7 +16,7 @@ namespace {
 
 using opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
 using opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
-using Result = FastOtlpDecoder::Result;
+using DecodeResult = FastOtlpDecoder::Result;
 
 // Decodes `line` both ways; fails the test unless the fast decoder accepts it as `Message` and
 // agrees.
@@ -29,14 +29,14 @@ void expect_same_as_general(const std::string& line) {
   std::string copy = line;
   ExportTraceServiceRequest traces;
   ExportMetricsServiceRequest metrics;
-  const Result result = decoder.decode(copy, traces, metrics);
+  const DecodeResult result = decoder.decode(copy, traces, metrics);
   EXPECT_EQ(copy, line);  // the padding does not change the text
   const Message* fast = nullptr;
   if constexpr (std::is_same_v<Message, ExportTraceServiceRequest>) {
-    ASSERT_EQ(result, Result::traces) << line;
+    ASSERT_EQ(result, DecodeResult::traces) << line;
     fast = &traces;
   } else {
-    ASSERT_EQ(result, Result::metrics) << line;
+    ASSERT_EQ(result, DecodeResult::metrics) << line;
     fast = &metrics;
   }
   std::string difference;
@@ -51,7 +51,7 @@ bool declines(const std::string& line) {
   std::string copy = line;
   ExportTraceServiceRequest traces;
   ExportMetricsServiceRequest metrics;
-  return decoder.decode(copy, traces, metrics) == Result::declined;
+  return decoder.decode(copy, traces, metrics) == DecodeResult::declined;
 }
 
 TEST(ReportFastTraces, AgreesWithTheGeneralDecoderOnLensCollectLines) {
@@ -150,18 +150,18 @@ TEST(ReportFastTraces, OneDecoderReadsLineAfterLine) {
   ExportMetricsServiceRequest metrics;
   std::string first =
       R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a"},{"name":"b"}]}]}]})";
-  ASSERT_EQ(decoder.decode(first, traces, metrics), Result::traces);
+  ASSERT_EQ(decoder.decode(first, traces, metrics), DecodeResult::traces);
   EXPECT_EQ(traces.resource_spans(0).scope_spans(0).spans_size(), 2);
   std::string declined = R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":"X"}]}]}]})";
-  EXPECT_EQ(decoder.decode(declined, traces, metrics), Result::declined);
+  EXPECT_EQ(decoder.decode(declined, traces, metrics), DecodeResult::declined);
   std::string gauge = R"({"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"g"}]}]}]})";
-  ASSERT_EQ(decoder.decode(gauge, traces, metrics), Result::metrics);
+  ASSERT_EQ(decoder.decode(gauge, traces, metrics), DecodeResult::metrics);
   std::string second = R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"c"}]}]}]})";
-  ASSERT_EQ(decoder.decode(second, traces, metrics), Result::traces);  // cleared first
+  ASSERT_EQ(decoder.decode(second, traces, metrics), DecodeResult::traces);  // cleared first
   ASSERT_EQ(traces.resource_spans_size(), 1);
   ASSERT_EQ(traces.resource_spans(0).scope_spans(0).spans_size(), 1);
   EXPECT_EQ(traces.resource_spans(0).scope_spans(0).spans(0).name(), "c");
-  ASSERT_EQ(decoder.decode(gauge, traces, metrics), Result::metrics);
+  ASSERT_EQ(decoder.decode(gauge, traces, metrics), DecodeResult::metrics);
   EXPECT_EQ(metrics.resource_metrics_size(), 1);
 }
 
