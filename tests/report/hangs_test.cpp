@@ -340,6 +340,40 @@ TEST(HangVerdict, SilentRanksGroupsOfOneNameAndStartUp) {
   EXPECT_EQ(hang_verdicts(plain.ranks()), std::vector<std::string>{});
 }
 
+TEST(HangVerdict, PointToPointIsNotMatchedBySequenceNumberAndComesAfterTheCollectives) {
+  // Pipeline 2 x data parallel 2 (real layout): rank 1 (stage 0) stuck loading data; rank 3
+  // (stage 1) waits for its activations; ranks 0 and 2 wait in their stage's gradient all-reduce.
+  const std::vector<std::pair<std::string, double>> receiving = {
+      {"megatron.train_step", 2.4}, {"megatron.p2p.recv_forward", 2.3}};
+  HangLog log;
+  log.consume_line(collective_line(0, kWaiting,
+                                   {{"dp", "0,1", "all_reduce", 5, 4, "all_reduce", 2.2},
+                                    {"pp", "0,2", "all_reduce", 8, 8, "all_reduce", 0.0}},
+                                   3));
+  log.consume_line(collective_line(1, kLoading,
+                                   {{"dp", "0,1", "all_reduce", 4, 4, "all_reduce", 0.0},
+                                    {"pp", "1,3", "all_reduce", 8, 8, "all_reduce", 0.0}},
+                                   3));
+  log.consume_line(collective_line(2, kWaiting,
+                                   {{"dp", "2,3", "all_reduce", 5, 4, "all_reduce", 2.2},
+                                    {"pp", "0,2", "all_reduce", 8, 8, "all_reduce", 0.0}},
+                                   3));
+  log.consume_line(collective_line(3, receiving,
+                                   {{"dp", "2,3", "all_reduce", 4, 4, "all_reduce", 0.0},
+                                    {"pp", "1,3", "recv", 9, 8, "all_reduce", 2.3}},
+                                   3));
+  EXPECT_EQ(hang_verdicts(log.ranks()),
+            (std::vector<std::string>{
+                "hang in dp (ranks 0,1) all_reduce #5 (iteration 3): rank 0 waiting 2 s; rank 1 "
+                "never entered it — last finished all_reduce #4, now in megatron.data.next_batch "
+                "for 42 s",
+                "hang in dp (ranks 2,3) all_reduce #5 (iteration 3): rank 2 waiting 2 s; rank 3 "
+                "never entered it — last finished all_reduce #4, now in "
+                "megatron.p2p.recv_forward for 2 s",
+                "hang in pp (ranks 1,3) point-to-point (iteration 3): rank 3 waiting in recv for "
+                "2 s; rank 1 now in megatron.data.next_batch for 42 s"}));
+}
+
 TEST(RunHangs, TheVerdictComesFirstOnItsOwnLine) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("lens-run-verdict-" + std::to_string(::getpid()));

@@ -264,6 +264,7 @@ std::string grouped(const std::vector<Member>& members, Key key) {
 struct Verdict {
   std::string line;
   bool missing = false;  // some rank never entered
+  bool point_to_point = false;
   double waiting_s = 0.0;
 };
 
@@ -312,6 +313,39 @@ std::optional<Verdict> group_verdict(const std::string& name, const std::vector<
                      }
                      return last_finished(*m.state);
                    });
+    return verdict;
+  }
+  const auto oldest_member = std::find_if(reported.begin(), reported.end(), [&](const Member& m) {
+    return m.state->inside() && m.state->seq == seq;
+  });
+  if (point_to_point(oldest_member->state->operation)) {
+    // Sends and receives are numbered per rank: no sequence numbers matched, only who waits in
+    // one and where the others are.
+    verdict.point_to_point = true;
+    std::vector<Member> in_p2p;
+    std::vector<Member> elsewhere;
+    std::int64_t iteration = 0;
+    for (const Member& m : reported) {
+      if (m.state->inside() && point_to_point(m.state->operation)) {
+        in_p2p.push_back(m);
+        iteration = std::max(iteration, m.hang->iteration);
+        verdict.waiting_s = std::max(verdict.waiting_s, m.state->open_s);
+      } else {
+        elsewhere.push_back(m);
+      }
+    }
+    std::string line = head + " point-to-point";
+    if (iteration > 0 && !startup) line += " (iteration " + std::to_string(iteration) + ")";
+    line += ": " + grouped(in_p2p, [](const Member& m) {
+              char open[32];
+              std::snprintf(open, sizeof(open), "%.0f s", m.state->open_s);
+              return "waiting in " + m.state->operation + " for " + open;
+            });
+    if (!elsewhere.empty()) {
+      verdict.missing = true;
+      line += "; " + grouped(elsewhere, [](const Member& m) { return "now " + where(*m.hang); });
+    }
+    verdict.line = std::move(line);
     return verdict;
   }
   std::vector<Member> waiting;  // inside it
@@ -399,6 +433,7 @@ std::vector<std::string> hang_verdicts(const std::map<int, RankHang>& ranks) {
   }
   std::stable_sort(verdicts.begin(), verdicts.end(), [](const Verdict& a, const Verdict& b) {
     if (a.missing != b.missing) return a.missing;
+    if (a.point_to_point != b.point_to_point) return b.point_to_point;
     return a.waiting_s > b.waiting_s;
   });
   std::vector<std::string> lines;

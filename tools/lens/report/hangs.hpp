@@ -86,6 +86,9 @@ std::string no_progress_line(const std::map<int, RankHang>& ranks);
 //   "hang in dp all_reduce #12 (iteration 3): every rank entered it and none finished (stuck
 //    inside the collective): rank 1 in megatron.grad_sync.start for 4 s; ranks 0,2 in ..."
 //   "hang in dp: mismatched collectives: ranks 0,2 in all_reduce #12; rank 1 in broadcast #12"
+//   "hang in pp (ranks 1,3) point-to-point (iteration 3): rank 3 waiting in recv for 2 s; rank 1
+//    now in megatron.data.next_batch for 2 s" (sends and receives are numbered per rank, so
+//    their sequence numbers are not matched; such a verdict comes after the collectives' ones)
 // Before the first step "hang during start-up ..." instead of "hang ...", and with no collective
 // open "hang during start-up (no step for 12 s): rank 0 in ...". Empty when no rank hangs.
 std::vector<std::string> hang_verdicts(const std::map<int, RankHang>& ranks);
