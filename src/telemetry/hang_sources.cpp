@@ -2,6 +2,8 @@
 #include "telemetry/hang_sources.hpp"
 
 #include <cstdio>
+#include <memory>
+#include <optional>
 
 #include "lens/collectives.hpp"
 #include "lens/log.hpp"
@@ -43,7 +45,25 @@ struct GroupStates {
   std::vector<double> open_s;  // how long the newest has been open; 0 when finished
 };
 
-GroupStates group_states(const native::SharedTickCalibration* clock) {
+// Seconds between two tick readings: with the pipelines' calibration when traces are on, else
+// with one of the watchdog's own (measured once, at the first report: 2 ms of the watchdog
+// thread's time).
+class TickSeconds {
+ public:
+  explicit TickSeconds(std::shared_ptr<native::SharedTickCalibration> shared)
+      : shared_(std::move(shared)) {}
+  double between(std::uint64_t start, std::uint64_t end) {
+    if (shared_ != nullptr) return static_cast<double>(shared_->nanos_between(start, end)) / 1e9;
+    if (!own_) own_.emplace();
+    return static_cast<double>(own_->nanos_between(start, end)) / 1e9;
+  }
+
+ private:
+  std::shared_ptr<native::SharedTickCalibration> shared_;
+  std::optional<native::TickCalibration> own_;
+};
+
+GroupStates group_states(TickSeconds& clock) {
   GroupStates out;
   const std::uint64_t now = native::read_ticks();
   for (const CollectiveGroup* group : collective_groups()) {
@@ -56,10 +76,7 @@ GroupStates group_states(const native::SharedTickCalibration* clock) {
     out.finished_seqs.push_back(static_cast<std::int64_t>(state.finished_seq));
     out.finished_operations.push_back(state.finished_operation != nullptr ? state.finished_operation
                                                                           : "");
-    out.open_s.push_back(state.inside() && clock != nullptr
-                             ? static_cast<double>(clock->nanos_between(state.entered_ticks, now)) /
-                                   1e9
-                             : 0.0);
+    out.open_s.push_back(state.inside() ? clock.between(state.entered_ticks, now) : 0.0);
   }
   return out;
 }
@@ -145,10 +162,11 @@ HangWatchdog::Sources hang_sources(int rank, std::shared_ptr<native::SpanRegistr
     if (spans == nullptr || clock == nullptr) return std::vector<OpenStack>();
     return open_stacks(*spans, *clock);
   };
-  sources.report = [rank, logs, clock](const HangEvent& event,
-                                       const std::vector<OpenStack>& stacks) {
+  auto seconds = std::make_shared<TickSeconds>(clock);  // used on the watchdog thread only
+  sources.report = [rank, logs, seconds](const HangEvent& event,
+                                         const std::vector<OpenStack>& stacks) {
     const GroupStates groups =
-        event.kind == HangEvent::Kind::hang ? group_states(clock.get()) : GroupStates();
+        event.kind == HangEvent::Kind::hang ? group_states(*seconds) : GroupStates();
     const std::string body = event_text(event, stacks) + groups_text(groups);
     std::fprintf(stderr, "lens: rank %d: %s\n", rank, body.c_str());
     if (logs != nullptr) write_record(*logs, event, stacks, body, groups);
