@@ -76,6 +76,8 @@ struct Config {
   std::int64_t span_buffer_mb = 64;
   std::string file_path = "./lens-telemetry/";
   HangTimeout hang_timeout;
+  // Before the first step of a process that trains (HANG_STARTUP_TIMEOUT): automatic = 600 s.
+  HangTimeout hang_startup_timeout;
   std::string run_id;   // empty: resolved at setup (SPEC §1.4)
   std::string user_id;  // resource nemo.user.id
   std::string wandb_entity;

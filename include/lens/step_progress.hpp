@@ -14,4 +14,10 @@ namespace lens {
 
 void note_step_completed() noexcept;
 
+// Says that this process trains, so that it is watched from setup until its first step with the
+// start-up timeout (HANG_STARTUP_TIMEOUT, default 600 s): a hang in initialisation, checkpoint
+// load or the first collective is reported too. Without it only steps are watched (an inference
+// server never reports). Call it before setup; lens::megatron::set_telemetry calls it.
+void expect_training_steps() noexcept;
+
 }  // namespace lens

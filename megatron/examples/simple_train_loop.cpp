@@ -28,6 +28,7 @@
 
 #include "checkpoint.hpp"
 #include "gpt_model.hpp"
+#include "lens/collectives.hpp"
 #include "lens/distributed.hpp"
 #include "lens/log.hpp"
 #include "lens/megatron/spans.hpp"
@@ -68,23 +69,70 @@ torch::Tensor make_batch(int dp_rank, int iteration, int microbatch, bool evalua
   return torch::tensor(tokens, torch::kLong).reshape({rows, seq_length + 1});
 }
 
+// ---- counted collectives (lens/collectives.hpp) ------------------------------------------------
+
+namespace collective = ::lens::collective_attributes;
+
+// The counters of this rank's process groups, named as Megatron names them: "dp" (this stage's
+// data-parallel replicas), "pp" (this replica's pipeline stages), "world". A group this rank
+// does not have (size 1) has none.
+struct CountedGroups {
+  CollectiveGroup* world = nullptr;
+  CollectiveGroup* data_parallel = nullptr;
+  CollectiveGroup* pipeline = nullptr;
+};
+
+CountedGroups counted_groups(const ParallelState& state) {
+  CountedGroups groups;
+  if (state.world) {
+    std::vector<std::int64_t> ranks;
+    for (int r = 0; r < state.world_size; ++r) ranks.push_back(r);
+    groups.world = &collective_group("world", std::move(ranks));
+  }
+  if (state.data_parallel) {
+    std::vector<std::int64_t> ranks;
+    for (int d = 0; d < state.data_parallel_size; ++d) {
+      ranks.push_back(state.pipeline_rank * state.data_parallel_size + d);
+    }
+    groups.data_parallel = &collective_group("dp", std::move(ranks));
+  }
+  if (state.pipeline) {
+    std::vector<std::int64_t> ranks;
+    for (int p = 0; p < state.pipeline_size; ++p) {
+      ranks.push_back(p * state.data_parallel_size + state.data_parallel_rank);
+    }
+    groups.pipeline = &collective_group("pp", std::move(ranks));
+  }
+  return groups;
+}
+
+std::uint64_t bytes_of(const torch::Tensor& tensor) {
+  return static_cast<std::uint64_t>(tensor.numel()) *
+         static_cast<std::uint64_t>(tensor.element_size());
+}
+
 // ---- pipeline point-to-point -------------------------------------------------------------------
 
-void send(ParallelState& state, torch::Tensor tensor, int to_stage) {
+void send(ParallelState& state, CollectiveGroup& group, torch::Tensor tensor, int to_stage) {
   std::vector<torch::Tensor> tensors = {tensor.contiguous()};
+  CountedCollective counted(group, "send", bytes_of(tensors[0]));
   state.pipeline->send(tensors, state.pipeline_peer(to_stage), /*tag=*/0)->wait();
 }
 
-torch::Tensor receive(ParallelState& state, at::IntArrayRef shape, int from_stage) {
+torch::Tensor receive(ParallelState& state, CollectiveGroup& group, at::IntArrayRef shape,
+                      int from_stage) {
   std::vector<torch::Tensor> tensors = {torch::empty(shape)};
+  CountedCollective counted(group, "recv", bytes_of(tensors[0]));
   state.pipeline->recv(tensors, state.pipeline_peer(from_stage), /*tag=*/0)->wait();
   return tensors[0];
 }
 
 // Sums `value` over a group (a no-op without one).
-double all_reduce_sum(const c10::intrusive_ptr<c10d::ProcessGroup>& group, double value) {
+double all_reduce_sum(const c10::intrusive_ptr<c10d::ProcessGroup>& group, CollectiveGroup* counter,
+                      double value) {
   if (!group) return value;
   std::vector<torch::Tensor> tensors = {torch::tensor({value}, torch::kDouble)};
+  CountedCollective counted(*counter, "all_reduce", sizeof(double));
   group->allreduce(tensors)->wait();
   return tensors[0].item<double>();
 }
@@ -92,7 +140,7 @@ double all_reduce_sum(const c10::intrusive_ptr<c10d::ProcessGroup>& group, doubl
 // The example's injected straggler (--slow-rank/--slow-ms/--slow-stage/--slow-from): extra time
 // slept inside one stage's span on one rank from one iteration on, for the run report's stall
 // attribution to find.
-enum class SlowStage { data, forward, backward, optimizer, checkpoint };
+enum class SlowStage { data, forward, backward, optimizer, checkpoint, grad_sync };
 
 struct Slowdown {
   SlowStage stage = SlowStage::forward;
@@ -110,7 +158,10 @@ struct Slowdown {
 
 // The example's injected hang (--hang-rank/--hang-at/--hang-stage): one rank stops for good inside
 // one stage's span at one iteration, for the hang watchdog (HANG_TIMEOUT) to report; the other
-// ranks then wait in their next collective. The process ends only by a signal.
+// ranks then wait in their next collective. Stage grad_sync stops after the rank has entered the
+// gradient all-reduce (counted, span open) and before its part goes out: the others wait in it
+// for a rank that is itself inside it. --hang-at-startup stops in megatron.model_init instead,
+// before the first step. The process ends only by a signal.
 struct Hang {
   SlowStage stage = SlowStage::data;
   int at = -1;  // the iteration that hangs; -1 on every rank but --hang-rank
@@ -118,6 +169,9 @@ struct Hang {
   void apply(SlowStage where, int iteration) const {
     if (where != stage || iteration != at) return;
     std::fprintf(stderr, "simple_train_loop: hanging at iteration %d (--hang-at)\n", iteration);
+    forever();
+  }
+  [[noreturn]] static void forever() {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   }
 };
@@ -130,6 +184,7 @@ struct Trainer {
   std::vector<std::int64_t> activation_shape;
   Slowdown slowdown;
   Hang hang;
+  CountedGroups groups;
   int inf_grad_every = 0;     // --inf-grad-every N: every Nth step's gradients overflow
   int current_iteration = 0;  // the step being trained, for the optimizer's slowdown
 
@@ -141,6 +196,7 @@ struct Trainer {
         activation_shape{a.seq_length, a.micro_batch_size, a.hidden_size},
         slowdown(slow),
         hang(h),
+        groups(counted_groups(s)),
         inf_grad_every(inf_every) {}
 
   // The stage's input for microbatch `m`: tokens on the first stage, else activations received
@@ -161,7 +217,7 @@ struct Trainer {
     torch::Tensor input;
     {
       LENS_SPAN(spans::kP2pRecvForward);
-      input = receive(state, activation_shape, state.pipeline_rank - 1);
+      input = receive(state, *groups.pipeline, activation_shape, state.pipeline_rank - 1);
     }
     linked.end();
     return training ? input.requires_grad_() : input;
@@ -208,14 +264,14 @@ struct Trainer {
       }
       if (!state.last_stage()) {
         LENS_SPAN(spans::kP2pSendForward);
-        send(state, outputs[m].detach(), state.pipeline_rank + 1);
+        send(state, *groups.pipeline, outputs[m].detach(), state.pipeline_rank + 1);
       }
     }
     for (int m = microbatches - 1; m >= 0; --m) {
       torch::Tensor grad;
       if (!state.last_stage()) {
         LENS_SPAN(spans::kP2pRecvBackward);
-        grad = receive(state, activation_shape, state.pipeline_rank + 1);
+        grad = receive(state, *groups.pipeline, activation_shape, state.pipeline_rank + 1);
       }
       {
         LENS_SPAN(spans::kMicrobatchBackward);
@@ -229,7 +285,7 @@ struct Trainer {
       }
       if (!state.first_stage()) {
         LENS_SPAN(spans::kP2pSendBackward);
-        send(state, inputs[m].grad(), state.pipeline_rank - 1);
+        send(state, *groups.pipeline, inputs[m].grad(), state.pipeline_rank - 1);
       }
     }
     return loss_sum;
@@ -242,15 +298,24 @@ struct Trainer {
     for (auto& parameter : model->parameters()) {
       if (parameter.grad().defined()) grads.push_back(parameter.grad().reshape({-1}));
     }
-    std::vector<torch::Tensor> flat;
+    std::vector<torch::Tensor> flat = {torch::cat(grads)};
+    slowdown.apply(SlowStage::grad_sync, current_iteration);  // enters late
+    // Entered here, finished when the wait returns: the hang watchdog sees it open meanwhile.
+    CountedCollective counted(*groups.data_parallel, "all_reduce", bytes_of(flat[0]));
+    const auto seq = static_cast<std::int64_t>(counted.seq());
     c10::intrusive_ptr<c10d::Work> work;
     {
-      LENS_SPAN(spans::kGradSyncStart);
-      flat = {torch::cat(grads)};
+      LENS_SPAN(spans::kGradSyncStart, {collective::kGroup, groups.data_parallel->name()},
+                {collective::kGroupRanks, groups.data_parallel->ranks()},
+                {collective::kOperation, "all_reduce"}, {collective::kBytes, bytes_of(flat[0])},
+                {collective::kSeq, seq});
+      hang.apply(SlowStage::grad_sync, current_iteration);  // inside it, its part never sent
       work = state.data_parallel->allreduce(flat);
     }
-    LENS_SPAN(spans::kGradSyncFinish);
+    LENS_SPAN(spans::kGradSyncFinish, {collective::kGroup, groups.data_parallel->name()},
+              {collective::kOperation, "all_reduce"}, {collective::kSeq, seq});
     work->wait();
+    counted.finish();
     flat[0].div_(state.data_parallel_size);
     std::int64_t offset = 0;
     for (auto& parameter : model->parameters()) {
@@ -277,7 +342,7 @@ struct Trainer {
     for (auto& parameter : model->parameters()) {
       if (parameter.grad().defined()) squares += parameter.grad().pow(2).sum().item<double>();
     }
-    const double grad_norm = std::sqrt(all_reduce_sum(state.pipeline, squares));
+    const double grad_norm = std::sqrt(all_reduce_sum(state.pipeline, groups.pipeline, squares));
     if (!std::isfinite(grad_norm)) {
       LENS_SPAN(spans::kOptimizerStep, {attrs::kUpdateSuccessful, false});
       optimizer.zero_grad();
@@ -301,8 +366,10 @@ struct Trainer {
 
   // The loss of the step as the last stage saw it, averaged over replicas, on every rank.
   double shared_loss(double local) {
-    const double stage_sum = all_reduce_sum(state.pipeline, state.last_stage() ? local : 0.0);
-    return all_reduce_sum(state.data_parallel, stage_sum) / state.data_parallel_size;
+    const double stage_sum =
+        all_reduce_sum(state.pipeline, groups.pipeline, state.last_stage() ? local : 0.0);
+    return all_reduce_sum(state.data_parallel, groups.data_parallel, stage_sum) /
+           state.data_parallel_size;
   }
 
   double evaluate(int iteration) {
@@ -318,7 +385,7 @@ struct Trainer {
         loss_sum += loss_of(out, batch).item<double>();
       } else {
         LENS_SPAN(spans::kP2pSendForward);
-        send(state, out, state.pipeline_rank + 1);
+        send(state, *groups.pipeline, out, state.pipeline_rank + 1);
       }
     }
     return args.eval_iters > 0 ? shared_loss(loss_sum) / args.eval_iters : 0.0;
@@ -348,7 +415,9 @@ double peak_memory_gib() {
 }
 
 void barrier(ParallelState& state) {
-  if (state.world) state.world->barrier()->wait();
+  if (!state.world) return;
+  CountedCollective counted(*counted_groups(state).world, "barrier", 0);
+  state.world->barrier()->wait();
 }
 
 }  // namespace
@@ -365,23 +434,25 @@ struct ExampleOptions {
   int hang_rank = -1;                         // --hang-rank R: this rank hangs for good ...
   int hang_at = 2;                            // --hang-at ITER: ... at this iteration ...
   SlowStage hang_stage = SlowStage::data;     // --hang-stage S: ... in this stage
+  bool hang_at_startup = false;               // --hang-at-startup: ... or in start-up
   int inf_grad_every = 0;  // --inf-grad-every N: every Nth step overflows and is skipped (0: none)
   int crash_at = 0;        // --crash-at ITER: every rank dies inside this iteration (0: never)
 };
 
 // --slow-stage's value; the error names the flag, the value and what is accepted.
 Result<SlowStage> slow_stage_named(const std::string& flag, const std::string& value) {
-  static const std::pair<const char*, SlowStage> kStages[] = {
-      {"data", SlowStage::data},
-      {"forward", SlowStage::forward},
-      {"backward", SlowStage::backward},
-      {"optimizer", SlowStage::optimizer},
-      {"checkpoint", SlowStage::checkpoint}};
+  static const std::pair<const char*, SlowStage> kStages[] = {{"data", SlowStage::data},
+                                                              {"forward", SlowStage::forward},
+                                                              {"backward", SlowStage::backward},
+                                                              {"optimizer", SlowStage::optimizer},
+                                                              {"checkpoint", SlowStage::checkpoint},
+                                                              {"grad_sync", SlowStage::grad_sync}};
   for (const auto& [name, stage] : kStages) {
     if (value == name) return stage;
   }
   return Error(flag + ": '" + value +
-               "' is not a stage; accepted: data, forward, backward, optimizer, checkpoint");
+               "' is not a stage; accepted: data, forward, backward, optimizer, checkpoint, "
+               "grad_sync");
 }
 
 // Parses a non-negative int flag value; the error names the flag, the value and what is accepted.
@@ -438,6 +509,10 @@ Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
                   : arg == "--inf-grad-every" ? &options.inf_grad_every
                   : arg == "--crash-at"       ? &options.crash_at
                                               : nullptr;
+    if (arg == "--hang-at-startup") {
+      options.hang_at_startup = true;
+      continue;
+    }
     if (arg == "--slow-ranks") {
       if (i + 1 >= args.size()) {
         return Error("--slow-ranks: missing value; accepted: ranks and ranges such as 4-7");
@@ -450,7 +525,8 @@ Result<ExampleOptions> take_example_options(std::vector<std::string>& args) {
     if (arg == "--slow-stage" || arg == "--hang-stage") {
       if (i + 1 >= args.size()) {
         return Error(arg +
-                     ": missing value; accepted: data, forward, backward, optimizer, checkpoint");
+                     ": missing value; accepted: data, forward, backward, optimizer, checkpoint, "
+                     "grad_sync");
       }
       Result<SlowStage> stage = slow_stage_named(arg, args[++i]);
       if (!stage.ok()) return stage.error();
@@ -507,6 +583,10 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
   std::optional<Trainer> trainer;
   {
     LENS_SPAN(spans::kModelInit);
+    if (example.hang_at_startup && rank.rank == example.hang_rank) {
+      std::fprintf(stderr, "simple_train_loop: hanging in start-up (--hang-at-startup)\n");
+      Hang::forever();
+    }
     // The same seed on every replica of a stage: identical initial weights.
     torch::manual_seed(1234 + state.pipeline_rank);
     const auto [first_layer, layer_count] =
@@ -565,6 +645,7 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
   // Iteration lines become log records too (P_LOGS_ENABLED=1), stamped with their step's ids.
   setup_logging_bridge(lens::log::Level::info);
   for (int iteration = start_iteration + 1; iteration <= args.train_iters; ++iteration) {
+    note_iteration_started(iteration);  // hang reports name it (lens/collectives.hpp)
     double loss = 0.0;
     double grad_norm = 0.0;
     opentelemetry::trace::SpanContext step_context =
@@ -714,15 +795,19 @@ int main(int argc, char** argv) {
         "  --slow-ranks LIST     or these ranks, e.g. 4-7 or 1,3,8-11 (the ranks of a fake host)\n"
         "  --slow-stage-pp K     or every rank of pipeline stage K (default: none)\n"
         "  --slow-ms X           by X ms per iteration (default 0), to show a straggler\n"
-        "  --slow-stage S        in stage S: data, forward, backward, optimizer or checkpoint\n"
+        "  --slow-stage S        in stage S: data, forward, backward, optimizer, checkpoint or\n"
+        "                        grad_sync (enters the gradient all-reduce late)\n"
         "                        (default forward; checkpoint: the iterations that --save)\n"
         "  --slow-from ITER      from iteration ITER on (default 1)\n"
         "  --hang-rank R         make rank R hang for good (default: none), to show the hang\n"
         "                        report (NEMO_LENS_HANG_TIMEOUT); only a signal ends it\n"
         "  --hang-at ITER        at iteration ITER (default 2: the watchdog watches from the\n"
         "                        first finished step on)\n"
-        "  --hang-stage S        in stage S: data, forward, backward, optimizer or checkpoint\n"
-        "                        (default data)\n"
+        "  --hang-stage S        in stage S: data, forward, backward, optimizer, checkpoint or\n"
+        "                        grad_sync (inside the gradient all-reduce: entered, its part\n"
+        "                        never sent) (default data)\n"
+        "  --hang-at-startup     make --hang-rank hang in start-up (megatron.model_init) instead,\n"
+        "                        before the first step (NEMO_LENS_HANG_STARTUP_TIMEOUT)\n"
         "  --inf-grad-every N    every Nth iteration's gradients hold an inf on every rank, so\n"
         "                        the update is skipped (megatron.training.skipped_iters);\n"
         "                        default 0: never\n"
@@ -770,6 +855,12 @@ int main(int argc, char** argv) {
                  "simple_train_loop: --slow-stage-pp: '%d' is not a pipeline stage of this job; "
                  "accepted: 0 to %d\n",
                  example->slow_stage_pp, args->pipeline_model_parallel_size - 1);
+    return 2;
+  }
+  if (example->hang_at_startup && example->hang_rank < 0) {
+    std::fprintf(stderr,
+                 "simple_train_loop: --hang-at-startup: no rank to hang; accepted: with "
+                 "--hang-rank R\n");
     return 2;
   }
   if (example->hang_rank >= rank->world_size) {

@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "lens/megatron/config.hpp"
+#include "lens/step_progress.hpp"
 
 namespace lens::megatron {
 namespace {
@@ -134,6 +135,7 @@ void install_hooks() {
 }  // namespace
 
 Status set_telemetry(const TrainingArgs& args, const RankInfo& rank, SetTelemetryOptions options) {
+  expect_training_steps();  // a trainer: watched for a start-up hang (HANG_STARTUP_TIMEOUT)
   const Env env = options.env ? *options.env : Env::process();
   Result<Config> config = config_from_env(env);
   if (!config.ok()) return Error(config.message());

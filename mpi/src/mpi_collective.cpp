@@ -43,7 +43,10 @@ Result<std::unique_ptr<MpiCollective>> MpiCollective::create(MPI_Comm communicat
   int size = 0;
   MPI_Comm_rank(duplicate, &rank);
   MPI_Comm_size(duplicate, &size);
-  return std::unique_ptr<MpiCollective>(new MpiCollective(duplicate, rank, size));
+  std::vector<std::int64_t> ranks;
+  for (int r = 0; r < size; ++r) ranks.push_back(r);
+  CollectiveGroup& counter = collective_group("lens.mpi", std::move(ranks));
+  return std::unique_ptr<MpiCollective>(new MpiCollective(duplicate, rank, size, counter));
 }
 
 MpiCollective::~MpiCollective() {
@@ -61,6 +64,7 @@ Result<std::string> MpiCollective::broadcast(const std::string& payload, int roo
   // The length goes first so that receivers can size their buffer; it is broadcast even when
   // the payload is too large, so that every rank leaves this call with the same outcome.
   std::int64_t length = rank_ == root ? static_cast<std::int64_t>(payload.size()) : 0;
+  CountedCollective counted_length(*counter_, "broadcast", sizeof(length));
   if (int code = MPI_Bcast(&length, 1, MPI_INT64_T, root, communicator_); code != MPI_SUCCESS) {
     return Error("MpiCollective: MPI_Bcast of the length failed: " + mpi_error(code));
   }
@@ -68,9 +72,11 @@ Result<std::string> MpiCollective::broadcast(const std::string& payload, int roo
     return Error("MpiCollective: payload of " + std::to_string(length) +
                  " bytes is larger than one MPI_Bcast carries (" + std::to_string(INT_MAX) + ")");
   }
+  counted_length.finish();
   std::string received =
       rank_ == root ? payload : std::string(static_cast<std::size_t>(length), '\0');
   if (length == 0) return received;
+  CountedCollective counted(*counter_, "broadcast", static_cast<std::uint64_t>(length));
   if (int code =
           MPI_Bcast(received.data(), static_cast<int>(length), MPI_BYTE, root, communicator_);
       code != MPI_SUCCESS) {

@@ -18,12 +18,15 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "lens/collectives.hpp"
 #include "lens/config.hpp"
 #include "lens/groups.hpp"
 #include "lens/log.hpp"
@@ -513,6 +516,55 @@ PYBIND11_MODULE(_lens, m) {
       "Marks one training step (one optimizer update) as finished: the step the hang watchdog "
       "watches (HANG_TIMEOUT, docs/configuration.md#hang-reports). Call it once per step, after "
       "the step's span; it costs a clock read and never raises.");
+  // Counted collectives (lens/collectives.hpp): a group is a capsule of its counter (which lives
+  // as long as the process); operation names are interned once each, since the counters keep a
+  // pointer to them.
+  m.def(
+      "collective_group",
+      [](const std::string& name, const std::vector<std::int64_t>& ranks) {
+        return py::capsule(&collective_group(name, ranks), "lens.CollectiveGroup");
+      },
+      "The process group `name` (with its global `ranks` on the first call) whose collectives "
+      "are counted, for collective_enter/collective_finish.");
+  m.def(
+      "collective_enter",
+      [](const py::capsule& group, const std::string& operation, std::uint64_t bytes) {
+        static std::mutex mutex;
+        static std::set<std::string>* interned = new std::set<std::string>();
+        const char* op = nullptr;
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          op = interned->insert(operation).first->c_str();
+        }
+        return group.get_pointer<CollectiveGroup>()->enter(op, bytes);
+      },
+      "Counts the group's next collective `operation` of `bytes` as entered; its sequence number.");
+  m.def(
+      "collective_finish",
+      [](const py::capsule& group, std::uint64_t seq) {
+        group.get_pointer<CollectiveGroup>()->finish(seq);
+      },
+      "Counts collective `seq` of the group as finished.");
+  m.def(
+      "collective_state",
+      [](const py::capsule& group) {
+        const CollectiveGroup::State state = group.get_pointer<CollectiveGroup>()->state();
+        py::dict out;
+        out["op"] = state.operation != nullptr ? state.operation : "";
+        out["seq"] = state.seq;
+        out["bytes"] = state.bytes;
+        out["finished_seq"] = state.finished_seq;
+        out["finished_op"] = state.finished_operation != nullptr ? state.finished_operation : "";
+        return out;
+      },
+      "The group's counts: op, seq, bytes (the newest entered), finished_seq, finished_op.");
+  m.def(
+      "note_iteration_started", [](std::int64_t iteration) { note_iteration_started(iteration); },
+      "The training iteration now running, for the hang reports (lens.hang.iteration).");
+  m.def(
+      "expect_training_steps", [] { expect_training_steps(); },
+      "Says this process trains: watched from setup until its first step with the start-up "
+      "timeout (HANG_STARTUP_TIMEOUT). Call it before setup_telemetry.");
   m.def("is_span_group_enabled",
         [](const std::string& group) { return is_span_group_enabled(group); });
   m.def("set_enabled_span_groups",

@@ -273,6 +273,8 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
   read_string(reader, "FILE_PATH", "file_path", config.file_path, config);
   read_parsed(reader, "HANG_TIMEOUT", "hang_timeout", config.hang_timeout, config,
               lens::hang_timeout, "hang timeout", kAcceptedHangTimeouts);
+  read_parsed(reader, "HANG_STARTUP_TIMEOUT", "hang_startup_timeout", config.hang_startup_timeout,
+              config, lens::hang_timeout, "hang start-up timeout", kAcceptedHangTimeouts);
   read_int64(reader, "SPAN_BUFFER_MB", "span_buffer_mb", config.span_buffer_mb, config,
              "a whole number of MiB from 1 to 65536 such as 64");
   read_string(reader, "RUN_ID", "run_id", config.run_id, config);
@@ -340,7 +342,8 @@ const std::vector<std::string>& config_field_names() {
                                                  "wandb_entity",
                                                  "wandb_project",
                                                  "console_format",
-                                                 "hang_timeout"};
+                                                 "hang_timeout",
+                                                 "hang_startup_timeout"};
   return names;
 }
 

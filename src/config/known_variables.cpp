@@ -53,7 +53,8 @@ const std::vector<std::string_view>& known_prefixed_keys() {
       "SAMPLER_ENABLED", "TRACES_ENABLED",     "METRICS_ENABLED",
       "LOGS_ENABLED",    "SPAN_GROUPS",        "EXPORTER",
       "FILE_PATH",       "SPAN_BUFFER_MB",     "RUN_ID",
-      "USER_ID",         "CONSOLE_FORMAT",     "HANG_TIMEOUT"};
+      "USER_ID",         "CONSOLE_FORMAT",     "HANG_TIMEOUT",
+      "HANG_STARTUP_TIMEOUT"};
   return keys;
 }
 

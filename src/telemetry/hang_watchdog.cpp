@@ -2,6 +2,7 @@
 #include "telemetry/hang_watchdog.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 
@@ -31,7 +32,24 @@ std::chrono::milliseconds poll_interval(const HangTimeout& timeout) {
   return std::chrono::milliseconds(std::clamp<std::int64_t>(quarter, 10, 1000));
 }
 
+std::atomic<bool> g_steps_expected{false};
+
 }  // namespace
+
+bool training_steps_expected() noexcept { return g_steps_expected.load(std::memory_order_relaxed); }
+
+std::optional<double> HangMonitor::startup_seconds() const {
+  if (timeout_.mode == HangTimeout::Mode::off) return std::nullopt;
+  switch (startup_.mode) {
+    case HangTimeout::Mode::off:
+      return std::nullopt;
+    case HangTimeout::Mode::fixed:
+      return startup_.seconds;
+    case HangTimeout::Mode::automatic:
+      break;
+  }
+  return kAutoStartupTimeoutSeconds;
+}
 
 double HangMonitor::timeout_seconds(const StepProgress& progress) const {
   if (timeout_.mode == HangTimeout::Mode::fixed) return timeout_.seconds;
@@ -39,31 +57,48 @@ double HangMonitor::timeout_seconds(const StepProgress& progress) const {
                   kAutoTimeoutFactor * median(progress.recent_step_seconds));
 }
 
-std::optional<HangEvent> HangMonitor::check(const StepProgress& progress, std::int64_t now_ns) {
+std::optional<HangEvent> HangMonitor::check(const StepProgress& progress, std::int64_t now_ns,
+                                            bool steps_expected) {
   if (timeout_.mode == HangTimeout::Mode::off) return std::nullopt;
   if (hanging_) {
     if (progress.steps != steps_at_hang_) {
       hanging_ = false;
-      HangEvent resumed{HangEvent::Kind::resumed, reports_,
+      HangEvent resumed{HangEvent::Kind::resumed,
+                        reports_,
                         static_cast<double>(progress.last_step_ns - since_ns_) / 1e9,
-                        hang_timeout_s_, steps_at_hang_};
+                        hang_timeout_s_,
+                        steps_at_hang_,
+                        startup_hang_};
       return resumed;
     }
     // The next report when the hang has lasted twice as long, at most kMaxRepeatSeconds later.
-    const std::int64_t gap =
-        std::min(last_report_ns_ - since_ns_, to_ns(kMaxRepeatSeconds));
+    const std::int64_t gap = std::min(last_report_ns_ - since_ns_, to_ns(kMaxRepeatSeconds));
     if (now_ns < last_report_ns_ + gap) return std::nullopt;
     last_report_ns_ += gap;
-    return HangEvent{HangEvent::Kind::hang, ++reports_,
-                     static_cast<double>(now_ns - since_ns_) / 1e9, hang_timeout_s_,
-                     steps_at_hang_};
+    return HangEvent{
+        HangEvent::Kind::hang, ++reports_,     static_cast<double>(now_ns - since_ns_) / 1e9,
+        hang_timeout_s_,       steps_at_hang_, startup_hang_};
+  }
+  if (progress.steps == 0) {
+    // Before the first step only a process that trains is watched, with the start-up timeout.
+    const std::optional<double> startup = startup_seconds();
+    if (!steps_expected || !startup || now_ns - armed_ns_ < to_ns(*startup)) return std::nullopt;
+    hanging_ = true;
+    startup_hang_ = true;
+    reports_ = 1;
+    steps_at_hang_ = 0;
+    since_ns_ = armed_ns_;
+    last_report_ns_ = armed_ns_ + to_ns(*startup);
+    hang_timeout_s_ = *startup;
+    return HangEvent{
+        HangEvent::Kind::hang, 1, static_cast<double>(now_ns - armed_ns_) / 1e9, *startup, 0, true};
   }
   // Watching starts at the first finished step: a process that never trains never reports.
-  if (progress.steps == 0) return std::nullopt;
   const std::int64_t since = std::max(progress.last_step_ns, armed_ns_);
   const double timeout = timeout_seconds(progress);
   if (now_ns - since < to_ns(timeout)) return std::nullopt;
   hanging_ = true;
+  startup_hang_ = false;
   reports_ = 1;
   steps_at_hang_ = progress.steps;
   since_ns_ = since;
@@ -97,9 +132,14 @@ std::string event_text(const HangEvent& event, const std::vector<OpenStack>& sta
            " without one";
   }
   std::string text = std::string(event.report > 1 ? "still no step" : "no step") +
-                     " finished for " + seconds_text(event.stalled_s) + " (hang timeout " +
-                     seconds_text(event.timeout_s) + ", " + std::to_string(event.steps) +
-                     (event.steps == 1 ? " step" : " steps") + " so far): ";
+                     (event.startup ? " finished since start-up for " : " finished for ") +
+                     seconds_text(event.stalled_s);
+  if (event.startup) {
+    text += " (start-up timeout " + seconds_text(event.timeout_s) + "): ";
+  } else {
+    text += " (hang timeout " + seconds_text(event.timeout_s) + ", " + std::to_string(event.steps) +
+            (event.steps == 1 ? " step" : " steps") + " so far): ";
+  }
   const OpenStack* stuck = stuck_stack(stacks);
   if (stuck == nullptr) {
     text += "no open spans";
@@ -134,13 +174,18 @@ void HangWatchdog::stop() noexcept {
 }
 
 void HangWatchdog::run() {
-  HangMonitor monitor(timeout_, sources_.now_ns());
-  const std::chrono::milliseconds interval = poll_interval(timeout_);
+  HangMonitor monitor(timeout_, sources_.now_ns(), startup_);
+  std::chrono::milliseconds interval = poll_interval(timeout_);
+  if (const std::optional<double> startup = monitor.startup_seconds()) {
+    interval = std::min(interval, poll_interval({HangTimeout::Mode::fixed, *startup}));
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, interval, [this] { return stopping_; })) {
     lock.unlock();
     try {
-      const std::optional<HangEvent> event = monitor.check(sources_.progress(), sources_.now_ns());
+      const bool expected = sources_.steps_expected ? sources_.steps_expected() : false;
+      const std::optional<HangEvent> event =
+          monitor.check(sources_.progress(), sources_.now_ns(), expected);
       if (event) {
         const std::vector<OpenStack> stacks = event->kind == HangEvent::Kind::hang
                                                   ? sources_.open_stacks()
@@ -155,3 +200,11 @@ void HangWatchdog::run() {
 }
 
 }  // namespace lens::telemetry
+
+namespace lens {
+
+void expect_training_steps() noexcept {
+  telemetry::g_steps_expected.store(true, std::memory_order_relaxed);
+}
+
+}  // namespace lens

@@ -731,9 +731,21 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
               rank.rank,
               state->span_pipeline != nullptr ? state->span_pipeline->registry() : nullptr,
               hang_clock,
-              state->log_pipeline != nullptr ? state->log_pipeline->registry() : nullptr));
+              state->log_pipeline != nullptr ? state->log_pipeline->registry() : nullptr),
+          config.hang_startup_timeout);
       // A weak reference: the hook never keeps a state's watchdog alive nor outlives it. Not in
       // a forked child: the watchdog watches the parent's pipelines.
+      // A training process (lens::expect_training_steps before setup) with a start-up timeout is
+      // watched from now on, before its first step too.
+      if (config.hang_startup_timeout.mode != HangTimeout::Mode::off &&
+          telemetry::training_steps_expected()) {
+        try {
+          state->hang_watchdog->start();
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "lens: warning: no hang watchdog on rank %d: %s\n", rank.rank,
+                       e.what());
+        }
+      }
       telemetry::on_first_step([weak = std::weak_ptr<telemetry::HangWatchdog>(
                                     state->hang_watchdog),
                                 pid = state->pid, rank_number = rank.rank] {

@@ -52,7 +52,7 @@ TEST(ReportCli, WritesTheReportAndTheTraceAndPrintsTheSummary) {
             nlohmann::json::parse(R"json({
               "run_id": "run-fixture", "ranks": 4, "iterations_compared": 20,
               "first_iteration": 1, "last_iteration": 20, "median_step_ms": 390.0,
-              "run_ms": 9890.0, "exposed_ms": 2000.0, "hangs": [],
+              "run_ms": 9890.0, "exposed_ms": 2000.0, "hangs": [], "hang_verdicts": [],
               "chart_warnings": [],
               "suspect_test": {"false_alarm_rate": 0.01, "min_excess_ms": 7.8,
                                "windows_tested": 272, "z_critical": 3.96},

@@ -2,6 +2,8 @@
 // repeats at twice the duration, "resumed" on the next step, the automatic timeout), its text,
 // the variable's parsing with its error, and a live setup whose log records carry the stuck
 // thread's open spans while the "training" thread waits.
+#include "telemetry/hang_watchdog.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,7 +17,6 @@
 #include "lens/span.hpp"
 #include "lens/step_progress.hpp"
 #include "lens/telemetry.hpp"
-#include "telemetry/hang_watchdog.hpp"
 #include "unit/test_support.hpp"
 
 namespace lens::telemetry {
@@ -70,8 +71,8 @@ TEST(HangMonitor, RepeatsAreAtMostAnHourApart) {
   HangMonitor monitor(fixed_timeout(3000.0), 0);
   const StepProgress stuck = progress_at(1, 0);
   ASSERT_TRUE(monitor.check(stuck, 3000 * kSecond));
-  ASSERT_TRUE(monitor.check(stuck, 6000 * kSecond));    // 2x
-  EXPECT_FALSE(monitor.check(stuck, 9599 * kSecond));   // not 4x (12000 s): capped at +3600 s
+  ASSERT_TRUE(monitor.check(stuck, 6000 * kSecond));   // 2x
+  EXPECT_FALSE(monitor.check(stuck, 9599 * kSecond));  // not 4x (12000 s): capped at +3600 s
   ASSERT_TRUE(monitor.check(stuck, 9600 * kSecond));
   EXPECT_TRUE(monitor.check(stuck, 13200 * kSecond));
 }
@@ -89,6 +90,48 @@ TEST(HangMonitor, AutomaticTimeoutIsTenMediansWithASixtySecondFloor) {
 TEST(HangMonitor, OffNeverReports) {
   HangMonitor monitor(HangTimeout{HangTimeout::Mode::off, 0.0}, 0);
   EXPECT_FALSE(monitor.check(progress_at(1, 0), 1'000'000 * kSecond));
+}
+
+TEST(HangMonitor, StartUpIsWatchedInATrainingProcessWithTheStartUpTimeout) {
+  HangMonitor monitor(fixed_timeout(10.0), 100 * kSecond, fixed_timeout(30.0));
+  EXPECT_EQ(monitor.startup_seconds(), 30.0);
+  // Not a training process: never before the first step.
+  EXPECT_FALSE(monitor.check(progress_at(0, 0), 500 * kSecond, /*steps_expected=*/false));
+  HangMonitor training(fixed_timeout(10.0), 100 * kSecond, fixed_timeout(30.0));
+  EXPECT_FALSE(training.check(progress_at(0, 0), 129 * kSecond, true));
+  std::optional<HangEvent> first = training.check(progress_at(0, 0), 131 * kSecond, true);
+  ASSERT_TRUE(first);
+  EXPECT_TRUE(first->startup);
+  EXPECT_EQ(first->steps, 0U);
+  EXPECT_DOUBLE_EQ(first->stalled_s, 31.0);
+  EXPECT_DOUBLE_EQ(first->timeout_s, 30.0);
+  EXPECT_EQ(event_text(*first, {}),
+            "no step finished since start-up for 31.0 s (start-up timeout 30.0 s): no open spans");
+  std::optional<HangEvent> second = training.check(progress_at(0, 0), 160 * kSecond, true);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->report, 2);
+  EXPECT_TRUE(second->startup);
+  std::optional<HangEvent> resumed =
+      training.check(progress_at(1, 170 * kSecond), 171 * kSecond, true);
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(resumed->kind, HangEvent::Kind::resumed);
+  EXPECT_DOUBLE_EQ(resumed->stalled_s, 70.0);
+  // From the first step on the hang timeout applies, and a hang then is not a start-up one.
+  std::optional<HangEvent> later =
+      training.check(progress_at(1, 170 * kSecond), 181 * kSecond, true);
+  ASSERT_TRUE(later);
+  EXPECT_FALSE(later->startup);
+  EXPECT_DOUBLE_EQ(later->timeout_s, 10.0);
+}
+
+TEST(HangMonitor, StartUpTimeoutAutoIsTenMinutesAndOffOrAHangTimeoutOffDisableIt) {
+  EXPECT_EQ(HangMonitor(fixed_timeout(10.0), 0, HangTimeout{}).startup_seconds(), 600.0);
+  EXPECT_EQ(HangMonitor(fixed_timeout(10.0), 0, {HangTimeout::Mode::off, 0.0}).startup_seconds(),
+            std::nullopt);
+  EXPECT_EQ(HangMonitor({HangTimeout::Mode::off, 0.0}, 0, fixed_timeout(5.0)).startup_seconds(),
+            std::nullopt);
+  HangMonitor defaults(fixed_timeout(10.0), 0);  // no start-up timeout given: off
+  EXPECT_FALSE(defaults.check(progress_at(0, 0), 100'000 * kSecond, true));
 }
 
 TEST(HangText, NamesTheStackOfTheThreadStuckLongest) {
@@ -205,7 +248,8 @@ TEST(HangWatchdogLive, ExportsTheOpenSpansWhileTheStepWaitsThenTheResumption) {
   EXPECT_EQ(nostd::get<std::string>(hang.attributes().at("lens.hang.span")), "hang.wait");
   EXPECT_EQ(nostd::get<std::vector<std::string>>(hang.attributes().at("lens.hang.stack")),
             (std::vector<std::string>{"hang.step", "hang.wait"}));
-  const auto open_s = nostd::get<std::vector<double>>(hang.attributes().at("lens.hang.stack_open_s"));
+  const auto open_s =
+      nostd::get<std::vector<double>>(hang.attributes().at("lens.hang.stack_open_s"));
   ASSERT_EQ(open_s.size(), 2U);
   EXPECT_GE(open_s[0], open_s[1]);
   EXPECT_GT(open_s[1], 0.0);
@@ -221,8 +265,9 @@ TEST(HangWatchdogLive, ExportsTheOpenSpansWhileTheStepWaitsThenTheResumption) {
   const LogRecordData& resumed = *records->kept.back();
   EXPECT_EQ(resumed.event_name(), "lens.hang.resumed");
   EXPECT_EQ(resumed.severity(), opentelemetry::logs::Severity::kInfo);
-  EXPECT_EQ(nostd::get<std::string>(*resumed.body()).rfind("progress resumed: a step finished after ", 0),
-            0U);
+  EXPECT_EQ(
+      nostd::get<std::string>(*resumed.body()).rfind("progress resumed: a step finished after ", 0),
+      0U);
   for (std::size_t i = 1; i + 1 < records->kept.size(); ++i) {
     EXPECT_EQ(records->kept[i]->event_name(), "lens.hang");  // repeats only in between
   }

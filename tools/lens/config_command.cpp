@@ -396,6 +396,17 @@ int config_command(const std::vector<std::string>& args) {
       out["hang_timeout"] = config.hang_timeout.seconds;  // seconds
       break;
   }
+  switch (config.hang_startup_timeout.mode) {
+    case HangTimeout::Mode::automatic:
+      out["hang_startup_timeout"] = "auto";
+      break;
+    case HangTimeout::Mode::off:
+      out["hang_startup_timeout"] = "off";
+      break;
+    case HangTimeout::Mode::fixed:
+      out["hang_startup_timeout"] = config.hang_startup_timeout.seconds;  // seconds
+      break;
+  }
   out["span_buffer_mb"] = config.span_buffer_mb;
   out["run_id"] = config.run_id;
   out["user_id"] = config.user_id;

@@ -24,7 +24,12 @@ std::string RunHangs::line_if_due(Clock::time_point now) {
   changed_at_.reset();
   if (hanging > 0) {
     hang_shown_ = true;
-    return report::no_progress_line(log_.ranks());
+    // The verdict joined by collective first (when a collective is open), then where each is.
+    std::string text;
+    for (const std::string& verdict : report::hang_verdicts(log_.ranks())) {
+      text += verdict + "\nlens run: ";
+    }
+    return text + report::no_progress_line(log_.ranks());
   }
   if (!hang_shown_) return {};
   hang_shown_ = false;

@@ -26,8 +26,9 @@ class RunHangs {
 
   // Reads the lines appended since the last call (a last line without its newline waits).
   void update();
-  // "no progress for 42 s: rank 3 in ... (41.8 s); ranks 0,1,2 in ..." or "progress resumed
-  // after 73 s" when one is due at `now`; empty otherwise.
+  // "no progress for 42 s: rank 3 in ... (41.8 s); ranks 0,1,2 in ...", after the verdicts
+  // joined by collective (report::hang_verdicts), each then on its own "lens run: " line; or
+  // "progress resumed after 73 s" when one is due at `now`; empty otherwise.
   std::string line_if_due(Clock::time_point now);
 
  private:

@@ -2,7 +2,9 @@
 // MPI): lets rank 0 share a generated run id at setup (SPEC Part 1 §1.4) and lets
 // broadcast_trace_context carry a trace context to every rank.
 // It works on its own duplicate of the communicator, so its broadcasts never match the
-// application's messages, and errors on that duplicate are returned, not fatal.
+// application's messages, and errors on that duplicate are returned, not fatal. Each broadcast is
+// counted (lens/collectives.hpp) on the group "lens.mpi" (the duplicate's ranks), so a rank that
+// hangs in one shows in the hang verdict.
 // Thread-safety: as MPI's; call it from one thread at a time (lens calls it from the thread that
 // calls setup_telemetry or broadcast_trace_context).
 #pragma once
@@ -12,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "lens/collectives.hpp"
 #include "lens/resource.hpp"
 #include "lens/result.hpp"
 
@@ -33,12 +36,13 @@ class MpiCollective final : public Collective {
   Result<std::string> broadcast(const std::string& payload, int root) override;
 
  private:
-  MpiCollective(MPI_Comm communicator, int rank, int world_size)
-      : communicator_(communicator), rank_(rank), world_size_(world_size) {}
+  MpiCollective(MPI_Comm communicator, int rank, int world_size, CollectiveGroup& counter)
+      : communicator_(communicator), rank_(rank), world_size_(world_size), counter_(&counter) {}
 
   MPI_Comm communicator_;
   int rank_;
   int world_size_;
+  CollectiveGroup* counter_;
 };
 
 }  // namespace lens

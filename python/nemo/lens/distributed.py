@@ -1,15 +1,43 @@
 """Across ranks: broadcast a trace context from one rank to all (one trace for a distributed
-step), and spans linked to a remote context (pipeline stages)."""
+step), spans linked to a remote context (pipeline stages), and counted collectives (each
+collective's process group, operation, size and per-group sequence number, seen by the hang
+watchdog while it is open; docs/collectives.md)."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+import contextlib
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from . import _lens
 from .propagation import extract_context, inject_context
 from .trace import Link, Tracer, get_current_span
 
-__all__ = ["broadcast_trace_context", "create_linked_span", "torch_broadcast"]
+__all__ = ["broadcast_trace_context", "create_linked_span", "torch_broadcast",
+           "counted_collective"]
+
+
+@contextlib.contextmanager
+def counted_collective(group: str, ranks: Sequence[int], op: str,
+                       nbytes: int = 0) -> Iterator[int]:
+    """Counts one collective of process group `group` (its global `ranks`, kept from the first
+    call for that name): entered on entry, finished on exit (also when it raises). Yields its
+    per-group sequence number, for the span's dl.collective.seq. A hang inside it shows in the
+    hang reports and `lens run`'s verdict."""
+    counter = _lens.collective_group(group, list(ranks))
+    seq = _lens.collective_enter(counter, op, int(nbytes))
+    try:
+        yield seq
+    finally:
+        _lens.collective_finish(counter, seq)
+
+
+def _world(dist: Any, group: Any) -> tuple:
+    """The counter name and global ranks of `group` (None: the world)."""
+    if group is None:
+        return "world", range(dist.get_world_size())
+    ranks = dist.get_process_group_ranks(group)
+    name = getattr(group, "group_name", None) or "ranks " + ",".join(str(r) for r in ranks)
+    return name, ranks
 
 
 def broadcast_trace_context(rank: int, src_rank: int = 0) -> Optional[dict]:
@@ -27,7 +55,9 @@ def broadcast_trace_context(rank: int, src_rank: int = 0) -> Optional[dict]:
         carrier: dict = {}
         inject_context(carrier)
         box[0] = carrier
-    dist.broadcast_object_list(box, src=src_rank)
+    name, ranks = _world(dist, None)
+    with counted_collective(name, ranks, "broadcast"):
+        dist.broadcast_object_list(box, src=src_rank)
     return dict(box[0]) if box[0] is not None else None
 
 
@@ -61,7 +91,9 @@ def torch_broadcast(group: Any = None) -> Any:
 
     def broadcast(payload: bytes, root: int) -> bytes:
         box = [payload if dist.get_rank() == root else None]
-        dist.broadcast_object_list(box, src=root, group=group)
+        name, ranks = _world(dist, group)
+        with counted_collective(name, ranks, "broadcast", len(payload) if payload else 0):
+            dist.broadcast_object_list(box, src=root, group=group)
         return box[0]
 
     return broadcast

@@ -152,6 +152,8 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   if (const std::string line = no_progress_line(hangs.ranks()); !line.empty()) {
     summary.insert(summary.begin(), "hang: " + line);
   }
+  const std::vector<std::string> verdicts = hang_verdicts(hangs.ranks());  // joined by collective
+  summary.insert(summary.begin(), verdicts.begin(), verdicts.end());
 
   const RankSelection perfetto_ranks =
       select_ranks(analysis, RankSelectionLimits{}, options.perfetto_all_ranks);
@@ -183,6 +185,7 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   if (!write_report_file(summary_path, "summary.json (next to -o)", err, [&](std::ostream& file) {
         nlohmann::json summary_object = summary_json(analysis);
         summary_object["hangs"] = hangs_json(hangs.ranks());
+        summary_object["hang_verdicts"] = verdicts;
         summary_object["chart_warnings"] = chart_warnings;
         if (ledger) summary_object["ledger"] = ledger_json(*ledger);
         file << summary_object.dump(2) << "\n";
