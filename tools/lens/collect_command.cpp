@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "collect_server/otlp_receiver.hpp"
+#include "collect_server/otlp_sink.hpp"
 #include "commands.hpp"
 #include "options.hpp"
-#include "otlp_receiver.hpp"
-#include "otlp_sink.hpp"
 
 namespace lens::cli {
 namespace {

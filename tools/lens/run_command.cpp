@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "collect_server/otlp_receiver.hpp"
+#include "collect_server/otlp_sink.hpp"
 #include "commands.hpp"
 #include "options.hpp"
-#include "otlp_receiver.hpp"
-#include "otlp_sink.hpp"
 #include "rank_processes.hpp"
 #include "run_hangs.hpp"
 #include "run_progress.hpp"
