@@ -1,6 +1,7 @@
 // Fuzz target: `lens collect`'s OTLP/HTTP request handling: the body as cpp-httplib hands it over
-// (gzip/deflate or brotli decoded by httplib's decompressors), then the receiver's own handler:
-// token, Content-Type, protobuf or OTLP JSON decoding, id checks, the sink's encoding.
+// (gzip/deflate or brotli decoded by httplib's decompressors), then the server's own handler
+// (collect_server/http_export_handler.hpp): token, Content-Type, protobuf or OTLP JSON decoding,
+// id checks, the sink's encoding.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -11,8 +12,12 @@
 #include <string>
 #include <string_view>
 
+#include "collect_server/export_request.hpp"
+#include "collect_server/http_export_handler.hpp"
+#include "collect_server/otlp_sink.hpp"
+#include "collect_server/request_accounting.hpp"
 #include "fuzz_input.hpp"
-#include "otlp_receiver.cpp"  // NOLINT(bugprone-suspicious-include)
+#include "lens/otlp_json.hpp"
 
 namespace {
 
@@ -22,7 +27,8 @@ constexpr std::size_t kPiece = 4096;
 
 struct Collector {
   std::unique_ptr<lens::cli::OtlpSink> sink;
-  std::unique_ptr<lens::cli::OtlpReceiver::Impl> receiver;
+  std::unique_ptr<lens::cli::RequestAccounting> accounting;
+  std::unique_ptr<lens::cli::HttpExportHandler> handler;  // without a connection guard
 };
 
 Collector& collector() {
@@ -42,8 +48,9 @@ Collector& collector() {
     ::rmdir(dir);
     Collector made;
     made.sink = std::move(*sink);
-    made.receiver = std::make_unique<lens::cli::OtlpReceiver::Impl>(
+    made.accounting = std::make_unique<lens::cli::RequestAccounting>(
         *made.sink, kToken, lens::cli::RequestLimits{}, lens::cli::MemoryBudget::kDefaultBytes);
+    made.handler = std::make_unique<lens::cli::HttpExportHandler>(*made.accounting, nullptr);
     return made;
   }();
   return instance;
@@ -88,8 +95,7 @@ std::string gzip(std::string_view body) {
 
 // Input, HTTP-like: a path line ("/v1/traces"), "Name: value" header lines, an empty line, the
 // body. The pseudo-header "X-Fuzz-Compress: gzip" makes the target gzip the body first. The
-// handler and its decode_request are file-local to tools/lens/otlp_receiver.cpp, included above;
-// the sink has a 1-byte cap, so requests are encoded, then dropped unwritten.
+// sink has a 1-byte cap, so requests are encoded, then dropped unwritten.
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using lens::cli::Signal;
   Collector& c = collector();
@@ -147,7 +153,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       [](const httplib::MultipartContentHeader& /*header*/,
          const httplib::ContentReceiver& /*receiver*/) { return false; });
   try {
-    c.receiver->http_export(signal, req, res, reader);
+    c.handler->handle(signal, req, res, reader);
   } catch (const std::exception& e) {
     // cpp-httplib would answer 500 with e.what() in an EXCEPTION_WHAT header; gRPC, UNIMPLEMENTED.
     lens::fuzz::fail(std::string("the request handler threw: ") + e.what());

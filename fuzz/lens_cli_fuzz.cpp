@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "collect_command.cpp"  // NOLINT(bugprone-suspicious-include)
+#include "collect_server/otlp_receiver.hpp"
 #include "fuzz_input.hpp"
 #include "options.hpp"
-#include "otlp_receiver.hpp"
 #include "report/report_options.hpp"
 
 namespace lens::fuzz {

@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "collect_server/otlp_receiver.hpp"
+#include "collect_server/otlp_sink.hpp"
 #include "commands.hpp"
 #include "options.hpp"
-#include "otlp_receiver.hpp"
-#include "otlp_sink.hpp"
 
 namespace lens::cli {
 namespace {
@@ -306,20 +306,15 @@ std::size_t terminal_width() {
   return 200;
 }
 
-}  // namespace
+// What `lens collect`'s flags ask for.
+struct CollectOptions {
+  ReceiverOptions receiver;
+  std::string out;
+  std::uint64_t max_bytes = 0;
+};
 
-int collect_command(const std::vector<std::string>& args) {
-  const OptionSpec spec{
-      {"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file", "--tls-cert",
-       "--tls-key", "--tls-client-ca", "--max-request-items", "--max-request-memory",
-       "--grpc-max-streams", "--grpc-max-connections", "--http-request-timeout",
-       "--http-max-connections-per-peer", "--max-memory-in-flight"},
-      {"--help"}};
-  auto parsed = parse_command_options(args, spec, "collect", kCollectUsage);
-  if (const int* exit_status = std::get_if<int>(&parsed)) return *exit_status;
-  const ParsedOptions& options = std::get<ParsedOptions>(parsed);
-
-  ReceiverOptions receiver_options;
+// --grpc and --http; the error for the first bad one ("" when both are valid).
+std::string parse_endpoints(const ParsedOptions& options, ReceiverOptions& receiver) {
   for (const char* flag : {"--grpc", "--http"}) {
     const std::string value =
         options.get(flag).value_or(std::string(flag) == "--grpc" ? kDefaultGrpc : kDefaultHttp);
@@ -327,104 +322,119 @@ int collect_command(const std::vector<std::string>& args) {
     if (value != "off") {
       endpoint = parse_endpoint(value);
       if (!endpoint) {
-        return fail(std::string("invalid value for ") + flag + ": '" + value +
-                    "'; accepted: HOST:PORT such as 127.0.0.1:" +
-                    (std::string(flag) == "--grpc" ? "4317" : "4318") +
-                    " or [::1]:PORT (port 0 picks a free port), or off");
+        return std::string("invalid value for ") + flag + ": '" + value +
+               "'; accepted: HOST:PORT such as 127.0.0.1:" +
+               (std::string(flag) == "--grpc" ? "4317" : "4318") +
+               " or [::1]:PORT (port 0 picks a free port), or off";
       }
     }
-    (std::string(flag) == "--grpc" ? receiver_options.grpc : receiver_options.http) = endpoint;
+    (std::string(flag) == "--grpc" ? receiver.grpc : receiver.http) = endpoint;
   }
-  if (!receiver_options.grpc && !receiver_options.http) {
-    return fail("--grpc and --http are both off; accepted: at least one HOST:PORT");
+  if (!receiver.grpc && !receiver.http) {
+    return "--grpc and --http are both off; accepted: at least one HOST:PORT";
   }
-  const std::string out = options.get("--out").value_or(kDefaultOut);
-  if (out.empty()) {
-    return fail("invalid value for --out: ''; accepted: a directory path");
-  }
-  std::uint64_t max_bytes = 0;
-  if (auto value = options.get("--max-bytes")) {
-    auto bytes = parse_bytes(*value);
-    if (!bytes) {
-      return fail("invalid value for --max-bytes: '" + *value +
-                  "'; accepted: a byte count >= 0, optionally with suffix K, M or G (0 = no cap)");
-    }
-    max_bytes = *bytes;
-  }
-  if (std::string error = parse_limits(options, receiver_options); !error.empty()) {
-    return fail(error);
-  }
+  return {};
+}
+
+// --token, --token-file, or else LENS_COLLECT_TOKEN; the error never shows the token.
+std::string parse_token(const ParsedOptions& options, std::string& token) {
   if (options.get("--token") && options.get("--token-file")) {
-    return fail("--token and --token-file are both given; accepted: one of them");
+    return "--token and --token-file are both given; accepted: one of them";
   }
-  if (auto token = options.get("--token")) {
-    if (token->empty() || token->find_first_of(" \t\r\n") != std::string::npos) {
+  const auto valid = [](const std::string& t) {
+    return !t.empty() && t.find_first_of(" \t\r\n") == std::string::npos;
+  };
+  if (auto given = options.get("--token")) {
+    if (!valid(*given)) {
       // Not echoed: a mistyped token is still close to the real one.
-      return fail(
-          "invalid value for --token (value not shown); accepted: a non-empty token "
-          "without spaces");
+      return "invalid value for --token (value not shown); accepted: a non-empty token "
+             "without spaces";
     }
-    receiver_options.token = *token;
+    token = *given;
   } else if (auto path = options.get("--token-file")) {
     std::ifstream in(*path);
     std::stringstream content;
     content << in.rdbuf();
     if (!in) {
-      return fail("cannot read --token-file '" + *path +
-                  "'; accepted: a readable file holding the token");
+      return "cannot read --token-file '" + *path +
+             "'; accepted: a readable file holding the token";
     }
     // The token itself is never printed.
-    receiver_options.token = trimmed(content.str());
-    if (receiver_options.token.empty() ||
-        receiver_options.token.find_first_of(" \t\r\n") != std::string::npos) {
-      return fail("invalid token in --token-file '" + *path +
-                  "' (value not shown); accepted: a non-empty token without spaces");
+    token = trimmed(content.str());
+    if (!valid(token)) {
+      return "invalid token in --token-file '" + *path +
+             "' (value not shown); accepted: a non-empty token without spaces";
     }
   } else if (const char* env = std::getenv("LENS_COLLECT_TOKEN"); env != nullptr && *env != 0) {
-    receiver_options.token = trimmed(env);
-    if (receiver_options.token.empty() ||
-        receiver_options.token.find_first_of(" \t\r\n") != std::string::npos) {
-      return fail(
-          "invalid token in LENS_COLLECT_TOKEN (value not shown); accepted: a non-empty token "
-          "without spaces");
+    token = trimmed(env);
+    if (!valid(token)) {
+      return "invalid token in LENS_COLLECT_TOKEN (value not shown); accepted: a non-empty token "
+             "without spaces";
     }
   }
+  return {};
+}
 
+// --tls-cert, --tls-key and --tls-client-ca, read and checked as PEM files.
+std::string parse_tls(const ParsedOptions& options, std::optional<TlsServerFiles>& tls) {
   const auto tls_cert = options.get("--tls-cert");
   const auto tls_key = options.get("--tls-key");
   const auto tls_client_ca = options.get("--tls-client-ca");
   if (tls_cert.has_value() != tls_key.has_value()) {
-    return fail(std::string(tls_cert ? "--tls-cert is given without --tls-key"
-                                     : "--tls-key is given without --tls-cert") +
-                "; accepted: both (a PEM certificate and its private key), or neither");
+    return std::string(tls_cert ? "--tls-cert is given without --tls-key"
+                                : "--tls-key is given without --tls-cert") +
+           "; accepted: both (a PEM certificate and its private key), or neither";
   }
   if (tls_client_ca && !tls_cert) {
-    return fail(
-        "--tls-client-ca is given without --tls-cert and --tls-key; accepted: client "
-        "certificates only over TLS");
+    return "--tls-client-ca is given without --tls-cert and --tls-key; accepted: client "
+           "certificates only over TLS";
   }
-  if (tls_cert) {
-    TlsServerFiles tls;
-    tls.certificate_path = *tls_cert;
-    tls.key_path = *tls_key;
-    std::string error;
-    const auto certificate = read_pem("--tls-cert", *tls_cert, "CERTIFICATE", error);
-    if (!certificate) return fail(error);
-    const auto key = read_pem("--tls-key", *tls_key, "PRIVATE KEY", error);
-    if (!key) return fail(error);
-    tls.certificate_pem = *certificate;
-    tls.key_pem = *key;
-    if (tls_client_ca) {
-      const auto client_ca = read_pem("--tls-client-ca", *tls_client_ca, "CERTIFICATE", error);
-      if (!client_ca) return fail(error);
-      tls.client_ca_path = *tls_client_ca;
-      tls.client_ca_pem = *client_ca;
-    }
-    receiver_options.tls = std::move(tls);
+  if (!tls_cert) return {};
+  TlsServerFiles files;
+  files.certificate_path = *tls_cert;
+  files.key_path = *tls_key;
+  std::string error;
+  const auto certificate = read_pem("--tls-cert", *tls_cert, "CERTIFICATE", error);
+  if (!certificate) return error;
+  const auto key = read_pem("--tls-key", *tls_key, "PRIVATE KEY", error);
+  if (!key) return error;
+  files.certificate_pem = *certificate;
+  files.key_pem = *key;
+  if (tls_client_ca) {
+    const auto client_ca = read_pem("--tls-client-ca", *tls_client_ca, "CERTIFICATE", error);
+    if (!client_ca) return error;
+    files.client_ca_path = *tls_client_ca;
+    files.client_ca_pem = *client_ca;
   }
+  tls = std::move(files);
+  return {};
+}
 
-  // SIGINT and SIGTERM are taken with sigtimedwait below; block them before any thread starts
-  // so that every thread inherits the mask and none is interrupted by them.
+// All of `lens collect`'s flags, in the order their errors are reported.
+std::string parse_collect_options(const ParsedOptions& options, CollectOptions& collect) {
+  if (std::string error = parse_endpoints(options, collect.receiver); !error.empty()) {
+    return error;
+  }
+  collect.out = options.get("--out").value_or(kDefaultOut);
+  if (collect.out.empty()) return "invalid value for --out: ''; accepted: a directory path";
+  if (auto value = options.get("--max-bytes")) {
+    auto bytes = parse_bytes(*value);
+    if (!bytes) {
+      return "invalid value for --max-bytes: '" + *value +
+             "'; accepted: a byte count >= 0, optionally with suffix K, M or G (0 = no cap)";
+    }
+    collect.max_bytes = *bytes;
+  }
+  if (std::string error = parse_limits(options, collect.receiver); !error.empty()) return error;
+  if (std::string error = parse_token(options, collect.receiver.token); !error.empty()) {
+    return error;
+  }
+  return parse_tls(options, collect.receiver.tls);
+}
+
+// Readies the process for serving before any thread starts; returns the stop signals (SIGINT,
+// SIGTERM), blocked so that they are taken with sigtimedwait and every thread inherits the mask.
+sigset_t prepare_process() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
@@ -441,37 +451,32 @@ int collect_command(const std::vector<std::string>& args) {
     files.rlim_cur = files.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &files);
   }
+  return stop_signals;
+}
 
-  auto sink = OtlpSink::open(out, max_bytes);
-  if (!sink.ok()) {
-    std::cerr << "lens collect: " << sink.message() << "\n";
-    return 1;
-  }
-  auto receiver = OtlpReceiver::start(receiver_options, **sink);
-  if (!receiver.ok()) {
-    std::cerr << "lens collect: " << receiver.message() << "\n";
-    return 1;
-  }
-  OtlpReceiver& server = **receiver;
-
+// The start line on stdout, and a warning for each address off loopback without a token.
+void print_listening(const OtlpReceiver& server, const CollectOptions& collect) {
   auto bound = [](const std::optional<Endpoint>& e) { return e ? e->to_string() : "off"; };
+  const ReceiverOptions& receiver = collect.receiver;
   std::error_code ec;
-  const std::filesystem::path out_path = std::filesystem::absolute(out, ec);
+  const std::filesystem::path out_path = std::filesystem::absolute(collect.out, ec);
   std::cout << "lens collect: listening grpc=" << bound(server.grpc_endpoint())
             << " http=" << bound(server.http_endpoint())
-            << (receiver_options.tls
-                    ? (receiver_options.tls->client_ca_pem.empty() ? " tls=on" : " tls=mtls")
-                    : "")
-            << " out=" << (ec ? out : out_path.lexically_normal().string()) << std::endl;
+            << (receiver.tls ? (receiver.tls->client_ca_pem.empty() ? " tls=on" : " tls=mtls") : "")
+            << " out=" << (ec ? collect.out : out_path.lexically_normal().string()) << std::endl;
   for (const auto& endpoint : {server.grpc_endpoint(), server.http_endpoint()}) {
-    if (endpoint && !is_loopback(endpoint->host) && receiver_options.token.empty()) {
+    if (endpoint && !is_loopback(endpoint->host) && receiver.token.empty()) {
       std::cerr << "lens collect: warning: listening on " << endpoint->to_string()
-                << " without --token; anyone who can reach it can write to " << out << "\n";
+                << " without --token; anyone who can reach it can write to " << collect.out << "\n";
     }
   }
+}
 
-  // Live summary: rewritten in place on a terminal, else a line every few seconds when it
-  // changed (log files stay readable).
+// The live summary until a stop signal: rewritten in place on a terminal, else a line every few
+// seconds when it changed (log files stay readable). True when a line is left open on the
+// terminal.
+bool show_summary_until_stopped(const sigset_t& stop_signals, const OtlpSink& sink,
+                                const OtlpReceiver& server) {
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   const timespec wait = tty ? timespec{0, 500'000'000} : timespec{5, 0};
   std::string last_line;
@@ -481,7 +486,7 @@ int collect_command(const std::vector<std::string>& args) {
     if (signal_number < 0 && errno != EAGAIN && errno != EINTR) {
       break;
     }
-    const std::string line = summary_line((*sink)->stats(), server.stats());
+    const std::string line = summary_line(sink.stats(), server.stats());
     if (line == last_line) continue;
     last_line = line;
     if (tty) {
@@ -490,12 +495,12 @@ int collect_command(const std::vector<std::string>& args) {
       std::cerr << line << "\n";
     }
   }
+  return tty && !last_line.empty();
+}
 
-  server.stop();  // requests in flight finish and are written before the files close
-  const SinkStats stats = (*sink)->stats();
-  const ReceiverStats receiver_stats = server.stats();
-  sink->reset();
-  if (tty && !last_line.empty()) std::cerr << "\n";
+// The totals once stopped, and a line per rank.
+void print_stopped(const SinkStats& stats, const ReceiverStats& receiver_stats,
+                   const std::string& out) {
   std::cerr << "lens collect: stopped; " << requests_text(stats, receiver_stats) << " ("
             << receiver_stats.malformed << " malformed, " << receiver_stats.unauthenticated
             << " unauthenticated, " << stats.dropped_requests << " dropped); " << stats.bytes
@@ -503,6 +508,46 @@ int collect_command(const std::vector<std::string>& args) {
   for (const auto& [rank, counts] : sorted_ranks(stats.ranks)) {
     std::cerr << "lens collect: " << rank_text(rank, counts) << "\n";
   }
+}
+
+}  // namespace
+
+int collect_command(const std::vector<std::string>& args) {
+  const OptionSpec spec{
+      {"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file", "--tls-cert",
+       "--tls-key", "--tls-client-ca", "--max-request-items", "--max-request-memory",
+       "--grpc-max-streams", "--grpc-max-connections", "--http-request-timeout",
+       "--http-max-connections-per-peer", "--max-memory-in-flight"},
+      {"--help"}};
+  auto parsed = parse_command_options(args, spec, "collect", kCollectUsage);
+  if (const int* exit_status = std::get_if<int>(&parsed)) return *exit_status;
+  CollectOptions collect;
+  if (std::string error = parse_collect_options(std::get<ParsedOptions>(parsed), collect);
+      !error.empty()) {
+    return fail(error);
+  }
+
+  const sigset_t stop_signals = prepare_process();
+  auto sink = OtlpSink::open(collect.out, collect.max_bytes);
+  if (!sink.ok()) {
+    std::cerr << "lens collect: " << sink.message() << "\n";
+    return 1;
+  }
+  auto receiver = OtlpReceiver::start(collect.receiver, **sink);
+  if (!receiver.ok()) {
+    std::cerr << "lens collect: " << receiver.message() << "\n";
+    return 1;
+  }
+  OtlpReceiver& server = **receiver;
+  print_listening(server, collect);
+  const bool line_open = show_summary_until_stopped(stop_signals, **sink, server);
+
+  server.stop();  // requests in flight finish and are written before the files close
+  const SinkStats stats = (*sink)->stats();
+  const ReceiverStats receiver_stats = server.stats();
+  sink->reset();
+  if (line_open) std::cerr << "\n";
+  print_stopped(stats, receiver_stats, collect.out);
   return 0;
 }
 

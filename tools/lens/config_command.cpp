@@ -249,21 +249,9 @@ int fail(const std::string& message) {
   return 2;
 }
 
-}  // namespace
-
-int config_command(const std::vector<std::string>& args) {
-  const OptionSpec spec{{"--prefix", "--fallback-prefix", "--rank", "--world-size", "--local-rank",
-                         "--otel-service-name", "--otel-span-groups", "--format"},
-                        {"--otel-enabled", "--help"}};
-  auto parsed = parse_command_options(args, spec, "config", kConfigUsage);
-  if (const int* exit_status = std::get_if<int>(&parsed)) return *exit_status;
-  const ParsedOptions& options = std::get<ParsedOptions>(parsed);
-  const std::string format = options.get("--format").value_or("json");
-  if (format != "json" && format != "text") {
-    return fail("invalid value for --format: '" + format + "'; accepted: json, text");
-  }
-
-  const Env env = Env::process();
+// The configuration from the environment under --prefix (and its fallback), with the Megatron
+// defaults for MEGATRON_OTEL and the --otel-* flags applied.
+Result<Config> load_config(const ParsedOptions& options, const Env& env) {
   const std::string prefix = options.get("--prefix").value_or(std::string(kDefaultPrefix));
   const bool megatron_prefix = prefix == lens::megatron::kPrefix;
   std::string fallback = options.get("--fallback-prefix").value_or("");
@@ -271,28 +259,24 @@ int config_command(const std::vector<std::string>& args) {
     fallback = std::string(lens::megatron::kFallbackPrefix);
   }
   if (options.get("--prefix") && prefix.empty()) {
-    return fail("invalid value for --prefix: ''; accepted: a non-empty prefix such as NEMO_LENS");
+    return Error("invalid value for --prefix: ''; accepted: a non-empty prefix such as NEMO_LENS");
   }
   if (megatron_prefix) {
     if (Status status = lens::megatron::register_span_groups(); !status.ok()) {
-      return fail(status.message());
+      return Error(status.message());
     }
   }
   auto config_result = Config::from_env(prefix, fallback, env);
-  if (!config_result.ok()) {
-    return fail(config_result.message());
-  }
+  if (!config_result.ok()) return Error(config_result.message());
   Config config = std::move(config_result).value();
-  if (megatron_prefix) {
-    lens::megatron::apply_defaults(config);
-  }
+  if (megatron_prefix) lens::megatron::apply_defaults(config);
 
   CliOverrides overrides;
   overrides.otel_enabled = options.has("--otel-enabled");
   for (const char* flag : {"--otel-service-name", "--otel-span-groups"}) {
     if (auto value = options.get(flag);
         value && value->find_first_not_of(" \t") == std::string::npos) {
-      return fail(
+      return Error(
           std::string("invalid value for ") + flag + ": '" + *value + "'; accepted: a non-empty " +
           (std::string(flag) == "--otel-service-name" ? "service name" : "span-group spec"));
     }
@@ -300,76 +284,44 @@ int config_command(const std::vector<std::string>& args) {
   overrides.service_name = options.get("--otel-service-name");
   overrides.span_groups = options.get("--otel-span-groups");
   config.apply(overrides);
+  return config;
+}
 
-  // Rank: explicit flags, or what the launcher set.
-  std::optional<RankInfo> rank;
+// The rank: explicit flags, or what the launcher set.
+Result<RankInfo> resolve_rank(const ParsedOptions& options, const Env& env) {
   const auto rank_flag = options.get("--rank");
   const auto world_flag = options.get("--world-size");
   const auto local_flag = options.get("--local-rank");
-  if (rank_flag || world_flag || local_flag) {
-    if (!rank_flag || !world_flag) {
-      return fail("--rank and --world-size must be given together (--local-rank is optional)");
-    }
-    auto r = parse_int_option("--rank", *rank_flag, 0);
-    auto w = parse_int_option("--world-size", *world_flag, 1);
-    if (!r.ok()) return fail(r.message());
-    if (!w.ok()) return fail(w.message());
-    int local = *r;
-    if (local_flag) {
-      auto l = parse_int_option("--local-rank", *local_flag, 0);
-      if (!l.ok()) return fail(l.message());
-      local = *l;
-    }
-    auto made = RankInfo::make(*r, *w, local, local_flag ? std::max(local + 1, 1) : *w, 0);
-    if (!made.ok()) {
-      return fail(made.message());
-    }
-    rank = *made;
-    rank->source = "explicit";
-  } else {
+  if (!rank_flag && !world_flag && !local_flag) {
     auto detected = RankInfo::detect(env);
-    if (!detected.ok()) {
-      return fail(detected.message());
-    }
-    rank = *detected;
+    if (!detected.ok()) return Error(detected.message());
+    return *detected;
   }
+  if (!rank_flag || !world_flag) {
+    return Error("--rank and --world-size must be given together (--local-rank is optional)");
+  }
+  auto r = parse_int_option("--rank", *rank_flag, 0);
+  auto w = parse_int_option("--world-size", *world_flag, 1);
+  if (!r.ok()) return Error(r.message());
+  if (!w.ok()) return Error(w.message());
+  int local = *r;
+  if (local_flag) {
+    auto l = parse_int_option("--local-rank", *local_flag, 0);
+    if (!l.ok()) return Error(l.message());
+    local = *l;
+  }
+  auto made = RankInfo::make(*r, *w, local, local_flag ? std::max(local + 1, 1) : *w, 0);
+  if (!made.ok()) return Error(made.message());
+  RankInfo rank = *made;
+  rank.source = "explicit";
+  return rank;
+}
 
-  if (Status status = validate(config, &*rank); !status.ok()) {
-    return fail(status.message());
-  }
-
-  auto run_id = resolve_run_id(config, *rank, env, nullptr);
-  if (!run_id.ok()) {
-    return fail(run_id.message());
-  }
-  if (!run_id->warning.empty()) {
-    std::cerr << "lens: warning: " << run_id->warning << "\n";
-  }
-  config.run_id = run_id->value;
-  const std::string run_id_source = run_id->source == "random" || run_id->source == "collective"
-                                        ? std::string("default")
-                                        : run_id->source;
-
-  bool exporting = false;
-  if (config.enabled && !config.otel.sdk_disabled.value) {
-    auto decision = should_export(config, *rank);
-    if (!decision.ok()) {
-      return fail(decision.message());
-    }
-    exporting = *decision;
-  }
-  auto groups = resolve_span_groups(config.span_groups);  // validated above
-  const Attributes resource = build_resource(config, *rank, {}, env);
-
-  // OTEL_RESOURCE_ATTRIBUTES may name the service when nothing else does (see
-  // build_resource); report the name the resource will carry.
-  if (auto it = resource.find("service.name");
-      it != resource.end() && std::holds_alternative<std::string>(it->second) &&
-      std::get<std::string>(it->second) != config.service_name) {
-    config.service_name = std::get<std::string>(it->second);
-    config.sources["service_name"] = "env:OTEL_RESOURCE_ATTRIBUTES";
-  }
-
+// What `lens config` prints: the resolved values, the OTel settings, the resource, where each
+// value came from, and the warnings about the environment's variables.
+Json config_json(const Config& config, const RankInfo& rank, bool exporting,
+                 const Attributes& resource, const std::string& run_id_source, const Env& env) {
+  auto groups = resolve_span_groups(config.span_groups);  // validated before
   Json out;
   out["enabled"] = config.enabled;
   out["service_name"] = config.service_name;
@@ -412,8 +364,8 @@ int config_command(const std::vector<std::string>& args) {
   out["user_id"] = config.user_id;
   out["wandb_entity"] = config.wandb_entity;
   out["wandb_project"] = config.wandb_project;
-  out["rank"] = rank->rank;
-  out["world_size"] = rank->world_size;
+  out["rank"] = rank.rank;
+  out["world_size"] = rank.world_size;
   out["is_exporting"] = exporting;
   Json otel_sources = Json::object();
   out["otel"] = otel_json(config.otel, otel_sources);
@@ -427,13 +379,71 @@ int config_command(const std::vector<std::string>& args) {
   for (const std::string& field : config_field_names()) {
     sources[field] = field == "run_id" ? run_id_source : config.source_of(field);
   }
-  const auto [rank_source, world_source] = rank_sources(*rank);
+  const auto [rank_source, world_source] = rank_sources(rank);
   sources["rank"] = rank_source;
   sources["world_size"] = world_source;
   sources.update(otel_sources);
   out["sources"] = sources;
   out["warnings"] = variable_warnings(env, config.prefix, config.fallback_prefix);
+  return out;
+}
 
+}  // namespace
+
+int config_command(const std::vector<std::string>& args) {
+  const OptionSpec spec{{"--prefix", "--fallback-prefix", "--rank", "--world-size", "--local-rank",
+                         "--otel-service-name", "--otel-span-groups", "--format"},
+                        {"--otel-enabled", "--help"}};
+  auto parsed = parse_command_options(args, spec, "config", kConfigUsage);
+  if (const int* exit_status = std::get_if<int>(&parsed)) return *exit_status;
+  const ParsedOptions& options = std::get<ParsedOptions>(parsed);
+  const std::string format = options.get("--format").value_or("json");
+  if (format != "json" && format != "text") {
+    return fail("invalid value for --format: '" + format + "'; accepted: json, text");
+  }
+
+  const Env env = Env::process();
+  auto loaded = load_config(options, env);
+  if (!loaded.ok()) return fail(loaded.message());
+  Config config = std::move(loaded).value();
+  auto rank = resolve_rank(options, env);
+  if (!rank.ok()) return fail(rank.message());
+  if (Status status = validate(config, &*rank); !status.ok()) {
+    return fail(status.message());
+  }
+
+  auto run_id = resolve_run_id(config, *rank, env, nullptr);
+  if (!run_id.ok()) {
+    return fail(run_id.message());
+  }
+  if (!run_id->warning.empty()) {
+    std::cerr << "lens: warning: " << run_id->warning << "\n";
+  }
+  config.run_id = run_id->value;
+  const std::string run_id_source = run_id->source == "random" || run_id->source == "collective"
+                                        ? std::string("default")
+                                        : run_id->source;
+
+  bool exporting = false;
+  if (config.enabled && !config.otel.sdk_disabled.value) {
+    auto decision = should_export(config, *rank);
+    if (!decision.ok()) {
+      return fail(decision.message());
+    }
+    exporting = *decision;
+  }
+  const Attributes resource = build_resource(config, *rank, {}, env);
+
+  // OTEL_RESOURCE_ATTRIBUTES may name the service when nothing else does (see
+  // build_resource); report the name the resource will carry.
+  if (auto it = resource.find("service.name");
+      it != resource.end() && std::holds_alternative<std::string>(it->second) &&
+      std::get<std::string>(it->second) != config.service_name) {
+    config.service_name = std::get<std::string>(it->second);
+    config.sources["service_name"] = "env:OTEL_RESOURCE_ATTRIBUTES";
+  }
+
+  const Json out = config_json(config, *rank, exporting, resource, run_id_source, env);
   if (format == "text") {
     print_text(out);
   } else {

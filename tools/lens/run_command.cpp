@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "collect_server/otlp_receiver.hpp"
+#include "collect_server/otlp_sink.hpp"
 #include "commands.hpp"
 #include "options.hpp"
-#include "otlp_receiver.hpp"
-#include "otlp_sink.hpp"
 #include "rank_processes.hpp"
 #include "run_hangs.hpp"
 #include "run_progress.hpp"
@@ -356,6 +356,33 @@ Result<RunOptions> parse_run_options(const std::vector<std::string>& args, bool&
   return options;
 }
 
+// Checks the output directory and each rank's log file before anything is opened or started (a
+// FIFO would block, a device never ends), then creates the logs directory. False, with the
+// reason on stderr, when the run cannot write there.
+bool prepare_output(const RunOptions& options) {
+  for (const fs::path& dir : {options.out, options.out / "logs"}) {
+    if (std::string problem = output_directory_problem(dir); !problem.empty()) {
+      std::cerr << "lens run: cannot use the output directory: " << problem << "\n";
+      return false;
+    }
+  }
+  for (int rank = 0; rank < options.ranks; ++rank) {
+    const fs::path log = options.out / "logs" / ("rank" + std::to_string(rank) + ".log");
+    if (std::string problem = output_file_problem(log); !problem.empty()) {
+      std::cerr << "lens run: cannot write the log of rank " << rank << ": " << problem << "\n";
+      return false;
+    }
+  }
+  std::error_code error;
+  fs::create_directories(options.out / "logs", error);
+  if (error) {
+    std::cerr << "lens run: cannot create " << (options.out / "logs").string() << ": "
+              << error.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& args) {
@@ -372,27 +399,7 @@ int run_command(const std::vector<std::string>& args) {
   const std::string run_id =
       given_run_id != nullptr && *given_run_id != '\0' ? given_run_id : generated_run_id();
   if (options.out.empty()) options.out = fs::path("lens-runs") / run_id;
-  // Checked before anything is opened or started: a FIFO would block, a device never ends.
-  for (const fs::path& dir : {options.out, options.out / "logs"}) {
-    if (std::string problem = output_directory_problem(dir); !problem.empty()) {
-      std::cerr << "lens run: cannot use the output directory: " << problem << "\n";
-      return 1;
-    }
-  }
-  for (int rank = 0; rank < options.ranks; ++rank) {
-    const fs::path log = options.out / "logs" / ("rank" + std::to_string(rank) + ".log");
-    if (std::string problem = output_file_problem(log); !problem.empty()) {
-      std::cerr << "lens run: cannot write the log of rank " << rank << ": " << problem << "\n";
-      return 1;
-    }
-  }
-  std::error_code error;
-  fs::create_directories(options.out / "logs", error);
-  if (error) {
-    std::cerr << "lens run: cannot create " << (options.out / "logs").string() << ": "
-              << error.message() << "\n";
-    return 1;
-  }
+  if (!prepare_output(options)) return 1;
 
   // Signals are read from here on, so that a Ctrl-C while starting is not lost.
   SignalReader signals;

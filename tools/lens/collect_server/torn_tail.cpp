@@ -1,5 +1,5 @@
 // Moving a torn last line out of a JSON-lines file (see torn_tail.hpp).
-#include "torn_tail.hpp"
+#include "collect_server/torn_tail.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

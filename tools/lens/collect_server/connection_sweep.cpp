@@ -1,5 +1,5 @@
 // Shutting down a server's stuck connections (see connection_sweep.hpp).
-#include "connection_sweep.hpp"
+#include "collect_server/connection_sweep.hpp"
 
 #include <dirent.h>
 #include <netinet/in.h>

@@ -1,5 +1,5 @@
 // The HTTP request deadline and per-peer connection cap (see http_connection_guard.hpp).
-#include "http_connection_guard.hpp"
+#include "collect_server/http_connection_guard.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "connection_sweep.hpp"
+#include "collect_server/connection_sweep.hpp"
 
 namespace lens::cli {
 namespace {

@@ -1,5 +1,5 @@
 // Counting a request's items and decoded size on its encoded bytes (see request_limits.hpp).
-#include "request_limits.hpp"
+#include "collect_server/request_limits.hpp"
 
 #include <google/protobuf/message.h>
 #include <malloc.h>

@@ -1,5 +1,5 @@
 // The gRPC connection cap (see grpc_connection_cap.hpp).
-#include "grpc_connection_cap.hpp"
+#include "collect_server/grpc_connection_cap.hpp"
 
 #include <sys/socket.h>
 
@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "connection_sweep.hpp"
+#include "collect_server/connection_sweep.hpp"
 
 namespace lens::cli {
 

@@ -1,5 +1,5 @@
 // A zlib inflate loop with a cap on the output (see bounded_inflate.hpp).
-#include "bounded_inflate.hpp"
+#include "collect_server/bounded_inflate.hpp"
 
 #include <zlib.h>
 

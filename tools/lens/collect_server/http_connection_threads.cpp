@@ -1,5 +1,5 @@
 // One thread per HTTP connection, up to a cap (see http_connection_threads.hpp).
-#include "http_connection_threads.hpp"
+#include "collect_server/http_connection_threads.hpp"
 
 #include <system_error>
 #include <utility>

@@ -1,5 +1,5 @@
 // The output files of `lens collect` (see otlp_sink.hpp).
-#include "otlp_sink.hpp"
+#include "collect_server/otlp_sink.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,11 +14,11 @@
 #include <iostream>
 #include <system_error>
 
+#include "collect_server/torn_tail.hpp"
 #include "lens/otlp_json.hpp"
 #include "opentelemetry/proto/collector/logs/v1/logs_service.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
-#include "torn_tail.hpp"
 
 namespace lens::cli {
 namespace {
