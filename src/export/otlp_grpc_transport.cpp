@@ -32,14 +32,8 @@ namespace logs_v1 = opentelemetry::proto::collector::logs::v1;
 namespace metrics_v1 = opentelemetry::proto::collector::metrics::v1;
 namespace trace_v1 = opentelemetry::proto::collector::trace::v1;
 using google::protobuf::Message;
-using transport::EndpointHints;
-using transport::failure;
-using transport::InFlight;
-using transport::kClientCertificateHint;
-using transport::kMaxResponseBytes;
-using transport::read_partial_success;
-using transport::tls_failure;
-using transport::tls_not_established;
+// The pieces both transports share (otlp_transport_shared.hpp, otlp_failure_hints.hpp).
+using namespace transport;
 
 // gRPC writes its own ERROR line to stderr on every failed TLS handshake ("Handshake failed with
 // fatal error SSL_ERROR_SSL: ... certificate verify failed"), once per attempt: a backend with a

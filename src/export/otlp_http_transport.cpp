@@ -27,13 +27,8 @@ namespace lens::exporters {
 namespace {
 
 using google::protobuf::Message;
-using transport::EndpointHints;
-using transport::failure;
-using transport::InFlight;
-using transport::kClientCertificateHint;
-using transport::kMaxResponseBytes;
-using transport::tls_failure;
-using transport::tls_not_established;
+// The pieces both transports share (otlp_transport_shared.hpp, otlp_failure_hints.hpp).
+using namespace transport;
 
 std::string gzip(const std::string& data) {
   std::string out;

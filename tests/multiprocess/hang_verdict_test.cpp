@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "support/spawn_args.hpp"
+#include "support/spawned_child.hpp"
 #include "test_directory.hpp"
 
 namespace {
@@ -31,72 +32,15 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
+using lens::testing::file_text;
 
-// `lens run` in a child process, stdout and stderr into files, with bounded waits.
-class LensRun {
+// `lens run ARGS` in a child process, stdout and stderr into DIR's files, with bounded waits.
+class LensRun : public lens::testing::SpawnedChild {
  public:
   LensRun(const fs::path& dir, const std::vector<std::string>& args,
           const std::map<std::string, std::string>& env)
-      : out_(dir / "stdout.txt"), err_(dir / "stderr.txt") {
-    std::vector<std::string> env_storage = lens::testing::passed_on_environment(/*with_home=*/true);
-    for (const auto& [key, value] : env) env_storage.push_back(key + "=" + value);
-    const std::vector<char*> envp = lens::testing::null_terminated(env_storage);
-    std::vector<std::string> argv_storage = {LENS_CLI_PATH, "run"};
-    argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-    const std::vector<char*> argv = lens::testing::null_terminated(argv_storage);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~LensRun() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  // The exit code (128 + signal when killed); -1 after `limit` (the process is then killed).
-  int wait(std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        pid_ = -1;
-        return -1;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  bool wait_for_output(const std::string& text, std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (out().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
-  void signal(int number) { ::kill(pid_, number); }
-  std::string out() const { return read_file(out_); }
-  std::string err() const { return read_file(err_); }
-
- private:
-  fs::path out_;
-  fs::path err_;
-  pid_t pid_ = -1;
+      : SpawnedChild(lens::testing::joined({LENS_CLI_PATH, "run"}, args), dir / "stdout.txt",
+                     dir / "stderr.txt", env) {}
 };
 
 class HangVerdict : public TestDirectory {
@@ -126,8 +70,8 @@ class HangVerdict : public TestDirectory {
     EXPECT_TRUE(run.wait_for_output("lens run: hang ", 90s)) << run.out() << run.err();
     run.signal(SIGINT);
     EXPECT_EQ(run.wait(60s), 130) << run.out() << run.err();
-    summary = json::parse(read_file(dir_ / "run" / "summary.json"), nullptr, false);
-    page = read_file(dir_ / "run" / "report.html");
+    summary = json::parse(file_text(dir_ / "run" / "summary.json"), nullptr, false);
+    page = file_text(dir_ / "run" / "report.html");
     return run.out();
   }
 };

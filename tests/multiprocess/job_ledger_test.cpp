@@ -33,12 +33,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
+using lens::testing::file_text;
 
 // `lens ARGS` (run or report) in a child process, stdout and stderr into NAME.stdout and
 // NAME.stderr of OUT_DIR, with a bounded wait.
@@ -46,15 +41,8 @@ class Child : public lens::testing::SpawnedChild {
  public:
   Child(const fs::path& out_dir, const std::string& name, const std::vector<std::string>& args,
         const std::map<std::string, std::string>& env = {})
-      : SpawnedChild(command(args), out_dir / (name + ".stdout"), out_dir / (name + ".stderr"),
-                     env) {}
-
- private:
-  static std::vector<std::string> command(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {LENS_CLI_PATH};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
+      : SpawnedChild(lens::testing::joined({LENS_CLI_PATH}, args), out_dir / (name + ".stdout"),
+                     out_dir / (name + ".stderr"), env) {}
 };
 
 // The child of `parent` whose environment has RANK=`rank` (a rank lens run started).
@@ -63,7 +51,7 @@ pid_t rank_process(pid_t parent, int rank) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string stat = read_file(entry.path() / "stat");
+    const std::string stat = file_text(entry.path() / "stat");
     const std::size_t close = stat.rfind(')');
     if (close == std::string::npos) continue;
     std::istringstream fields(stat.substr(close + 2));
@@ -71,7 +59,7 @@ pid_t rank_process(pid_t parent, int rank) {
     pid_t ppid = 0;
     fields >> state >> ppid;
     if (ppid != parent) continue;
-    std::string environ_text = read_file(entry.path() / "environ");
+    std::string environ_text = file_text(entry.path() / "environ");
     std::istringstream variables(environ_text);
     for (std::string variable; std::getline(variables, variable, '\0');) {
       if (variable == wanted) return std::stoi(name);
@@ -228,20 +216,20 @@ TEST_F(JobLedgerRun, ACrashAKilledRankAndAResumeGiveOneExactLedger) {
   EXPECT_NE(report.out().find("job: 3 runs (2 did not complete), wall time "), std::string::npos)
       << report.out();
   EXPECT_NE(report.out().find(", 4 iterations redone\n"), std::string::npos) << report.out();
-  const json summary = json::parse(read_file(dir_ / "summary.json"));
+  const json summary = json::parse(file_text(dir_ / "summary.json"));
   check_ledger(summary.at("ledger"), first_ns, last_ns, stopwatch_s);
-  const std::string page = read_file(dir_ / "job.html");
+  const std::string page = file_text(dir_ / "job.html");
   EXPECT_NE(page.find("<h2 id=\"job-ledger\">Job ledger</h2>"), std::string::npos);
 
   // One DIR holding the three runs: told apart by nemo.lens.run_uuid.
   fs::create_directories(dir_ / "all");
   for (const char* file : {"traces.jsonl", "metrics.jsonl", "logs.jsonl"}) {
     std::ofstream all(dir_ / "all" / file, std::ios::binary);
-    for (const fs::path& dir : dirs) all << read_file(dir / file);
+    for (const fs::path& dir : dirs) all << file_text(dir / file);
   }
   Child merged(dir_, "merged", {"report", "--job", (dir_ / "all").string()});
   ASSERT_EQ(merged.wait(), 0) << merged.out() << merged.err();
-  const json merged_summary = json::parse(read_file(dir_ / "all" / "summary.json"));
+  const json merged_summary = json::parse(file_text(dir_ / "all" / "summary.json"));
   check_ledger(merged_summary.at("ledger"), first_ns, last_ns, stopwatch_s);
   EXPECT_TRUE(fs::exists(dir_ / "all" / "job.html"));
 
@@ -249,10 +237,10 @@ TEST_F(JobLedgerRun, ACrashAKilledRankAndAResumeGiveOneExactLedger) {
   Child plain(dir_, "plain", {"report", (dir_ / "all").string()});
   ASSERT_EQ(plain.wait(), 0) << plain.out() << plain.err();
   EXPECT_NE(plain.out().find(", 4 iterations redone\n"), std::string::npos) << plain.out();
-  const json plain_summary = json::parse(read_file(dir_ / "all" / "summary.json"));
+  const json plain_summary = json::parse(file_text(dir_ / "all" / "summary.json"));
   EXPECT_TRUE(plain_summary.contains("completeness")) << plain_summary.dump(1);
   check_ledger(plain_summary.at("ledger"), first_ns, last_ns, stopwatch_s);
-  EXPECT_NE(read_file(dir_ / "all" / "report.html").find("<h2 id=\"job-ledger\">Job ledger</h2>"),
+  EXPECT_NE(file_text(dir_ / "all" / "report.html").find("<h2 id=\"job-ledger\">Job ledger</h2>"),
             std::string::npos);
 }
 

@@ -37,12 +37,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
+using lens::testing::file_text;
 
 // The pids of processes whose command line contains `token` (this test's own excepted).
 std::vector<pid_t> processes_with(const std::string& token) {
@@ -52,7 +47,7 @@ std::vector<pid_t> processes_with(const std::string& token) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = std::stoi(name);
     if (pid == ::getpid()) continue;
-    std::string cmdline = read_file(entry.path() / "cmdline");
+    std::string cmdline = file_text(entry.path() / "cmdline");
     for (char& c : cmdline) c = c == '\0' ? ' ' : c;
     if (cmdline.find(token) != std::string::npos) found.push_back(pid);
   }
@@ -64,14 +59,8 @@ class LensRun : public lens::testing::SpawnedChild {
  public:
   LensRun(const fs::path& dir, const std::vector<std::string>& args,
           const std::map<std::string, std::string>& env = {})
-      : SpawnedChild(command(args), dir / "stdout.txt", dir / "stderr.txt", env) {}
-
- private:
-  static std::vector<std::string> command(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {LENS_CLI_PATH, "run"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
+      : SpawnedChild(lens::testing::joined({LENS_CLI_PATH, "run"}, args), dir / "stdout.txt",
+                     dir / "stderr.txt", env) {}
 };
 
 class RunCommand : public TestDirectory {
@@ -102,7 +91,7 @@ TEST_F(RunCommand, FourRanksGiveAReportAndAPerfettoTrace) {
   }
 
   // Perfetto: one track per rank, the eight steps of each on its track.
-  const json trace = json::parse(read_file(dir_ / "run" / "trace.json"));
+  const json trace = json::parse(file_text(dir_ / "run" / "trace.json"));
   std::map<std::string, std::string> track_names;  // "pid/tid" -> name
   std::map<std::string, int> steps;                // track name -> steps
   for (const json& event : trace.at("traceEvents")) {
@@ -140,15 +129,15 @@ TEST_F(RunCommand, FourRanksGiveAReportAndAPerfettoTrace) {
       "--enable-logging=stderr --v=0 --user-data-dir=" +
       (dir_ / "chromium-profile").string() + " --dump-dom file://" +
       (dir_ / "run" / "report.html").string() + " > " + dom.string() + " 2> " + console.string();
-  ASSERT_EQ(::system(command.c_str()), 0) << read_file(console);
-  const std::string page = read_file(dom);
+  ASSERT_EQ(::system(command.c_str()), 0) << file_text(console);
+  const std::string page = file_text(dom);
   const std::regex lane(R"re(class="[^"]*\brank-lane\b[^"]*"[^>]*data-rank="(\d)")re");
   std::set<std::string> lanes;
   for (std::sregex_iterator it(page.begin(), page.end(), lane), end; it != end; ++it) {
     lanes.insert((*it)[1]);
   }
   EXPECT_EQ(lanes, (std::set<std::string>{"0", "1", "2", "3"})) << page.substr(0, 2000);
-  const std::string log = read_file(console);
+  const std::string log = file_text(console);
   EXPECT_EQ(log.find("Uncaught"), std::string::npos) << log;
   EXPECT_EQ(log.find(":ERROR:CONSOLE"), std::string::npos) << log;
 }
@@ -166,7 +155,7 @@ TEST_F(RunCommand, ARunWithoutASlowRankHasNoLargeSuspect) {
   }
   LensRun run(dir_, args);
   ASSERT_EQ(run.wait(), 0) << run.out() << run.err();
-  const auto summary = nlohmann::json::parse(read_file(dir_ / "run" / "summary.json"));
+  const auto summary = nlohmann::json::parse(file_text(dir_ / "run" / "summary.json"));
   EXPECT_EQ(summary["ranks"], 2) << summary.dump();
   for (const auto& suspect : summary["suspects"]) {
     EXPECT_LT(suspect["share"].get<double>(), 1.0 / 3.0) << summary.dump();
@@ -183,7 +172,7 @@ TEST_F(RunCommand, ARunWithoutASlowRankHasNoLargeSuspect) {
     EXPECT_EQ(rank["signals"]["metric points"]["failed"], 0) << rank.dump();
   }
   EXPECT_EQ(summary["silent_ranks"], nlohmann::json::array());
-  EXPECT_NE(read_file(dir_ / "run" / "report.html").find("<h2>Telemetry completeness</h2>"),
+  EXPECT_NE(file_text(dir_ / "run" / "report.html").find("<h2>Telemetry completeness</h2>"),
             std::string::npos);
 }
 
@@ -204,7 +193,7 @@ TEST_F(RunCommand, AnInjectedSlowRankIsNamedWithItsStageAndOnset) {
                      "in other ("),
             std::string::npos)
       << out;
-  const auto summary = nlohmann::json::parse(read_file(dir_ / "run" / "summary.json"));
+  const auto summary = nlohmann::json::parse(file_text(dir_ / "run" / "summary.json"));
   ASSERT_FALSE(summary["suspects"].empty()) << summary.dump();
   const auto& top = summary["suspects"][0];
   EXPECT_EQ(top["rank"], 2) << summary.dump();
@@ -212,7 +201,7 @@ TEST_F(RunCommand, AnInjectedSlowRankIsNamedWithItsStageAndOnset) {
   EXPECT_EQ(top["first_iteration"], 3) << summary.dump();
   EXPECT_EQ(top["last_iteration"], 8) << summary.dump();
   EXPECT_NEAR(top["excess_ms_per_step"].get<double>(), 200.0, 40.0) << summary.dump();
-  EXPECT_NE(read_file(dir_ / "run" / "report.html").find("rank 2 spends +"), std::string::npos);
+  EXPECT_NE(file_text(dir_ / "run" / "report.html").find("rank 2 spends +"), std::string::npos);
 }
 
 // Pipeline parallelism (issue 32): 4 ranks as PP 2 x DP 2, --slow-stage-pp 1 sleeps 20 ms per
@@ -233,7 +222,7 @@ TEST_F(RunCommand, ASlowPipelineStageIsNamedAndTheOtherStageWaitsInPipelineRecei
   EXPECT_NE(out.find("\npipeline stage 1 of 2 (ranks 2-3): +"), std::string::npos) << out;
   EXPECT_NE(out.find(" ms per step in forward_backward from iteration "), std::string::npos) << out;
   EXPECT_NE(out.find("; stage 0 waits in pipeline receives ("), std::string::npos) << out;
-  const auto summary = nlohmann::json::parse(read_file(dir_ / "run" / "summary.json"));
+  const auto summary = nlohmann::json::parse(file_text(dir_ / "run" / "summary.json"));
   ASSERT_FALSE(summary["suspects"].empty()) << summary.dump();
   const auto& top = summary["suspects"][0];
   EXPECT_EQ(top["kind"], "stage") << summary.dump();
@@ -270,7 +259,7 @@ TEST_F(RunCommand, ASlowFakeHostIsNamedOnceNotAsFourRanks) {
   LensRun run(dir_, args);
   ASSERT_EQ(run.wait(), 0) << run.out() << run.err();
   EXPECT_NE(run.out().find("\nnode host1 (ranks 4-7): +"), std::string::npos) << run.out();
-  const auto summary = nlohmann::json::parse(read_file(dir_ / "run" / "summary.json"));
+  const auto summary = nlohmann::json::parse(file_text(dir_ / "run" / "summary.json"));
   // In forward_backward: host1 once, none of its ranks on their own. (Eight ranks sharing two
   // cores also lag in untraced time now and then: other phases are not checked.)
   int nodes = 0;
@@ -286,7 +275,7 @@ TEST_F(RunCommand, ASlowFakeHostIsNamedOnceNotAsFourRanks) {
   }
   EXPECT_EQ(nodes, 1) << summary.dump();
   // The page says the same: the sentence flagged at the top, the host's lanes marked.
-  const std::string html = read_file(dir_ / "run" / "report.html");
+  const std::string html = file_text(dir_ / "run" / "report.html");
   EXPECT_NE(html.find("<span class=\"flag\">node host1 (ranks 4-7): +"), std::string::npos);
   EXPECT_NE(html.find("{\"kind\":\"node\",\"label\":\"node host1 (ranks 4-7)\",\"phase\":"
                       "\"forward_backward\",\"ranks\":\"4-7\",\"rows\":[[4,7]]}"),
@@ -441,13 +430,13 @@ TEST_F(RunCommand, AHangIsReportedWithWhereEachRankIs) {
   // Each rank said it once on its own output too (one short line).
   for (int rank = 0; rank < 3; ++rank) {
     const std::string log =
-        read_file(dir_ / "run" / "logs" / ("rank" + std::to_string(rank) + ".log"));
+        file_text(dir_ / "run" / "logs" / ("rank" + std::to_string(rank) + ".log"));
     EXPECT_NE(log.find("lens: rank " + std::to_string(rank) + ": no step finished for "),
               std::string::npos)
         << log;
   }
 
-  const auto summary = nlohmann::json::parse(read_file(dir_ / "run" / "summary.json"));
+  const auto summary = nlohmann::json::parse(file_text(dir_ / "run" / "summary.json"));
   const json& hangs = summary.at("hangs");
   ASSERT_EQ(hangs.size(), 3U) << summary.dump();
   for (const json& hang : hangs) {
@@ -460,7 +449,7 @@ TEST_F(RunCommand, AHangIsReportedWithWhereEachRankIs) {
     EXPECT_GE(hang.at("stalled_s").get<double>(), 1.0) << hang.dump();
     EXPECT_EQ(hang.at("resumed"), false) << hang.dump();
   }
-  const std::string page = read_file(dir_ / "run" / "report.html");
+  const std::string page = file_text(dir_ / "run" / "report.html");
   EXPECT_NE(page.find("<h2 id=\"hangs\">Hangs</h2>"), std::string::npos);
   EXPECT_NE(page.find("ranks 0,2 in megatron.grad_sync.finish"), std::string::npos);
   EXPECT_EQ(processes_with(LENS_TRAIN_LOOP_PATH), std::vector<pid_t>{});

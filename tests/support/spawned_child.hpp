@@ -24,6 +24,21 @@
 
 namespace lens::testing {
 
+// The whole content of a file ("" when it cannot be read).
+inline std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+// `head` followed by `tail`: a program and its fixed arguments, then a test's own.
+inline std::vector<std::string> joined(std::vector<std::string> head,
+                                       const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
 class SpawnedChild {
  public:
   SpawnedChild(const std::vector<std::string>& command, std::filesystem::path out,
@@ -80,17 +95,10 @@ class SpawnedChild {
   }
   void signal(int number) const { ::kill(pid_, number); }
   pid_t pid() const { return pid_; }
-  std::string out() const { return contents(out_); }
-  std::string err() const { return contents(err_); }
+  std::string out() const { return file_text(out_); }
+  std::string err() const { return file_text(err_); }
 
  private:
-  static std::string contents(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream content;
-    content << in.rdbuf();
-    return content.str();
-  }
-
   std::filesystem::path out_;
   std::filesystem::path err_;
   pid_t pid_ = -1;
