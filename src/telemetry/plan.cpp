@@ -6,6 +6,7 @@
 
 #include "lens/sampling.hpp"
 #include "lens/strategies.hpp"
+#include "resource/resource_settings.hpp"
 #include "validate/resolved.hpp"
 
 namespace lens::telemetry {
@@ -115,14 +116,15 @@ PrometheusOptions prometheus_options(const Config& config) {
   return {config.otel.prometheus_host, config.otel.prometheus_port};
 }
 
-Result<TelemetryPlan> make_plan(Config config, const RankInfo& rank,
+Result<TelemetryPlan> make_plan(const Config& config, const RankInfo& rank,
                                 const Attributes& resource_attributes,
                                 const SetupOverrides& overrides, const Env& env) {
   auto resolved = validate_and_resolve(config, &rank);
   if (!resolved.ok()) return Error(resolved.message());
   TelemetryPlan plan;
   plan.rank = rank;
-  auto run_id = resolve_run_id(config, rank, env, overrides.collective);
+  ResourceSettings resource = ResourceSettings::of(config);
+  auto run_id = resolve_run_id(resource, rank, env, overrides.collective);
   if (!run_id.ok()) return Error(run_id.message());
   plan.run_id = std::move(run_id).value();
   auto exporting =
@@ -136,9 +138,9 @@ Result<TelemetryPlan> make_plan(Config config, const RankInfo& rank,
   plan.span_groups = std::move(resolved->span_groups);
   if (!plan.exporting) return plan;
 
-  config.run_id = plan.run_id.value;
+  resource.run_id = plan.run_id.value;
   plan.print_totals = config.exporter != ExporterKind::none;
-  plan.resource = build_resource(config, rank, resource_attributes, env);
+  plan.resource = build_resource(resource, rank, resource_attributes, env);
   if (config.traces_enabled) {
     auto traces = plan_traces(config, resolved->sampling_strategy, rank, overrides);
     if (!traces.ok()) return Error(traces.message());

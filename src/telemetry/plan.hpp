@@ -63,7 +63,7 @@ struct TelemetryPlan {
 // Validates `config` and resolves it for this rank. Errors are setup's: one line naming the
 // variable. `overrides` decides the rank (its rank_strategy) and whether lens's OTLP span
 // exporter may have several batches on the wire (not with an exporter of the overrides).
-Result<TelemetryPlan> make_plan(Config config, const RankInfo& rank,
+Result<TelemetryPlan> make_plan(const Config& config, const RankInfo& rank,
                                 const Attributes& resource_attributes,
                                 const SetupOverrides& overrides, const Env& env);
 

@@ -735,7 +735,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
         "setup_telemetry() has already been initialised in this process and that telemetry "
         "is still live; call it once at start-up, or shut the previous handle down first");
   }
-  auto plan = telemetry::make_plan(std::move(config), rank, resource_attributes, overrides, env);
+  auto plan = telemetry::make_plan(config, rank, resource_attributes, overrides, env);
   if (!plan.ok()) {
     return Error(plan.message());
   }
