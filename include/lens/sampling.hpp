@@ -18,6 +18,7 @@
 #include "lens/otel_settings.hpp"
 #include "lens/rank_info.hpp"
 #include "lens/result.hpp"
+#include "lens/strategies.hpp"
 
 namespace lens {
 
@@ -78,13 +79,13 @@ class RankAwareSampler final : public Sampler {
   std::shared_ptr<const Sampler> delegate_;
 };
 
-// Builds the sampler of a named sampling strategy from the config, the rank and the default
-// sampler (the one make_default_sampler gives).
+// Builds the sampler of a named sampling strategy from the strategy settings (P_EXPORT_RANK,
+// P_EXPORT_SAMPLE_RATE), the rank and the default sampler (the one make_default_sampler gives).
 using SamplingStrategyFactory = std::function<std::shared_ptr<const Sampler>(
-    const Config&, const RankInfo&, std::shared_ptr<const Sampler> default_sampler)>;
+    const StrategySettings&, const RankInfo&, std::shared_ptr<const Sampler> default_sampler)>;
 
 // Same rules and wording as register_rank_strategy / unregister_rank_strategy; the built-in
-// `rank_aware` (RankAwareSampler at config.export_sample_rate around the default sampler) can
+// `rank_aware` (RankAwareSampler at settings.export_sample_rate around the default sampler) can
 // be overridden but never unregistered.
 Status register_sampling_strategy(std::string_view name, SamplingStrategyFactory factory,
                                   bool allow_override = false);
@@ -97,6 +98,18 @@ std::vector<std::string> registered_sampling_strategies();
 // name (`Unknown sampling strategy 'x' in <variable>. Registered strategies: [...]`), a
 // factory that throws (`Sampling strategy 'x' failed: <what()>`) or returns null.
 Result<std::shared_ptr<const Sampler>> make_sampler(const Config& config, const RankInfo& rank);
+
+// The factory registered under `name` (any ASCII case), or an error `Unknown sampling strategy
+// 'name'. Registered strategies: [...]`.
+Result<SamplingStrategyFactory> get_sampling_strategy(std::string_view name);
+
+// The sampler of a strategy already chosen: `factory`'s, given `default_sampler`; an empty
+// factory gives `default_sampler` itself. `name` names it in errors, as make_sampler's.
+Result<std::shared_ptr<const Sampler>> make_sampler(const SamplingStrategyFactory& factory,
+                                                    const std::string& name,
+                                                    const StrategySettings& settings,
+                                                    const RankInfo& rank,
+                                                    std::shared_ptr<const Sampler> default_sampler);
 
 }  // namespace lens
 

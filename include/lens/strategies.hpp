@@ -1,8 +1,8 @@
 // Rank (export) strategies: which ranks of a job export telemetry (SPEC Part 2 §B). A strategy
-// is a callable (config, rank info) -> bool, evaluated once per setup; strategies are looked up
-// by name in a process-global registry holding the four built-ins and any registered ones.
-// Thread-safety: every function here may be called from any thread; the registry is guarded by
-// a mutex, and strategies are called outside it (a strategy may itself use the registry).
+// is a callable (strategy settings, rank info) -> bool, evaluated once per setup; strategies are
+// looked up by name in a process-global registry holding the four built-ins and any registered
+// ones. Thread-safety: every function here may be called from any thread; the registry is guarded
+// by a mutex, and strategies are called outside it (a strategy may itself use the registry).
 // Nothing here throws: errors are values, and a strategy's exception becomes an error.
 #pragma once
 
@@ -19,8 +19,21 @@
 
 namespace lens {
 
+// What a strategy reads besides the rank: the few settings of the config that select ranks.
+// Setup derives them once (StrategySettings::of); rank and sampling strategies receive them.
+struct StrategySettings {
+  // P_EXPORT_RANK: the rank single_rank exports from; negative: the last rank.
+  std::int64_t export_rank = -1;
+  // P_EXPORT_SAMPLE_RATE: the rate of the `sampled` strategy and the rank-aware sampler.
+  double export_sample_rate = 1.0;
+
+  static StrategySettings of(const Config& config) noexcept {
+    return {config.export_rank, config.export_sample_rate};
+  }
+};
+
 // True means "this process exports". May read the environment for extra context.
-using RankStrategy = std::function<bool(const Config&, const RankInfo&)>;
+using RankStrategy = std::function<bool(const StrategySettings&, const RankInfo&)>;
 
 // Adds a named strategy. Errors: an empty name (message contains "non-empty"), an empty
 // callable, or a name already registered (built-in or not) without allow_override (message
@@ -49,6 +62,12 @@ Result<RankStrategy> get_rank_strategy(std::string_view name);
 // that throws gives `Rank strategy 'name' failed: <what()>`; nothing propagates.
 Result<bool> should_export(const Config& config, const RankInfo& rank,
                            const RankStrategy* override_strategy = nullptr);
+
+// The decision of a strategy already chosen (get_rank_strategy, or setup's override): `what`
+// names it in errors ("Rank strategy 'sampled'"). An empty callable gives `<what> is empty;
+// expected a callable`; a strategy that throws gives `<what> failed: <what()>`.
+Result<bool> decide_export(const RankStrategy& strategy, const std::string& what,
+                           const StrategySettings& settings, const RankInfo& rank);
 
 // The deterministic rank bucket of SPEC Part 2 §B.2, bit-exact with the Python original:
 // MD5 of the rank's decimal text, read as a big-endian 128-bit integer, modulo 10000, divided

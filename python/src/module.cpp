@@ -92,15 +92,16 @@ struct PendingStrategyError {
 };
 PendingStrategyError* g_pending_strategy_error = nullptr;
 
-// A Python callable (config, rank, world_size) -> bool as a RankStrategy. The reference is kept
+// A Python callable (settings, rank, world_size) -> bool as a RankStrategy (settings: a
+// StrategySettings, export_rank and export_sample_rate). The reference is kept
 // for the life of the process (the registry may outlive the interpreter).
 RankStrategy python_rank_strategy(py::function function) {
   PyObject* callable = function.release().ptr();
-  return [callable](const Config& config, const RankInfo& rank) {
+  return [callable](const StrategySettings& settings, const RankInfo& rank) {
     py::gil_scoped_acquire gil;
     try {
       py::object result =
-          py::reinterpret_borrow<py::function>(callable)(config, rank.rank, rank.world_size);
+          py::reinterpret_borrow<py::function>(callable)(settings, rank.rank, rank.world_size);
       return result.cast<bool>();
     } catch (py::error_already_set& error) {
       if (g_pending_strategy_error != nullptr && !g_pending_strategy_error->error) {
@@ -131,18 +132,18 @@ std::optional<SamplerKind> sampler_kind(const std::string& name) {
   return std::nullopt;
 }
 
-// A Python callable (config, rank, world_size, default_sampler) -> Sampler as a factory. Its
+// A Python callable (settings, rank, world_size, default_sampler) -> Sampler as a factory. Its
 // exception becomes the registry's "Sampling strategy 'x' failed: ..." error at setup. The
 // reference is kept for the life of the process.
 SamplingStrategyFactory python_sampling_factory(py::function function) {
   PyObject* callable = function.release().ptr();
-  return [callable](const Config& config, const RankInfo& rank,
+  return [callable](const StrategySettings& settings, const RankInfo& rank,
                     std::shared_ptr<const Sampler> default_sampler) {
     py::gil_scoped_acquire gil;
     std::string failure;
     try {
       py::object result = py::reinterpret_borrow<py::function>(callable)(
-          config, rank.rank, rank.world_size, PySampler{std::move(default_sampler)});
+          settings, rank.rank, rank.world_size, PySampler{std::move(default_sampler)});
       if (py::isinstance<PySampler>(result)) return result.cast<PySampler>().sampler;
       failure = "the factory returned " +
                 std::string(py::str(py::type::of(result).attr("__name__"))) +
@@ -172,7 +173,7 @@ TelemetryHandle setup(Config config, std::optional<int> rank, std::optional<int>
   overrides.allow_reinit = allow_reinit;
   if (exporting.has_value()) {
     // Decided in Python (nemo.lens.strategies, NeMo Lens's registry of export strategies).
-    overrides.rank_strategy = [decision = *exporting](const Config&, const RankInfo&) {
+    overrides.rank_strategy = [decision = *exporting](const StrategySettings&, const RankInfo&) {
       return decision;
     };
   }
@@ -582,6 +583,12 @@ PYBIND11_MODULE(_lens, m) {
   m.def("resolve_span_groups",
         [](const std::string& spec) { return value_or_raise(resolve_span_groups(spec)); });
 
+  py::class_<StrategySettings>(m, "StrategySettings",
+                               "What rank and sampling strategies read besides the rank.")
+      .def_readonly("export_rank", &StrategySettings::export_rank,
+                    "P_EXPORT_RANK: single_rank's rank (negative: the last rank).")
+      .def_readonly("export_sample_rate", &StrategySettings::export_sample_rate,
+                    "P_EXPORT_SAMPLE_RATE: the rate of `sampled` and of the rank-aware sampler.");
   m.def(
       "register_rank_strategy",
       [](const std::string& name, py::function strategy, bool allow_override) {
@@ -589,7 +596,7 @@ PYBIND11_MODULE(_lens, m) {
                                                allow_override));
       },
       py::arg("name"), py::arg("strategy"), py::arg("allow_override") = false,
-      "Registers strategy(config, rank, world_size) -> bool under `name`.");
+      "Registers strategy(settings, rank, world_size) -> bool under `name`.");
   py::class_<PySampler>(m, "Sampler", "A native trace sampler (see standard_sampler).")
       .def_property_readonly("description",
                              [](const PySampler& s) { return s.sampler->description(); });
@@ -624,7 +631,7 @@ PYBIND11_MODULE(_lens, m) {
             name, python_sampling_factory(std::move(factory)), allow_override));
       },
       py::arg("name"), py::arg("factory"), py::arg("allow_override") = false,
-      "Registers factory(config, rank, world_size, default_sampler) -> Sampler under `name`, "
+      "Registers factory(settings, rank, world_size, default_sampler) -> Sampler under `name`, "
       "selected by P_SAMPLING_STRATEGY; called once per setup.");
   m.def("unregister_sampling_strategy",
         [](const std::string& name) { raise_if_failed(unregister_sampling_strategy(name)); });

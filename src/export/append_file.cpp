@@ -18,27 +18,27 @@ std::string os_error(int error) {
 
 }  // namespace
 
-Result<std::unique_ptr<AppendFile>> AppendFile::open(const Config& config, const std::string& name,
-                                                     std::string what) {
-  const std::filesystem::path directory(config.file_path);
+Result<std::unique_ptr<AppendFile>> AppendFile::open(const std::string& directory,
+                                                     const std::string& directory_label,
+                                                     const std::string& name, std::string what) {
   std::error_code error;
-  std::filesystem::create_directories(directory, error);
+  std::filesystem::create_directories(std::filesystem::path(directory), error);
   if (error) {
-    return Error("Cannot create directory '" + config.file_path + "' (" +
-                 config.label_of("file_path") + ") for the file exporter: " + error.message());
+    return Error("Cannot create directory '" + directory + "' (" + directory_label +
+                 ") for the file exporter: " + error.message());
   }
-  const std::string path = path_in(config, name);
+  const std::string path = path_in(directory, name);
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) {
     const int open_error = errno;
-    return Error("Cannot open '" + path + "' (" + config.label_of("file_path") +
+    return Error("Cannot open '" + path + "' (" + directory_label +
                  ") for appending: " + os_error(open_error));
   }
   return std::unique_ptr<AppendFile>(new AppendFile(fd, path, std::move(what)));
 }
 
-std::string AppendFile::path_in(const Config& config, const std::string& name) {
-  return (std::filesystem::path(config.file_path) / name).string();
+std::string AppendFile::path_in(const std::string& directory, const std::string& name) {
+  return (std::filesystem::path(directory) / name).string();
 }
 
 AppendFile::AppendFile(int fd, std::string path, std::string what)

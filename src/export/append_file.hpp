@@ -9,19 +9,19 @@
 #include <mutex>
 #include <string>
 
-#include "lens/config.hpp"
 #include "lens/result.hpp"
 
 namespace lens::exporters {
 
 class AppendFile {
  public:
-  // Creates config.file_path (with parents) and opens `name` inside it; the error names the
-  // variable that set the path, the path and the OS error.
-  static Result<std::unique_ptr<AppendFile>> open(const Config& config, const std::string& name,
-                                                  std::string what);
-  // The path open() uses for `name`: <config.file_path>/<name>.
-  static std::string path_in(const Config& config, const std::string& name);
+  // Creates `directory` (with parents) and opens `name` inside it; the error names the
+  // variable that set the directory (`directory_label`), the path and the OS error.
+  static Result<std::unique_ptr<AppendFile>> open(const std::string& directory,
+                                                  const std::string& directory_label,
+                                                  const std::string& name, std::string what);
+  // The path open() uses for `name`: <directory>/<name>.
+  static std::string path_in(const std::string& directory, const std::string& name);
   ~AppendFile();
   AppendFile(const AppendFile&) = delete;
   AppendFile& operator=(const AppendFile&) = delete;

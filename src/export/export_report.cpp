@@ -121,13 +121,15 @@ void ExportReport::report(std::string_view cause, std::string_view line) noexcep
 }
 
 ExportReportCounts ExportReport::counts() const noexcept {
-  return {exports_succeeded_.load(std::memory_order_relaxed),
-          exports_failed_.load(std::memory_order_relaxed),
-          items_exported_.load(std::memory_order_relaxed),
-          items_failed_.load(std::memory_order_relaxed),
-          items_rejected_.load(std::memory_order_relaxed),
-          retries_.load(std::memory_order_relaxed),
-          items_in_flight_.load(std::memory_order_relaxed)};
+  ExportReportCounts counts;
+  counts.exports_succeeded = exports_succeeded_.load(std::memory_order_relaxed);
+  counts.exports_failed = exports_failed_.load(std::memory_order_relaxed);
+  counts.items_exported = items_exported_.load(std::memory_order_relaxed);
+  counts.items_failed = items_failed_.load(std::memory_order_relaxed);
+  counts.items_rejected = items_rejected_.load(std::memory_order_relaxed);
+  counts.retries = retries_.load(std::memory_order_relaxed);
+  counts.items_in_flight = items_in_flight_.load(std::memory_order_relaxed);
+  return counts;
 }
 
 std::uint64_t count_points(const sdkmetrics::ResourceMetrics& data) noexcept {

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/signal_counts.hpp"
 #include "export/otlp_retry.hpp"
 #include "export/signal_sdk.hpp"
 #include "lens/otel_settings.hpp"
@@ -27,17 +28,8 @@ namespace lens::exporters {
 // What one item of `signal` is called in messages: "spans", "data points" or "log records".
 const char* items_of(Signal signal);
 
-struct ExportReportCounts {
-  std::uint64_t exports_succeeded = 0;  // Export calls that returned kSuccess
-  std::uint64_t exports_failed = 0;     // Export calls that failed (after any retries)
-  std::uint64_t items_exported = 0;     // spans / metric data points / log records sent
-  std::uint64_t items_failed = 0;       // items of failed exports: dropped
-  std::uint64_t items_rejected = 0;     // items a receiver accepted the request of but rejected
-                                        // (partial_success), counted within items_exported
-  std::uint64_t retries = 0;            // attempts after the first
-  std::uint64_t items_in_flight = 0;    // items of Export calls not returned yet (a receiver
-                                        // that never answers holds them past shutdown)
-};
+// One signal's outcome counters (core/signal_counts.hpp): the report fills the exports' part.
+using ExportReportCounts = core::SignalCounts;
 
 class ExportReport {
  public:
@@ -56,8 +48,8 @@ class ExportReport {
   void begin_export(std::uint64_t items) noexcept;
   void end_export(std::uint64_t items) noexcept;
 
-  // Writes "lens: <line> (further occurrences are counted, not shown; totals at shutdown)" the first time `cause`
-  // is reported; later reports of the same cause are only counted.
+  // Writes "lens: <line> (further occurrences are counted, not shown; totals at shutdown)" the
+  // first time `cause` is reported; later reports of the same cause are only counted.
   void report(std::string_view cause, std::string_view line) noexcept;
 
   ExportReportCounts counts() const noexcept;

@@ -190,24 +190,6 @@ class FileExporter final
   OtlpRequests<S> requests_;
 };
 
-// The settings of signal S; OTEL_METRIC_EXPORT_TIMEOUT bounds each metrics export too (the
-// reader cannot cancel one).
-OtlpSignalSettings otlp_settings(const OtelSettings& otel, Signal signal) {
-  switch (signal) {
-    case Signal::traces:
-      return otel.traces;
-    case Signal::logs:
-      return otel.logs;
-    case Signal::metrics:
-      break;
-  }
-  OtlpSignalSettings settings = otel.metrics;
-  if (otel.metric_export_timeout_ms.value < settings.timeout_ms.value) {
-    settings.timeout_ms = otel.metric_export_timeout_ms;
-  }
-  return settings;
-}
-
 // By Signal: the file's name and what a failed write of it loses.
 constexpr const char* kFileNames[] = {"traces.jsonl", "metrics.jsonl", "logs.jsonl"};
 constexpr const char* kFileItems[] = {"spans", "metrics", "log records"};
@@ -233,51 +215,53 @@ ExporterPtr<S> make_text_console_exporter(std::shared_ptr<TextConsole> console,
 }
 
 template <Signal S>
-Result<ExporterPtr<S>> make_file_exporter(const Config& config) {
-  auto file = AppendFile::open(config, file_name(S), kFileItems[static_cast<int>(S)]);
+Result<ExporterPtr<S>> make_file_exporter(const ExporterOptions& options) {
+  auto file = AppendFile::open(options.file_path, options.file_path_label, file_name(S),
+                               kFileItems[static_cast<int>(S)]);
   if (!file.ok()) return Error(file.message());
-  return ExporterPtr<S>(std::make_unique<FileExporter<S>>(std::move(file).value(),
-                                                          config.otel.metrics_temporality.value));
+  return ExporterPtr<S>(
+      std::make_unique<FileExporter<S>>(std::move(file).value(), options.temporality));
 }
 
 template <Signal S>
-Result<ExporterPtr<S>> make_exporter(const Config& config, std::shared_ptr<ExportReport> report) {
-  const TemporalityPreference temporality = config.otel.metrics_temporality.value;
+Result<ExporterPtr<S>> make_exporter(const ExporterOptions& options,
+                                     std::shared_ptr<ExportReport> report) {
+  const TemporalityPreference temporality = options.temporality;
   if (!report) report = std::make_shared<ExportReport>(S);
-  switch (config.exporter) {
+  switch (options.kind) {
     case ExporterKind::none:
       return make_reporting_exporter<S>(make_discarding_exporter<S>(temporality), std::move(report),
                                         "none");
     case ExporterKind::console:
       return make_reporting_exporter<S>(
-          config.console_format == ConsoleFormat::text
+          options.console_format == ConsoleFormat::text
               ? make_text_console_exporter<S>(stdout_text_console(), temporality)
               : make_console_exporter<S>(stdout, temporality),
           std::move(report), "stdout");
     case ExporterKind::file: {
-      auto file = make_file_exporter<S>(config);
+      auto file = make_file_exporter<S>(options);
       if (!file.ok()) return Error(file.message());
       // The file exporter reports its own write errors once.
       return make_reporting_exporter<S>(std::move(*file), std::move(report),
-                                        AppendFile::path_in(config, file_name(S)),
+                                        AppendFile::path_in(options.file_path, file_name(S)),
                                         /*explain_failures=*/false);
     }
     case ExporterKind::otlp:
       break;
   }
-  const OtlpSignalSettings settings = otlp_settings(config.otel, S);
-  if (Status status = check_otlp_settings(settings, S); !status.ok()) {
+  if (Status status = check_otlp_settings(options.otlp, S); !status.ok()) {
     return Error(status.message());
   }
-  return make_otlp_exporter<S>(settings, std::move(report), {}, temporality);
+  return make_otlp_exporter<S>(options.otlp, std::move(report), {}, temporality);
 }
 
-#define LENS_EXPORTERS_OF(S)                                                                      \
-  template Result<ExporterPtr<S>> make_exporter<S>(const Config&, std::shared_ptr<ExportReport>); \
-  template ExporterPtr<S> make_console_exporter<S>(std::FILE*, TemporalityPreference);            \
-  template ExporterPtr<S> make_text_console_exporter<S>(std::shared_ptr<TextConsole>,             \
-                                                        TemporalityPreference);                   \
-  template Result<ExporterPtr<S>> make_file_exporter<S>(const Config&);                           \
+#define LENS_EXPORTERS_OF(S)                                                           \
+  template Result<ExporterPtr<S>> make_exporter<S>(const ExporterOptions&,             \
+                                                   std::shared_ptr<ExportReport>);     \
+  template ExporterPtr<S> make_console_exporter<S>(std::FILE*, TemporalityPreference); \
+  template ExporterPtr<S> make_text_console_exporter<S>(std::shared_ptr<TextConsole>,  \
+                                                        TemporalityPreference);        \
+  template Result<ExporterPtr<S>> make_file_exporter<S>(const ExporterOptions&);       \
   template ExporterPtr<S> make_discarding_exporter<S>(TemporalityPreference);
 LENS_EXPORTERS_OF(Signal::traces)
 LENS_EXPORTERS_OF(Signal::metrics)

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/signal_counts.hpp"
 #include "native/tick_clock.hpp"
 
 namespace lens::native {
@@ -42,23 +43,8 @@ struct PipelineOptions {
   std::shared_ptr<SharedTickCalibration> clock;
 };
 
-struct PipelineCounts {
-  std::uint64_t started = 0;   // native records begun (spans; a log record is accepted at once)
-  std::uint64_t accepted = 0;  // native records ended into a ring, or ended by shutdown
-  std::uint64_t foreign_started = 0;      // spans started through opentelemetry-cpp's API
-  std::uint64_t foreign_accepted = 0;     // records queued from opentelemetry-cpp's API
-  std::uint64_t dropped_full_buffer = 0;  // native records refused: a full ring or buffer
-  std::uint64_t dropped_full_queue = 0;   // API records refused: a full (or closed) queue
-  // Lost before the exporter saw them (out of memory converting or batching); the exports' own
-  // outcomes are counted in the signal's ExportReport.
-  std::uint64_t lost = 0;
-  std::uint64_t truncated = 0;  // spans exported as still open at shutdown
-  // Limits (OTEL_*_LIMIT): what they cut.
-  std::uint64_t dropped_attributes = 0;  // span, event and link attributes
-  std::uint64_t dropped_events = 0;
-  std::uint64_t dropped_links = 0;
-  std::uint64_t truncated_values = 0;  // attribute values shortened
-};
+// One signal's outcome counters (core/signal_counts.hpp): the pipeline fills its own part.
+using PipelineCounts = core::SignalCounts;
 
 // Made with std::make_shared (make_processor shares the ownership). Defined for SpanSignal and
 // LogSignal only (export_pipeline_impl.hpp, instantiated in their .cpp).

@@ -9,6 +9,7 @@
 #include "core/parse.hpp"
 #include "lens/resource.hpp"
 #include "lens/version.hpp"
+#include "resource/resource_settings.hpp"
 
 namespace lens {
 namespace {
@@ -37,7 +38,28 @@ std::optional<std::string> scalar_text(const AttributeValue& value) {
 
 }  // namespace
 
+ResourceSettings ResourceSettings::of(const Config& config) {
+  ResourceSettings settings;
+  settings.run_id = config.run_id;
+  settings.run_id_source = config.source_of("run_id");
+  settings.prefix = config.prefix;
+  settings.service_name = config.service_name;
+  settings.service_name_given = config.source_of("service_name") != "default";
+  settings.otel_service_name = config.otel.service_name.value;
+  settings.otel_resource_attributes = config.otel.resource_attributes.value;
+  settings.user_id = config.user_id;
+  settings.wandb_entity = config.wandb_entity;
+  settings.wandb_project = config.wandb_project;
+  return settings;
+}
+
 Attributes build_resource(const Config& config, const RankInfo& rank,
+                          const Attributes& caller_attributes, const Env& env,
+                          const HostProbe& probe) {
+  return build_resource(ResourceSettings::of(config), rank, caller_attributes, env, probe);
+}
+
+Attributes build_resource(const ResourceSettings& settings, const RankInfo& rank,
                           const Attributes& caller_attributes, const Env& env,
                           const HostProbe& probe) {
   // 1. SDK defaults.
@@ -48,12 +70,12 @@ Attributes build_resource(const Config& config, const RankInfo& rank,
 
   // 2. Detected: local, then SLURM (with the job identity), then Kubernetes; later wins.
   overlay(out, detect_local_resource(env, probe));
-  overlay(out, detect_slurm_resource(env, config.run_id));
+  overlay(out, detect_slurm_resource(env, settings.run_id));
   overlay(out, detect_kubernetes_resource(env, probe));
 
   // 3. OTEL_RESOURCE_ATTRIBUTES, as strings; a repeated key keeps its last value.
   bool env_service_name = false;
-  for (const auto& [key, value] : config.otel.resource_attributes.value) {
+  for (const auto& [key, value] : settings.otel_resource_attributes) {
     if (key.empty()) {
       continue;
     }
@@ -64,25 +86,25 @@ Attributes build_resource(const Config& config, const RankInfo& rank,
   // 4. Lens attributes. service.name: --otel-service-name and OTEL_SERVICE_NAME reach the
   // config with a non-default source; a config built in code may still carry only
   // otel.service_name; a default name yields to service.name in OTEL_RESOURCE_ATTRIBUTES.
-  if (config.source_of("service_name") != "default") {
-    out.insert_or_assign("service.name", config.service_name);
-  } else if (const std::string_view otel_name = detail::trim(config.otel.service_name.value);
+  if (settings.service_name_given) {
+    out.insert_or_assign("service.name", settings.service_name);
+  } else if (const std::string_view otel_name = detail::trim(settings.otel_service_name);
              !otel_name.empty()) {
     out.insert_or_assign("service.name", std::string(otel_name));
   } else if (!env_service_name) {
-    out.insert_or_assign("service.name", config.service_name);
+    out.insert_or_assign("service.name", settings.service_name);
   }
   out.insert_or_assign("service.version", std::string(kVersion));
   out.insert_or_assign("dl.rank", static_cast<std::int64_t>(rank.rank));
   out.insert_or_assign("dl.world_size", static_cast<std::int64_t>(rank.world_size));
-  if (const std::string_view run_id = detail::trim(config.run_id); !run_id.empty()) {
+  if (const std::string_view run_id = detail::trim(settings.run_id); !run_id.empty()) {
     out.insert_or_assign("nemo.run.id", std::string(run_id));
     out.insert_or_assign("service.instance.id",
                          std::string(run_id) + "-rank" + std::to_string(rank.rank));
   }
-  put_if_nonblank(out, "nemo.user.id", config.user_id);
-  put_if_nonblank(out, "wandb.entity", config.wandb_entity);
-  put_if_nonblank(out, "wandb.project", config.wandb_project);
+  put_if_nonblank(out, "nemo.user.id", settings.user_id);
+  put_if_nonblank(out, "wandb.entity", settings.wandb_entity);
+  put_if_nonblank(out, "wandb.project", settings.wandb_project);
   // An unset or blank DEPLOYMENT_ENV falls through to ENVIRONMENT (fixes §O.3-11).
   std::string deployment(detail::trim(env.get_or("DEPLOYMENT_ENV")));
   if (deployment.empty()) {

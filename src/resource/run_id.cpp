@@ -6,6 +6,7 @@
 
 #include "core/parse.hpp"
 #include "lens/resource.hpp"
+#include "resource/resource_settings.hpp"
 #include "resource/uuid.hpp"
 
 namespace lens {
@@ -38,8 +39,13 @@ std::string random_run_id() {
 
 Result<RunId> resolve_run_id(const Config& config, const RankInfo& rank, const Env& env,
                              Collective* collective) {
-  if (std::string value(detail::trim(config.run_id)); !value.empty()) {
-    std::string source = config.source_of("run_id");
+  return resolve_run_id(ResourceSettings::of(config), rank, env, collective);
+}
+
+Result<RunId> resolve_run_id(const ResourceSettings& settings, const RankInfo& rank, const Env& env,
+                             Collective* collective) {
+  if (std::string value(detail::trim(settings.run_id)); !value.empty()) {
+    std::string source = settings.run_id_source;
     if (source == "default") {
       source = "config.run_id";  // set in code rather than read from the environment
     }
@@ -72,8 +78,8 @@ Result<RunId> resolve_run_id(const Config& config, const RankInfo& rank, const E
   }
   std::string value = random_run_id();
   std::string fix = "set NEMO_LENS_RUN_ID";
-  if (!config.prefix.empty() && config.prefix != kDefaultPrefix) {
-    fix = "set " + config.prefix + "_RUN_ID or NEMO_LENS_RUN_ID";
+  if (!settings.prefix.empty() && settings.prefix != kDefaultPrefix) {
+    fix = "set " + settings.prefix + "_RUN_ID or NEMO_LENS_RUN_ID";
   }
   if (rank.world_size <= 1) {
     return RunId{std::move(value), "random", {}};  // one process: nothing to share the id with

@@ -14,22 +14,22 @@
 namespace lens {
 namespace {
 
-bool all_ranks(const Config& /*config*/, const RankInfo& /*rank*/) { return true; }
+bool all_ranks(const StrategySettings& /*settings*/, const RankInfo& /*rank*/) { return true; }
 
 // Negative export_rank means the last rank; an export_rank >= world_size exports from nobody.
-bool single_rank(const Config& config, const RankInfo& rank) {
+bool single_rank(const StrategySettings& settings, const RankInfo& rank) {
   const std::int64_t target =
-      config.export_rank >= 0 ? config.export_rank : std::int64_t{rank.world_size} - 1;
+      settings.export_rank >= 0 ? settings.export_rank : std::int64_t{rank.world_size} - 1;
   return std::int64_t{rank.rank} == target;
 }
 
 // Strict less-than: rate 0.0 exports nobody, rate 1.0 everybody (the largest bucket is 0.9999).
-bool sampled(const Config& config, const RankInfo& rank) {
-  return sampled_rank_bucket(rank.rank) < config.export_sample_rate;
+bool sampled(const StrategySettings& settings, const RankInfo& rank) {
+  return sampled_rank_bucket(rank.rank) < settings.export_sample_rate;
 }
 
 // The original reads LOCAL_RANK itself; here RankInfo::detect has read it (0 when unset).
-bool first_rank_per_node(const Config& /*config*/, const RankInfo& rank) {
+bool first_rank_per_node(const StrategySettings& /*settings*/, const RankInfo& rank) {
   return rank.local_rank == 0;
 }
 
@@ -43,18 +43,6 @@ Registry& registry() {
                                                 {"single_rank", single_rank},
                                             });
   return instance;
-}
-
-// Calls a user strategy, turning any exception into an error.
-Result<bool> call_strategy(const RankStrategy& strategy, const std::string& what,
-                           const Config& config, const RankInfo& rank) {
-  try {
-    return strategy(config, rank);
-  } catch (const std::exception& e) {
-    return Error(what + " failed: " + e.what());
-  } catch (...) {
-    return Error(what + " failed: unknown exception");
-  }
 }
 
 }  // namespace
@@ -77,19 +65,31 @@ Result<RankStrategy> get_rank_strategy(std::string_view name) {
   return *std::move(strategy);
 }
 
+Result<bool> decide_export(const RankStrategy& strategy, const std::string& what,
+                           const StrategySettings& settings, const RankInfo& rank) {
+  if (!strategy) {
+    return Error(what + " is empty; expected a callable");
+  }
+  try {
+    return strategy(settings, rank);
+  } catch (const std::exception& e) {
+    return Error(what + " failed: " + e.what());
+  } catch (...) {
+    return Error(what + " failed: unknown exception");
+  }
+}
+
 Result<bool> should_export(const Config& config, const RankInfo& rank,
                            const RankStrategy* override_strategy) {
+  const StrategySettings settings = StrategySettings::of(config);
   if (override_strategy != nullptr) {
-    if (!*override_strategy) {
-      return Error("Rank strategy override is empty; expected a callable");
-    }
-    return call_strategy(*override_strategy, "Rank strategy override", config, rank);
+    return decide_export(*override_strategy, "Rank strategy override", settings, rank);
   }
   auto strategy = registry().find(config.rank_strategy);
   if (!strategy) {
     return registry().unknown(config.rank_strategy, config.label_of("rank_strategy"));
   }
-  return call_strategy(*strategy, "Rank strategy '" + config.rank_strategy + "'", config, rank);
+  return decide_export(*strategy, "Rank strategy '" + config.rank_strategy + "'", settings, rank);
 }
 
 double sampled_rank_bucket(std::int64_t rank) {

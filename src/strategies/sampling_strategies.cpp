@@ -13,9 +13,9 @@
 namespace lens {
 namespace {
 
-std::shared_ptr<const Sampler> rank_aware(const Config& config, const RankInfo& rank,
+std::shared_ptr<const Sampler> rank_aware(const StrategySettings& settings, const RankInfo& rank,
                                           std::shared_ptr<const Sampler> default_sampler) {
-  return std::make_shared<RankAwareSampler>(rank, config.export_sample_rate,
+  return std::make_shared<RankAwareSampler>(rank, settings.export_sample_rate,
                                             std::move(default_sampler));
 }
 
@@ -37,6 +37,36 @@ Status unregister_sampling_strategy(std::string_view name) { return registry().r
 
 std::vector<std::string> registered_sampling_strategies() { return registry().names(); }
 
+Result<SamplingStrategyFactory> get_sampling_strategy(std::string_view name) {
+  auto factory = registry().find(name);
+  if (!factory) {
+    return registry().unknown(name);
+  }
+  return *std::move(factory);
+}
+
+Result<std::shared_ptr<const Sampler>> make_sampler(
+    const SamplingStrategyFactory& factory, const std::string& name,
+    const StrategySettings& settings, const RankInfo& rank,
+    std::shared_ptr<const Sampler> default_sampler) {
+  if (!factory) {
+    return default_sampler;
+  }
+  const std::string what = "Sampling strategy '" + name + "'";
+  std::shared_ptr<const Sampler> sampler;
+  try {
+    sampler = factory(settings, rank, std::move(default_sampler));
+  } catch (const std::exception& e) {
+    return Error(what + " failed: " + e.what());
+  } catch (...) {
+    return Error(what + " failed: unknown exception");
+  }
+  if (sampler == nullptr) {
+    return Error(what + " returned no sampler; expected a non-null sampler");
+  }
+  return sampler;
+}
+
 Result<std::shared_ptr<const Sampler>> make_sampler(const Config& config, const RankInfo& rank) {
   std::shared_ptr<const Sampler> default_sampler;
   try {
@@ -51,19 +81,8 @@ Result<std::shared_ptr<const Sampler>> make_sampler(const Config& config, const 
   if (!factory) {
     return registry().unknown(config.sampling_strategy, config.label_of("sampling_strategy"));
   }
-  const std::string what = "Sampling strategy '" + config.sampling_strategy + "'";
-  std::shared_ptr<const Sampler> sampler;
-  try {
-    sampler = (*factory)(config, rank, std::move(default_sampler));
-  } catch (const std::exception& e) {
-    return Error(what + " failed: " + e.what());
-  } catch (...) {
-    return Error(what + " failed: unknown exception");
-  }
-  if (sampler == nullptr) {
-    return Error(what + " returned no sampler; expected a non-null sampler");
-  }
-  return sampler;
+  return make_sampler(*factory, config.sampling_strategy, StrategySettings::of(config), rank,
+                      std::move(default_sampler));
 }
 
 namespace detail {

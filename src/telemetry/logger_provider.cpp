@@ -7,17 +7,9 @@ namespace lens::telemetry {
 
 namespace sdklogs = opentelemetry::sdk::logs;
 
-BuiltLoggerProvider build_logger_provider(const Config& config, const Attributes& resource,
-                                          std::unique_ptr<sdklogs::LogRecordExporter> exporter,
-                                          std::shared_ptr<native::SharedTickCalibration> clock) {
-  native::LogPipelineOptions options;
-  options.clock = std::move(clock);
-  options.max_queue_size = static_cast<std::size_t>(config.otel.blrp.max_queue_size.value);
-  options.max_export_batch_size =
-      static_cast<std::size_t>(config.otel.blrp.max_export_batch_size.value);
-  options.schedule_delay = std::chrono::milliseconds(config.otel.blrp.schedule_delay_ms.value);
-  options.attribute_count_limit = config.otel.limits.logrecord_attribute_count.value;
-  options.attribute_value_length_limit = config.otel.limits.logrecord_attribute_value_length.value;
+BuiltLoggerProvider build_logger_provider(const native::LogPipelineOptions& options,
+                                          const Attributes& resource,
+                                          std::unique_ptr<sdklogs::LogRecordExporter> exporter) {
   const auto otel_resource = to_otel_resource(resource);
   BuiltLoggerProvider built;
   built.pipeline =

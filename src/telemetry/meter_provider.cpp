@@ -15,7 +15,7 @@ namespace lens::telemetry {
 namespace sdkmetrics = opentelemetry::sdk::metrics;
 
 BuiltMeterProvider build_meter_provider(
-    const Config& config, const Attributes& resource,
+    std::chrono::milliseconds export_interval, const Attributes& resource,
     std::unique_ptr<sdkmetrics::PushMetricExporter> exporter,
     std::vector<std::shared_ptr<sdkmetrics::MetricReader>> readers,
     std::vector<metrics::MetricView> views,
@@ -32,7 +32,7 @@ BuiltMeterProvider build_meter_provider(
   built.provider = std::make_shared<sdkmetrics::MeterProvider>(std::move(context));
   // Lens's bound histograms look their views up there.
   metrics::register_meter_context(built.provider, raw_context);
-  const std::chrono::milliseconds interval(config.otel.metric_export_interval_ms.value);
+  const std::chrono::milliseconds interval = export_interval;
   if (readers.empty() && exporter != nullptr) {
     // Each export is bounded by the exporter's own timeout (OTEL_METRIC_EXPORT_TIMEOUT for the
     // OTLP exporters, see exporters.cpp).

@@ -1,4 +1,4 @@
-// Builds an exporting rank's opentelemetry-cpp meter provider from the lens config: the
+// Builds an exporting rank's opentelemetry-cpp meter provider from its options: the
 // resource, the views, and either the caller's readers (SetupOverrides::metric_readers) or one
 // periodic reader (OTEL_METRIC_EXPORT_INTERVAL / OTEL_METRIC_EXPORT_TIMEOUT, collection on the
 // reader's own thread) around the exporter, behind an overflow-renaming wrapper; and, for a
@@ -10,12 +10,12 @@
 #include <opentelemetry/sdk/metrics/metric_reader.h>
 #include <opentelemetry/sdk/metrics/push_metric_exporter.h>
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
 #include "export/prometheus_endpoint.hpp"
 #include "lens/attributes.hpp"
-#include "lens/config.hpp"
 #include "lens/metric_setup.hpp"
 #include "lens/metrics.hpp"
 
@@ -26,9 +26,9 @@ struct BuiltMeterProvider {
 };
 
 // `exporter` (if any) is used when `readers` is empty; `prometheus` (if any) is refreshed every
-// export interval whatever the readers.
+// `export_interval` (OTEL_METRIC_EXPORT_INTERVAL) whatever the readers.
 BuiltMeterProvider build_meter_provider(
-    const Config& config, const Attributes& resource,
+    std::chrono::milliseconds export_interval, const Attributes& resource,
     std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> exporter,
     std::vector<std::shared_ptr<opentelemetry::sdk::metrics::MetricReader>> readers,
     std::vector<metrics::MetricView> views,

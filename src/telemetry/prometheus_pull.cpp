@@ -15,11 +15,11 @@ std::string described(const Sourced<T>& setting, const std::string& what, const 
 
 }  // namespace
 
-MetricsRouting metrics_routing(const Config& config) {
+MetricsRouting metrics_routing(const std::vector<MetricsExporter>& listed,
+                               ExporterKind lens_exporter) {
   MetricsRouting routing;
-  const std::vector<MetricsExporter>& listed = config.otel.metrics_exporters.value;
   if (listed.empty()) {
-    routing.push = config.exporter;
+    routing.push = lens_exporter;
     return routing;
   }
   for (const MetricsExporter exporter : listed) {
@@ -40,11 +40,11 @@ MetricsRouting metrics_routing(const Config& config) {
   return routing;
 }
 
-Result<PrometheusPull> start_prometheus_pull(const Config& config, const RankInfo& rank) {
-  const OtelSettings& otel = config.otel;
-  const std::int64_t base = otel.prometheus_port.value;
+Result<PrometheusPull> start_prometheus_pull(const PrometheusOptions& options,
+                                             const RankInfo& rank) {
+  const std::int64_t base = options.port.value;
   const std::int64_t port = base == 0 ? 0 : base + rank.local_rank;
-  const std::string port_text = described(otel.prometheus_port, "port", std::to_string(base));
+  const std::string port_text = described(options.port, "port", std::to_string(base));
   if (port > 65535) {
     return Error("Invalid port for OTEL_EXPORTER_PROMETHEUS_PORT: '" + std::to_string(base) +
                  "'; local rank " + std::to_string(rank.local_rank) + " would listen on " +
@@ -54,10 +54,10 @@ Result<PrometheusPull> start_prometheus_pull(const Config& config, const RankInf
   }
   PrometheusPull pull;
   pull.snapshot = std::make_shared<exporters::PrometheusSnapshot>();
-  const std::string origin = described(otel.prometheus_host, "host", otel.prometheus_host.value) +
-                             ", " + port_text + " + local rank " + std::to_string(rank.local_rank);
-  auto endpoint = exporters::PrometheusEndpoint::start(
-      otel.prometheus_host.value, static_cast<int>(port), pull.snapshot, origin);
+  const std::string origin = described(options.host, "host", options.host.value) + ", " +
+                             port_text + " + local rank " + std::to_string(rank.local_rank);
+  auto endpoint = exporters::PrometheusEndpoint::start(options.host.value, static_cast<int>(port),
+                                                       pull.snapshot, origin);
   if (!endpoint.ok()) return Error(endpoint.message());
   pull.endpoint = std::move(endpoint).value();
   return pull;

@@ -8,6 +8,8 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "export/prometheus_endpoint.hpp"
 #include "lens/config.hpp"
@@ -20,7 +22,15 @@ struct MetricsRouting {
   std::optional<ExporterKind> push;  // nullopt: no push exporter
   bool prometheus = false;
 };
-MetricsRouting metrics_routing(const Config& config);
+// `listed`: OTEL_METRICS_EXPORTER's list (empty when unset); `lens_exporter`: the lens EXPORTER.
+MetricsRouting metrics_routing(const std::vector<MetricsExporter>& listed,
+                               ExporterKind lens_exporter);
+
+// Where the rank's endpoint listens, with the sources that errors and the start-up line name.
+struct PrometheusOptions {
+  Sourced<std::string> host{"localhost", "default"};  // OTEL_EXPORTER_PROMETHEUS_HOST
+  Sourced<std::int64_t> port{9464, "default"};        // OTEL_EXPORTER_PROMETHEUS_PORT
+};
 
 struct PrometheusPull {
   std::shared_ptr<exporters::PrometheusSnapshot> snapshot;
@@ -29,6 +39,7 @@ struct PrometheusPull {
 
 // Binds the rank's endpoint (serving an empty snapshot until the first collection). Errors name
 // the variables, their values and the local rank.
-Result<PrometheusPull> start_prometheus_pull(const Config& config, const RankInfo& rank);
+Result<PrometheusPull> start_prometheus_pull(const PrometheusOptions& options,
+                                             const RankInfo& rank);
 
 }  // namespace lens::telemetry

@@ -26,15 +26,16 @@
 #include <thread>
 #include <vector>
 
+#include "core/signal_counts.hpp"
 #include "export/export_report.hpp"
 #include "export/exporters.hpp"
 #include "lens/groups.hpp"
 #include "lens/known_variables.hpp"
 #include "lens/metrics.hpp"
 #include "lens/telemetry.hpp"
-#include "lens/validate.hpp"
 #include "lens/version.hpp"
 #include "logs/active_logger.hpp"
+#include "native/log_pipeline.hpp"
 #include "native/span_pipeline.hpp"
 #include "native/thread_spans.hpp"
 #include "native/tick_clock.hpp"
@@ -42,6 +43,7 @@
 #include "telemetry/hang_sources.hpp"
 #include "telemetry/logger_provider.hpp"
 #include "telemetry/meter_provider.hpp"
+#include "telemetry/plan.hpp"
 #include "telemetry/prometheus_pull.hpp"
 #include "telemetry/self_metrics.hpp"
 #include "telemetry/step_progress.hpp"
@@ -58,7 +60,7 @@ namespace propagation = opentelemetry::context::propagation;
 struct TelemetryHandle::State {
   bool exporting = false;
   pid_t pid = ::getpid();
-  int rank = 0;  // for the completeness line at shutdown
+  int rank = 0;               // for the completeness line at shutdown
   bool print_totals = false;  // that line: not for exporter=none, which sends nowhere
   std::string run_id;
   Attributes resource;
@@ -93,9 +95,6 @@ namespace {
 
 using State = TelemetryHandle::State;
 
-// Span batches lens's OTLP exporter may have on the wire at once on the native path.
-constexpr std::size_t kConcurrentOtlpSpanExports = 3;
-
 // The time left before `deadline`, never negative.
 std::chrono::microseconds remaining_until(std::chrono::steady_clock::time_point deadline) {
   using std::chrono::duration_cast;
@@ -128,7 +127,7 @@ nostd::shared_ptr<T> live_or_noop(const State& state, const nostd::shared_ptr<T>
 // there is one (it explains its own failures), else the one the configuration names.
 template <Signal S>
 Result<exporters::ExporterPtr<S>> make_counted_exporter(
-    const Config& config, exporters::ExporterPtr<S> from_overrides,
+    const exporters::ExporterOptions& options, exporters::ExporterPtr<S> from_overrides,
     std::shared_ptr<exporters::ExportReport>& report) {
   report = std::make_shared<exporters::ExportReport>(S);
   if (from_overrides != nullptr) {
@@ -136,7 +135,7 @@ Result<exporters::ExporterPtr<S>> make_counted_exporter(
                                                  "the overrides' exporter",
                                                  /*explain_failures=*/false);
   }
-  return exporters::make_exporter<S>(config, report);
+  return exporters::make_exporter<S>(options, report);
 }
 
 // Process-wide lifecycle state. Leaked on purpose: a forked child must never run the
@@ -215,9 +214,10 @@ void install_fork_handlers() {
 }
 
 // OTEL_PROPAGATORS as a composite text-map propagator (default tracecontext,baggage).
-nostd::shared_ptr<propagation::TextMapPropagator> make_propagator(const OtelSettings& otel) {
+nostd::shared_ptr<propagation::TextMapPropagator> make_propagator(
+    const std::vector<std::string>& names) {
   std::vector<std::unique_ptr<propagation::TextMapPropagator>> parts;
-  for (const std::string& name : otel.propagators.value) {
+  for (const std::string& name : names) {
     if (name == "tracecontext") {
       parts.push_back(std::make_unique<trace_api::propagation::HttpTraceContext>());
     } else if (name == "baggage") {
@@ -271,8 +271,8 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
     // self-metrics, the rank's own account of its spans and log records (`lens report`'s
     // completeness section): it waits for their flushes, up to three quarters of the timeout,
     // so that it counts them exported rather than still queued.
-    const int flushes = (state->tracer_provider != nullptr ? 1 : 0) +
-                        (state->logger_provider != nullptr ? 1 : 0);
+    const int flushes =
+        (state->tracer_provider != nullptr ? 1 : 0) + (state->logger_provider != nullptr ? 1 : 0);
     const auto flushes_deadline = deadline - timeout / 4;
     jobs.push_back({"metrics", [state, deadline, done, flushes, flushes_deadline] {
                       {
@@ -331,64 +331,69 @@ std::string shutdown_providers(const std::shared_ptr<State>& state,
   return late;
 }
 
+// One signal's whole account (core/signal_counts.hpp): its native pipeline's counters (if it
+// has one) plus its exports'.
+template <class Pipeline>
+core::SignalCounts signal_counts(const std::shared_ptr<Pipeline>& pipeline,
+                                 const std::shared_ptr<exporters::ExportReport>& report) noexcept {
+  core::SignalCounts counts;
+  if (pipeline != nullptr) counts += pipeline->counts();
+  if (report != nullptr) counts += report->counts();
+  return counts;
+}
+
 TelemetryStats stats_of(const State& state) noexcept {
+  const core::SignalCounts spans = signal_counts(state.span_pipeline, state.trace_report);
+  const core::SignalCounts points =
+      signal_counts(std::shared_ptr<native::LogPipeline>(), state.metric_report);
+  const core::SignalCounts logs = signal_counts(state.log_pipeline, state.log_report);
+  const bool shut_down = state.shut_down.load();
   TelemetryStats stats;
-  native::PipelineCounts native_counts;
   if (state.span_pipeline != nullptr) {
-    native_counts = state.span_pipeline->counts();
     // Native spans and the spans made through the opentelemetry API (an API span has ended once
     // the pipeline took it or its full queue refused it).
-    stats.spans_started = native_counts.started + native_counts.foreign_started;
-    stats.spans_ended =
-        native_counts.accepted + native_counts.foreign_accepted + native_counts.dropped_full_queue;
+    stats.spans_started = spans.started + spans.foreign_started;
+    stats.spans_ended = spans.handed_over() + spans.dropped_full_queue;
   }
-  stats.attributes_dropped = native_counts.dropped_attributes;
-  stats.events_dropped = native_counts.dropped_events;
-  stats.links_dropped = native_counts.dropped_links;
-  stats.values_truncated = native_counts.truncated_values;
-  stats.spans_truncated = native_counts.truncated;
+  stats.attributes_dropped = spans.dropped_attributes;
+  stats.events_dropped = spans.dropped_events;
+  stats.links_dropped = spans.dropped_links;
+  stats.values_truncated = spans.truncated_values;
+  stats.spans_truncated = spans.truncated;
   if (state.trace_report) {
-    const exporters::ExportReportCounts counts = state.trace_report->counts();
-    stats.spans_exported = counts.items_exported;
-    stats.spans_failed = counts.items_failed;
-    stats.spans_dropped =
-        stats.spans_failed + native_counts.dropped_full_buffer + native_counts.dropped_full_queue;
+    stats.spans_exported = spans.items_exported;
+    stats.spans_failed = spans.items_failed;
+    stats.spans_dropped = spans.items_failed + spans.refused();
   }
-  const bool shut_down = state.shut_down.load();
   // Once shut down, every ended span was either exported or lost (failed or queue full); the
   // native spans lost before they could end into a buffer come on top.
   if (shut_down && stats.spans_ended > stats.spans_exported) {
-    stats.spans_dropped =
-        stats.spans_ended - stats.spans_exported + native_counts.dropped_full_buffer;
+    stats.spans_dropped = stats.spans_ended - stats.spans_exported + spans.dropped_full_buffer;
   }
-  for (const auto& report : {state.trace_report, state.metric_report, state.log_report}) {
-    if (!report) continue;
-    const exporters::ExportReportCounts counts = report->counts();
-    stats.exports_failed += counts.exports_failed;
-    stats.export_retries += counts.retries;
-    stats.items_rejected += counts.items_rejected;
-  }
+  // The exports' own counters, over the three signals.
+  core::SignalCounts all = spans;
+  all += points;
+  all += logs;
+  stats.exports_failed = all.exports_failed;
+  stats.export_retries = all.retries;
+  stats.items_rejected = all.items_rejected;
   if (state.metric_report) {
-    const exporters::ExportReportCounts counts = state.metric_report->counts();
-    stats.metric_points_exported = counts.items_exported;
-    stats.metric_points_failed = counts.items_failed;
+    stats.metric_points_exported = points.items_exported;
+    stats.metric_points_failed = points.items_failed;
     // Once shut down, an export still waiting for its answer (a receiver that accepted the
     // request and never answers) has lost its points: counted now, once.
-    if (shut_down) stats.metric_points_failed += counts.items_in_flight;
+    if (shut_down) stats.metric_points_failed += points.items_in_flight;
   }
   if (state.log_pipeline != nullptr && state.log_report) {
-    const native::PipelineCounts l = state.log_pipeline->counts();
-    const std::uint64_t emitted = l.accepted + l.foreign_accepted;
-    const std::uint64_t refused = l.dropped_full_buffer + l.dropped_full_queue;
-    const exporters::ExportReportCounts counts = state.log_report->counts();
+    const std::uint64_t emitted = logs.handed_over();
     stats.log_records_emitted = emitted;
-    stats.values_truncated += l.truncated_values;
-    stats.log_records_exported = counts.items_exported;
-    stats.log_records_failed = counts.items_failed + l.lost;
-    stats.log_records_dropped = refused + stats.log_records_failed;
+    stats.values_truncated += logs.truncated_values;
+    stats.log_records_exported = logs.items_exported;
+    stats.log_records_failed = logs.items_failed + logs.lost;
+    stats.log_records_dropped = logs.refused() + stats.log_records_failed;
     // Once shut down, every accepted record was either exported or lost.
     if (shut_down && emitted > stats.log_records_exported) {
-      stats.log_records_dropped = refused + emitted - stats.log_records_exported;
+      stats.log_records_dropped = logs.refused() + emitted - stats.log_records_exported;
     }
   }
   return stats;
@@ -409,13 +414,190 @@ std::string completeness_line(const State& state, const TelemetryStats& s) {
   };
   if (state.trace_report) add("spans", s.spans_exported, s.spans_dropped, s.spans_failed);
   if (state.metric_report) {
-    add("metric points", s.metric_points_exported, s.metric_points_failed,
-        s.metric_points_failed);
+    add("metric points", s.metric_points_exported, s.metric_points_failed, s.metric_points_failed);
   }
   if (state.log_report && state.log_pipeline) {
     add("log records", s.log_records_exported, s.log_records_dropped, s.log_records_failed);
   }
   return parts.empty() ? std::string() : line + parts;
+}
+
+// The exporters of an exporting rank, made before any provider so that a failure leaves
+// nothing running. One report per signal counts every export, whichever exporter (an exporter
+// from the overrides explains its own failures): the stats and the self-metrics read it.
+struct Exporters {
+  std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> spans;
+  std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> metrics;
+  std::shared_ptr<exporters::PrometheusSnapshot> prometheus;
+  std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> logs;
+};
+
+Result<Exporters> make_exporters(State& state, const telemetry::TelemetryPlan& plan,
+                                 SetupOverrides& overrides) {
+  Exporters made;
+  if (plan.traces) {
+    auto spans = make_counted_exporter<Signal::traces>(
+        plan.traces->exporter, std::move(overrides.span_exporter), state.trace_report);
+    if (!spans.ok()) return Error(spans.message());
+    made.spans = std::move(spans).value();
+  }
+  if (plan.metrics && overrides.metric_readers.empty() &&
+      (overrides.metric_exporter != nullptr || plan.metrics->push)) {
+    auto metrics = make_counted_exporter<Signal::metrics>(
+        plan.metrics->push.value_or(exporters::ExporterOptions{}),
+        std::move(overrides.metric_exporter), state.metric_report);
+    if (!metrics.ok()) return Error(metrics.message());
+    made.metrics = std::move(metrics).value();
+  }
+  if (plan.metrics && plan.metrics->prometheus) {
+    auto pull = telemetry::start_prometheus_pull(*plan.metrics->prometheus, plan.rank);
+    if (!pull.ok()) return Error(pull.message());
+    made.prometheus = pull->snapshot;
+    state.prometheus_endpoint = std::move(pull->endpoint);
+  }
+  if (plan.logs) {
+    auto logs = make_counted_exporter<Signal::logs>(
+        plan.logs->exporter, std::move(overrides.log_record_exporter), state.log_report);
+    if (!logs.ok()) return Error(logs.message());
+    made.logs = std::move(logs).value();
+  }
+  return made;
+}
+
+void build_traces(State& state, const telemetry::TracesPlan& plan,
+                  std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> exporter,
+                  std::shared_ptr<native::SharedTickCalibration> clock) {
+  native::SpanPipelineOptions options = plan.pipeline;
+  options.clock = std::move(clock);
+  auto built =
+      telemetry::build_tracer_provider(std::move(options), state.resource, std::move(exporter));
+  state.tracer_provider = built.provider;
+  state.span_pipeline = built.pipeline;
+  state.tracer = state.tracer_provider->GetTracer("nemo.lens", kVersion);
+}
+
+void build_metrics(State& state, const telemetry::MetricsPlan& plan, Exporters& made,
+                   SetupOverrides& overrides) {
+  auto built = telemetry::build_meter_provider(
+      plan.export_interval, state.resource, std::move(made.metrics),
+      std::move(overrides.metric_readers), std::move(overrides.metric_views),
+      std::move(made.prometheus));
+  state.meter_provider = built.provider;
+  state.meter = state.meter_provider->GetMeter("nemo.lens", kVersion);
+}
+
+void build_logs(State& state, const telemetry::LogsPlan& plan,
+                std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> exporter,
+                std::shared_ptr<native::SharedTickCalibration> clock) {
+  native::LogPipelineOptions options = plan.pipeline;
+  options.clock = std::move(clock);
+  auto built = telemetry::build_logger_provider(options, state.resource, std::move(exporter));
+  state.logger_provider = built.provider;
+  state.log_pipeline = built.pipeline;
+  state.logger = state.logger_provider->GetLogger("nemo.lens", "nemo.lens", kVersion);
+}
+
+// Builds an exporting rank's exporters, pipelines and providers into `state` (nothing is
+// installed). Returns the tick clock of the native pipelines (null when neither is on).
+Result<std::shared_ptr<native::SharedTickCalibration>> build_pipelines(
+    State& state, const telemetry::TelemetryPlan& plan, SetupOverrides& overrides) {
+  sdk::install_sdk_diagnostics();  // before any SDK component can report
+  state.resource = plan.resource;
+  auto made = make_exporters(state, plan, overrides);
+  if (!made.ok()) return Error(made.message());
+  // One tick conversion for native spans and logs: a line logged inside a span is stamped
+  // within it. (Measuring its first rate busy-waits 2 ms: only when a native path needs it.)
+  std::shared_ptr<native::SharedTickCalibration> clock;
+  if (plan.traces || plan.logs) {
+    clock = std::make_shared<native::SharedTickCalibration>();
+  }
+  if (plan.traces) build_traces(state, *plan.traces, std::move(made->spans), clock);
+  if (plan.metrics) build_metrics(state, *plan.metrics, *made, overrides);
+  if (plan.logs) build_logs(state, *plan.logs, std::move(made->logs), clock);
+  if (state.meter != nullptr) {
+    // A plain pointer: the registration lives in the state and ends before it (~State).
+    const State* raw = &state;
+    state.self_metrics = telemetry::register_self_metrics(
+        *state.meter, [raw] { return stats_of(*raw); }, state.tracer_provider != nullptr,
+        state.logger_provider != nullptr);
+  }
+  return clock;
+}
+
+// The hang watchdog: only with spans to show or logs to send, and its thread only once the
+// process trains (its first noted step).
+void start_hang_watchdog(const std::shared_ptr<State>& state, const telemetry::TelemetryPlan& plan,
+                         std::shared_ptr<native::SharedTickCalibration> hang_clock) {
+  if ((state->span_pipeline == nullptr && state->log_pipeline == nullptr) ||
+      plan.hang_timeout.mode == HangTimeout::Mode::off) {
+    return;
+  }
+  state->hang_watchdog = std::make_shared<telemetry::HangWatchdog>(
+      plan.hang_timeout,
+      telemetry::hang_sources(
+          plan.rank.rank,
+          state->span_pipeline != nullptr ? state->span_pipeline->registry() : nullptr,
+          std::move(hang_clock),
+          state->log_pipeline != nullptr ? state->log_pipeline->registry() : nullptr),
+      plan.hang_startup_timeout);
+  // A training process (lens::expect_training_steps before setup) with a start-up timeout is
+  // watched from now on, before its first step too.
+  if (plan.hang_startup_timeout.mode != HangTimeout::Mode::off &&
+      telemetry::training_steps_expected()) {
+    try {
+      state->hang_watchdog->start();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "lens: warning: no hang watchdog on rank %d: %s\n", plan.rank.rank,
+                   e.what());
+    }
+  }
+  // A weak reference: the hook never keeps a state's watchdog alive nor outlives it. Not in
+  // a forked child: the watchdog watches the parent's pipelines.
+  telemetry::on_first_step([weak = std::weak_ptr<telemetry::HangWatchdog>(state->hang_watchdog),
+                            pid = state->pid, rank_number = plan.rank.rank] {
+    if (::getpid() != pid) return;
+    try {
+      if (const auto watchdog = weak.lock()) watchdog->start();
+    } catch (const std::exception& e) {
+      // Out of threads: the rank trains on without the watchdog.
+      std::fprintf(stderr, "lens: warning: no hang watchdog on rank %d: %s\n", rank_number,
+                   e.what());
+    }
+  });
+}
+
+// Makes `state` the process's telemetry (the lifecycle lock held, the previous one retired):
+// the global providers, propagator and span groups, the native pipelines, the hang watchdog.
+void install(const std::shared_ptr<State>& state, const telemetry::TelemetryPlan& plan,
+             std::shared_ptr<native::SharedTickCalibration> clock) {
+  if (!plan.run_id.warning.empty() && plan.exporting) {
+    std::fprintf(stderr, "lens: warning: %s\n", plan.run_id.warning.c_str());
+  }
+  if (state->prometheus_endpoint != nullptr) {
+    // Once per rank: each rank of a node has its own port (port + local rank).
+    std::fprintf(stderr, "lens: rank %d serves Prometheus metrics at %s\n", plan.rank.rank,
+                 state->prometheus_endpoint->url().c_str());
+  }
+  metrics::clear_instrument_cache();
+  reset_globals();  // a signal that is off stays a no-op
+  if (!plan.exporting) return;
+  if (state->tracer_provider != nullptr) {
+    trace_api::Provider::SetTracerProvider(
+        nostd::shared_ptr<trace_api::TracerProvider>(state->tracer_provider));
+    if (state->span_pipeline != nullptr) state->span_pipeline->activate();
+  }
+  if (state->meter_provider != nullptr) {
+    metrics_api::Provider::SetMeterProvider(
+        nostd::shared_ptr<metrics_api::MeterProvider>(state->meter_provider));
+  }
+  if (state->logger_provider != nullptr) {
+    logs_api::Provider::SetLoggerProvider(
+        nostd::shared_ptr<logs_api::LoggerProvider>(state->logger_provider));
+    logs::set_active_logger(logs::ActiveLogger{state->log_pipeline->registry()});
+  }
+  propagation::GlobalTextMapPropagator::SetGlobalPropagator(make_propagator(plan.propagators));
+  set_enabled_span_groups(plan.span_groups);
+  start_hang_watchdog(state, plan, std::move(clock));
 }
 
 }  // namespace
@@ -565,124 +747,23 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
         "setup_telemetry() has already been initialised in this process and that telemetry "
         "is still live; call it once at start-up, or shut the previous handle down first");
   }
-  if (Status status = validate(config, &rank); !status.ok()) {
-    return Error(status.message());
+  auto plan = telemetry::make_plan(config, rank, resource_attributes, overrides, env);
+  if (!plan.ok()) {
+    return Error(plan.message());
   }
-  auto run_id = resolve_run_id(config, rank, env, overrides.collective);
-  if (!run_id.ok()) {
-    return Error(run_id.message());
-  }
-  auto exporting =
-      should_export(config, rank, overrides.rank_strategy ? &*overrides.rank_strategy : nullptr);
-  if (!exporting.ok()) {
-    return Error(exporting.message());
-  }
-  auto groups = resolve_span_groups(config.span_groups);
-  if (!groups.ok()) {
-    return Error(groups.message());
-  }
-  config.run_id = run_id->value;
-
   auto state = std::make_shared<State>();
-  state->run_id = config.run_id;
+  state->run_id = plan->run_id.value;
   state->rank = rank.rank;
-  state->print_totals = config.exporter != ExporterKind::none;
-  state->exporting = *exporting;
-
+  state->print_totals = plan->print_totals;
+  state->exporting = plan->exporting;
   // The tick clock of the native pipelines, for the hang watchdog's span ages.
-  std::shared_ptr<native::SharedTickCalibration> hang_clock;
-  if (*exporting) {
-    sdk::install_sdk_diagnostics();  // before any SDK component can report
-    state->resource = build_resource(config, rank, resource_attributes, env);
-    // Every exporter is made before any provider, so that a failure leaves nothing running.
-    std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> span_exporter;
-    // lens's OTLP span exporter takes batches on several threads at once: with several on the
-    // wire the receiver decodes one while the next is encoded (one alone leaves both sides
-    // waiting on each other about a third of the time).
-    std::size_t concurrent_span_exports = 1;
-    // One report per signal counts every export, whichever exporter (an exporter from the
-    // overrides explains its own failures): the stats and the self-metrics read it.
-    if (config.traces_enabled) {
-      if (overrides.span_exporter == nullptr && config.exporter == ExporterKind::otlp) {
-        concurrent_span_exports = kConcurrentOtlpSpanExports;
-      }
-      auto made = make_counted_exporter<Signal::traces>(config, std::move(overrides.span_exporter),
-                                                        state->trace_report);
-      if (!made.ok()) {
-        return Error(made.message());
-      }
-      span_exporter = std::move(made).value();
+  std::shared_ptr<native::SharedTickCalibration> clock;
+  if (plan->exporting) {
+    auto built = build_pipelines(*state, *plan, overrides);
+    if (!built.ok()) {
+      return Error(built.message());
     }
-    std::unique_ptr<opentelemetry::sdk::metrics::PushMetricExporter> metric_exporter;
-    // OTEL_METRICS_EXPORTER may send metrics elsewhere than EXPORTER, or to a scrape endpoint.
-    const telemetry::MetricsRouting routing = telemetry::metrics_routing(config);
-    if (config.metrics_enabled && overrides.metric_readers.empty() &&
-        (overrides.metric_exporter != nullptr || routing.push)) {
-      Config metrics_config = config;
-      if (routing.push) metrics_config.exporter = *routing.push;
-      auto made = make_counted_exporter<Signal::metrics>(
-          metrics_config, std::move(overrides.metric_exporter), state->metric_report);
-      if (!made.ok()) {
-        return Error(made.message());
-      }
-      metric_exporter = std::move(made).value();
-    }
-    std::shared_ptr<exporters::PrometheusSnapshot> prometheus_snapshot;
-    if (config.metrics_enabled && routing.prometheus) {
-      auto pull = telemetry::start_prometheus_pull(config, rank);
-      if (!pull.ok()) {
-        return Error(pull.message());
-      }
-      prometheus_snapshot = pull->snapshot;
-      state->prometheus_endpoint = std::move(pull->endpoint);
-    }
-    std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> log_exporter;
-    if (config.logs_enabled) {
-      auto made = make_counted_exporter<Signal::logs>(
-          config, std::move(overrides.log_record_exporter), state->log_report);
-      if (!made.ok()) {
-        return Error(made.message());
-      }
-      log_exporter = std::move(made).value();
-    }
-    // One tick conversion for native spans and logs: a line logged inside a span is stamped
-    // within it. (Measuring its first rate busy-waits 2 ms: only when a native path needs it.)
-    std::shared_ptr<native::SharedTickCalibration> clock;
-    if (config.traces_enabled || config.logs_enabled) {
-      clock = std::make_shared<native::SharedTickCalibration>();
-    }
-    hang_clock = clock;
-    if (config.traces_enabled) {
-      auto built = telemetry::build_tracer_provider(
-          config, rank, state->resource, std::move(span_exporter), clock, concurrent_span_exports);
-      if (!built.ok()) {
-        return Error(built.message());
-      }
-      state->tracer_provider = built->provider;
-      state->span_pipeline = built->pipeline;
-      state->tracer = state->tracer_provider->GetTracer("nemo.lens", kVersion);
-    }
-    if (config.metrics_enabled) {
-      auto built = telemetry::build_meter_provider(
-          config, state->resource, std::move(metric_exporter), std::move(overrides.metric_readers),
-          std::move(overrides.metric_views), std::move(prometheus_snapshot));
-      state->meter_provider = built.provider;
-      state->meter = state->meter_provider->GetMeter("nemo.lens", kVersion);
-    }
-    if (config.logs_enabled) {
-      auto built =
-          telemetry::build_logger_provider(config, state->resource, std::move(log_exporter), clock);
-      state->logger_provider = built.provider;
-      state->log_pipeline = built.pipeline;
-      state->logger = state->logger_provider->GetLogger("nemo.lens", "nemo.lens", kVersion);
-    }
-    if (state->meter != nullptr) {
-      // A plain pointer: the registration lives in the state and ends before it (~State).
-      const State* raw = state.get();
-      state->self_metrics = telemetry::register_self_metrics(
-          *state->meter, [raw] { return stats_of(*raw); }, state->tracer_provider != nullptr,
-          state->logger_provider != nullptr);
-    }
+    clock = std::move(built).value();
   }
 
   // Everything that can fail has succeeded: from here on, install.
@@ -694,74 +775,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
     static_cast<void>(TelemetryHandle(previous).shutdown());
     lock.lock();
   }
-  if (!run_id->warning.empty() && *exporting) {
-    std::fprintf(stderr, "lens: warning: %s\n", run_id->warning.c_str());
-  }
-  if (state->prometheus_endpoint != nullptr) {
-    // Once per rank: each rank of a node has its own port (port + local rank).
-    std::fprintf(stderr, "lens: rank %d serves Prometheus metrics at %s\n", rank.rank,
-                 state->prometheus_endpoint->url().c_str());
-  }
-  metrics::clear_instrument_cache();
-  if (*exporting) {
-    reset_globals();  // a signal that is off stays a no-op
-    if (state->tracer_provider != nullptr) {
-      trace_api::Provider::SetTracerProvider(
-          nostd::shared_ptr<trace_api::TracerProvider>(state->tracer_provider));
-      if (state->span_pipeline != nullptr) state->span_pipeline->activate();
-    }
-    if (state->meter_provider != nullptr) {
-      metrics_api::Provider::SetMeterProvider(
-          nostd::shared_ptr<metrics_api::MeterProvider>(state->meter_provider));
-    }
-    if (state->logger_provider != nullptr) {
-      logs_api::Provider::SetLoggerProvider(
-          nostd::shared_ptr<logs_api::LoggerProvider>(state->logger_provider));
-      logs::set_active_logger(logs::ActiveLogger{state->log_pipeline->registry()});
-    }
-    propagation::GlobalTextMapPropagator::SetGlobalPropagator(make_propagator(config.otel));
-    set_enabled_span_groups(*groups);
-    // The hang watchdog: only with spans to show or logs to send, and its thread only once the
-    // process trains (its first noted step).
-    if ((state->span_pipeline != nullptr || state->log_pipeline != nullptr) &&
-        config.hang_timeout.mode != HangTimeout::Mode::off) {
-      state->hang_watchdog = std::make_shared<telemetry::HangWatchdog>(
-          config.hang_timeout,
-          telemetry::hang_sources(
-              rank.rank,
-              state->span_pipeline != nullptr ? state->span_pipeline->registry() : nullptr,
-              hang_clock,
-              state->log_pipeline != nullptr ? state->log_pipeline->registry() : nullptr),
-          config.hang_startup_timeout);
-      // A weak reference: the hook never keeps a state's watchdog alive nor outlives it. Not in
-      // a forked child: the watchdog watches the parent's pipelines.
-      // A training process (lens::expect_training_steps before setup) with a start-up timeout is
-      // watched from now on, before its first step too.
-      if (config.hang_startup_timeout.mode != HangTimeout::Mode::off &&
-          telemetry::training_steps_expected()) {
-        try {
-          state->hang_watchdog->start();
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "lens: warning: no hang watchdog on rank %d: %s\n", rank.rank,
-                       e.what());
-        }
-      }
-      telemetry::on_first_step([weak = std::weak_ptr<telemetry::HangWatchdog>(
-                                    state->hang_watchdog),
-                                pid = state->pid, rank_number = rank.rank] {
-        if (::getpid() != pid) return;
-        try {
-          if (const auto watchdog = weak.lock()) watchdog->start();
-        } catch (const std::exception& e) {
-          // Out of threads: the rank trains on without the watchdog.
-          std::fprintf(stderr, "lens: warning: no hang watchdog on rank %d: %s\n", rank_number,
-                       e.what());
-        }
-      });
-    }
-  } else {
-    reset_globals();
-  }
+  install(state, *plan, clock);
   l.live = state;
   return TelemetryHandle(state);
 } catch (const std::exception& e) {

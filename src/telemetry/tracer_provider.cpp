@@ -17,27 +17,15 @@ namespace lens::telemetry {
 
 namespace sdktrace = opentelemetry::sdk::trace;
 
-Result<BuiltTracerProvider> build_tracer_provider(
-    const Config& config, const RankInfo& rank, const Attributes& resource,
-    std::unique_ptr<sdktrace::SpanExporter> exporter,
-    std::shared_ptr<native::SharedTickCalibration> clock, std::size_t concurrent_exports) {
-  auto sampler = make_sampler(config, rank);
-  if (!sampler.ok()) {
-    return Error(sampler.message());
-  }
-
+BuiltTracerProvider build_tracer_provider(native::SpanPipelineOptions options,
+                                          const Attributes& resource,
+                                          std::unique_ptr<sdktrace::SpanExporter> exporter) {
   BuiltTracerProvider built;
-  native::SpanPipelineOptions options;
-  options.max_export_batch_size =
-      static_cast<std::size_t>(config.otel.bsp.max_export_batch_size.value);
-  options.schedule_delay = std::chrono::milliseconds(config.otel.bsp.schedule_delay_ms.value);
-  options.max_queue_size = static_cast<std::size_t>(config.otel.bsp.max_queue_size.value);
-  options.buffer_bytes = static_cast<std::size_t>(config.span_buffer_mb) << 20;
   // The export thread converts the next batch while this one is sent.
-  options.concurrent_exports = std::max<std::size_t>(concurrent_exports, 1);
-  options.clock = std::move(clock);
-  options.sampler = *sampler;
-  options.limits = native::SpanLimits::from(config.otel.limits);
+  options.concurrent_exports = std::max<std::size_t>(options.concurrent_exports, 1);
+  if (options.sampler == nullptr) {
+    options.sampler = make_standard_sampler(SamplerKind::always_on, 1.0);
+  }
   // Asked of one recordable: the exporter's are all of one type.
   options.track_depths = exporter != nullptr && dynamic_cast<core::SpanDepthSink*>(
                                                     exporter->MakeRecordable().get()) != nullptr;
@@ -48,7 +36,7 @@ Result<BuiltTracerProvider> build_tracer_provider(
   processors.push_back(built.pipeline->make_processor());
   built.provider = std::make_shared<sdktrace::TracerProvider>(
       std::move(processors), to_otel_resource(resource),
-      std::make_unique<sdk::SamplerAdapter>(*sampler),
+      std::make_unique<sdk::SamplerAdapter>(options.sampler),
       std::make_unique<sdk::SeedIndependentIdGenerator>());
   return built;
 }

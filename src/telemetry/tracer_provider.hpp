@@ -1,6 +1,7 @@
-// Builds an exporting rank's span pipeline from the lens config: the native SpanPipeline (span
-// limits, batching, senders, the exporter) and the opentelemetry-cpp tracer provider (resource,
-// seed-independent ids, the configured sampler) whose spans reach the same pipeline. Nothing is
+// Builds an exporting rank's span pipeline from its options (telemetry/plan.hpp): the native
+// SpanPipeline (span limits, batching, senders, the exporter) and the opentelemetry-cpp tracer
+// provider (resource, seed-independent ids, the options' sampler) whose spans reach the same
+// pipeline. Nothing is
 // installed globally here. Thread-safety: stateless.
 #pragma once
 
@@ -11,14 +12,7 @@
 #include <memory>
 
 #include "lens/attributes.hpp"
-#include "lens/config.hpp"
-#include "lens/rank_info.hpp"
-#include "lens/result.hpp"
-
-namespace lens::native {
-class SharedTickCalibration;
-class SpanPipeline;
-}  // namespace lens::native
+#include "native/span_pipeline.hpp"
 
 namespace lens::telemetry {
 
@@ -29,13 +23,12 @@ struct BuiltTracerProvider {
   std::shared_ptr<native::SpanPipeline> pipeline;
 };
 
-// `clock`: the native span path's tick conversion, shared with the log pipeline (null: its own).
-// `concurrent_exports`: how many batches the native path may have in the exporter's Export at
-// once (more than one only for an exporter whose Export is thread-safe: lens's OTLP exporter).
-Result<BuiltTracerProvider> build_tracer_provider(
-    const Config& config, const RankInfo& rank, const Attributes& resource,
-    std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> exporter,
-    std::shared_ptr<native::SharedTickCalibration> clock = nullptr,
-    std::size_t concurrent_exports = 1);
+// `options.sampler` decides for both paths (null: always on); `options.clock` is the tick
+// conversion shared with the log pipeline (null: its own); `options.concurrent_exports` how
+// many batches may be in the exporter's Export at once (more than one only for an exporter
+// whose Export is thread-safe: lens's OTLP exporter). track_depths is decided here.
+BuiltTracerProvider build_tracer_provider(
+    native::SpanPipelineOptions options, const Attributes& resource,
+    std::unique_ptr<opentelemetry::sdk::trace::SpanExporter> exporter);
 
 }  // namespace lens::telemetry

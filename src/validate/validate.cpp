@@ -13,6 +13,7 @@
 #include "lens/groups.hpp"
 #include "lens/sampling.hpp"
 #include "lens/strategies.hpp"
+#include "validate/resolved.hpp"
 
 namespace lens {
 namespace {
@@ -71,6 +72,13 @@ Status check_otlp_settings(const OtlpSignalSettings& settings, Signal signal) {
 }
 
 Status validate(const Config& config, const RankInfo* rank) {
+  auto resolved = validate_and_resolve(config, rank);
+  if (!resolved.ok()) return Error(resolved.message());
+  return {};
+}
+
+Result<ResolvedChoices> validate_and_resolve(const Config& config, const RankInfo* rank) {
+  ResolvedChoices resolved;
   if (!config.problems.empty()) {
     return config.problems.front();
   }
@@ -78,7 +86,8 @@ Status validate(const Config& config, const RankInfo* rank) {
     return config.otel.problems.front();
   }
 
-  if (!get_rank_strategy(config.rank_strategy).ok()) {
+  auto rank_strategy = get_rank_strategy(config.rank_strategy);
+  if (!rank_strategy.ok()) {
     return Error("Unknown rank strategy '" + config.rank_strategy + "' in " +
                  config.label_of("rank_strategy") +
                  "; accepted: " + join(registered_rank_strategies()) +
@@ -96,21 +105,24 @@ Status validate(const Config& config, const RankInfo* rank) {
                  std::to_string(rank->world_size) + "), so no rank would export; accepted: -1 " +
                  "(last rank) or 0.." + std::to_string(rank->world_size - 1));
   }
+  resolved.rank_strategy = std::move(rank_strategy).value();
   if (!config.sampling_strategy.empty()) {
-    const auto names = registered_sampling_strategies();
-    if (std::none_of(names.begin(), names.end(), [&](const std::string& name) {
-          return same_ignoring_case(name, config.sampling_strategy);
-        })) {
+    auto factory = get_sampling_strategy(config.sampling_strategy);
+    if (!factory.ok()) {
+      const auto names = registered_sampling_strategies();
       return Error("Unknown sampling strategy '" + config.sampling_strategy + "' in " +
                    config.label_of("sampling_strategy") + "; accepted: empty (the " +
                    "OTEL_TRACES_SAMPLER default), " + join(names) +
                    " (or a name registered with register_sampling_strategy())");
     }
+    resolved.sampling_strategy = std::move(factory).value();
   }
-  if (auto groups = resolve_span_groups(config.span_groups); !groups.ok()) {
+  auto groups = resolve_span_groups(config.span_groups);
+  if (!groups.ok()) {
     return Error("Invalid span-group spec in " + config.label_of("span_groups") + ": " +
                  groups.message());
   }
+  resolved.span_groups = std::move(groups).value();
   if (config.exporter == ExporterKind::file && config.file_path.empty()) {
     return Error("Empty file path in " + config.label_of("file_path") +
                  "; accepted: a directory for traces.jsonl, metrics.jsonl and logs.jsonl");
@@ -125,15 +137,15 @@ Status validate(const Config& config, const RankInfo* rank) {
       const OtlpSignalSettings& otlp = config.otel.signal(signal);
       for (const auto* file : {&otlp.certificate, &otlp.client_key, &otlp.client_certificate}) {
         if (Status status = check_readable(*file); !status.ok()) {
-          return status;
+          return Error(status.message());
         }
       }
       if (Status status = check_otlp_settings(otlp, signal); !status.ok()) {
-        return status;
+        return Error(status.message());
       }
     }
   }
-  return {};
+  return resolved;
 }
 
 }  // namespace lens

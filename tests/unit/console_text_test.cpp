@@ -23,6 +23,7 @@
 #include "lens/propagation.hpp"
 #include "lens/span.hpp"
 #include "lens/telemetry.hpp"
+#include "telemetry/plan.hpp"
 #include "unit/test_support.hpp"
 
 namespace lens {
@@ -217,11 +218,13 @@ TEST(TextConsoleStream, LinesNeverMixWithTheProcesssOwnPrintfLines) {
 TEST(TextConsoleFactory, ConsoleFormatTextMakesTheTextConsoleForEverySignal) {
   Config config = test_support::config_from(
       {{"NEMO_LENS_EXPORTER", "console"}, {"NEMO_LENS_CONSOLE_FORMAT", "Text"}});
-  auto spans = exporters::make_exporter<Signal::traces>(config);
+  auto spans =
+      exporters::make_exporter<Signal::traces>(telemetry::exporter_options(config, Signal::traces));
   ASSERT_TRUE(spans.ok()) << spans.message();
   EXPECT_NE(dynamic_cast<exporters::SpanDataWithDepth*>((*spans)->MakeRecordable().get()), nullptr);
   config.console_format = ConsoleFormat::json;
-  auto json = exporters::make_exporter<Signal::traces>(config);
+  auto json =
+      exporters::make_exporter<Signal::traces>(telemetry::exporter_options(config, Signal::traces));
   ASSERT_TRUE(json.ok()) << json.message();
   EXPECT_EQ(dynamic_cast<exporters::SpanDataWithDepth*>((*json)->MakeRecordable().get()), nullptr);
 }

@@ -25,6 +25,7 @@
 #include "lens/span.hpp"
 #include "lens/strategies.hpp"
 #include "lens/telemetry.hpp"
+#include "telemetry/plan.hpp"
 #include "unit/test_support.hpp"
 
 namespace lens {
@@ -286,7 +287,8 @@ TEST_F(FileSpanExporter, UncreatableDirectoryFailsSetup) {
                                   "' (NEMO_LENS_FILE_PATH) for the file exporter: Not a directory");
 
   // Set in code, the message names the config field.
-  auto made = exporters::make_exporter<Signal::traces>(file_config(path));
+  auto made = exporters::make_exporter<Signal::traces>(
+      telemetry::exporter_options(file_config(path), Signal::traces));
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.message(), "Cannot create directory '" + path.string() +
                                 "' (config.file_path) for the file exporter: Not a directory");
@@ -294,7 +296,8 @@ TEST_F(FileSpanExporter, UncreatableDirectoryFailsSetup) {
 
 TEST_F(FileSpanExporter, UnopenableFileFailsSetup) {
   fs::create_directory(dir_ / "traces.jsonl");  // a directory where the file should be
-  auto made = exporters::make_exporter<Signal::traces>(file_config(dir_));
+  auto made = exporters::make_exporter<Signal::traces>(
+      telemetry::exporter_options(file_config(dir_), Signal::traces));
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.message(), "Cannot open '" + (dir_ / "traces.jsonl").string() +
                                 "' (config.file_path) for appending: Is a directory");
@@ -340,8 +343,10 @@ class Batches {
 
 TEST_F(FileSpanExporter, ConcurrentExportsWriteWholeLines) {
   // Two exporters on one directory stand for two rank processes; several threads each.
-  auto first = exporters::make_exporter<Signal::traces>(file_config(dir_));
-  auto second = exporters::make_exporter<Signal::traces>(file_config(dir_));
+  auto first = exporters::make_exporter<Signal::traces>(
+      telemetry::exporter_options(file_config(dir_), Signal::traces));
+  auto second = exporters::make_exporter<Signal::traces>(
+      telemetry::exporter_options(file_config(dir_), Signal::traces));
   ASSERT_TRUE(first.ok()) << first.message();
   ASSERT_TRUE(second.ok()) << second.message();
   constexpr int kThreadsPerExporter = 3;
@@ -383,7 +388,8 @@ TEST_F(FileSpanExporter, ConcurrentExportsWriteWholeLines) {
 }
 
 TEST_F(FileSpanExporter, ExportAfterShutdownFails) {
-  auto exporter = exporters::make_exporter<Signal::traces>(file_config(dir_));
+  auto exporter = exporters::make_exporter<Signal::traces>(
+      telemetry::exporter_options(file_config(dir_), Signal::traces));
   ASSERT_TRUE(exporter.ok()) << exporter.message();
   Batches batches(**exporter);
   EXPECT_EQ(batches.export_batch("before", 1, 1), ExportResult::kSuccess);
@@ -397,7 +403,8 @@ TEST_F(FileSpanExporter, WriteFailuresAreFailedExportsReportedOnce) {
   // Writes to /dev/full fail with ENOSPC.
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
   fs::create_symlink("/dev/full", dir_ / "traces.jsonl");
-  auto exporter = exporters::make_exporter<Signal::traces>(file_config(dir_));
+  auto exporter = exporters::make_exporter<Signal::traces>(
+      telemetry::exporter_options(file_config(dir_), Signal::traces));
   ASSERT_TRUE(exporter.ok()) << exporter.message();
   Batches batches(**exporter);
   ::testing::internal::CaptureStderr();

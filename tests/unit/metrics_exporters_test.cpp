@@ -17,6 +17,7 @@
 #include "lens/megatron/training_metrics.hpp"
 #include "lens/otlp_json.hpp"
 #include "lens/telemetry.hpp"
+#include "telemetry/plan.hpp"
 #include "unit/test_support.hpp"
 
 namespace lens {
@@ -204,8 +205,8 @@ TEST(MetricsExporters, ACleanShutdownAndExitPrintNothingOnStderr) {
   {
     SetupOverrides overrides;
     overrides.env = Env::from({});
-    auto handle =
-        setup_telemetry(exporting(ExporterKind::none), test_support::rank_of(0, 1), {}, std::move(overrides));
+    auto handle = setup_telemetry(exporting(ExporterKind::none), test_support::rank_of(0, 1), {},
+                                  std::move(overrides));
     ASSERT_TRUE(handle.ok()) << handle.message();
     handle->meter()->CreateUInt64Counter("test.quiet")->Add(1);
     ASSERT_TRUE(handle->shutdown(std::chrono::milliseconds(2000)).ok());
@@ -235,7 +236,8 @@ TEST(MetricsExporters, TemporalityFollowsThePreference) {
     Config config = exporting(ExporterKind::none);
     config.otel = OtelSettings::from_env(
         Env::from({{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", c.preference}}));
-    auto exporter = exporters::make_exporter<Signal::metrics>(config);
+    auto exporter = exporters::make_exporter<Signal::metrics>(
+        telemetry::exporter_options(config, Signal::metrics));
     ASSERT_TRUE(exporter.ok());
     EXPECT_EQ((*exporter)->GetAggregationTemporality(c.type), c.expected) << c.preference;
   }
@@ -272,8 +274,8 @@ TEST(MetricsExporters, ShutdownWithABlockedMetricExporterReturnsWithinItsTimeout
   SetupOverrides overrides;
   overrides.env = Env::from({});
   overrides.metric_exporter = std::make_unique<BlockingMetricExporter>(gate);
-  auto handle =
-      setup_telemetry(exporting(ExporterKind::none), test_support::rank_of(0, 1), {}, std::move(overrides));
+  auto handle = setup_telemetry(exporting(ExporterKind::none), test_support::rank_of(0, 1), {},
+                                std::move(overrides));
   ASSERT_TRUE(handle.ok());
   handle->meter()->CreateUInt64Counter("stuck")->Add(1);
   const auto start = std::chrono::steady_clock::now();

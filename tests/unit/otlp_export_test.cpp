@@ -36,6 +36,7 @@
 #include "metrics/periodic_metric_reader.hpp"
 #include "native/span_pipeline.hpp"
 #include "telemetry/logger_provider.hpp"
+#include "telemetry/plan.hpp"
 #include "unit/otlp_exporter_support.hpp"
 #include "unit/otlp_test_servers.hpp"
 
@@ -394,9 +395,10 @@ TEST(OtlpHttpExport, BadRequestIsDroppedAndReportedOnce) {
   EXPECT_EQ(counts.items_failed, 8u);
   EXPECT_EQ(counts.retries, 0u);
   ASSERT_EQ(captured.lines.size(), 1u);
-  EXPECT_EQ(captured.lines[0], "lens: traces export to " + receiver.url("/v1/traces") +
-                                   " (http/protobuf) failed: HTTP 400 (bad span); 4 spans "
-                                   "dropped (further occurrences are counted, not shown; totals at shutdown)");
+  EXPECT_EQ(captured.lines[0],
+            "lens: traces export to " + receiver.url("/v1/traces") +
+                " (http/protobuf) failed: HTTP 400 (bad span); 4 spans "
+                "dropped (further occurrences are counted, not shown; totals at shutdown)");
   EXPECT_EQ(captured.lines[0].find("topsecret"), std::string::npos);
 }
 
@@ -629,8 +631,7 @@ TEST(OtlpExportThroughCollect, ReceiverKilledMidRunCountsDropsWithoutCrashing) {
   // The native pipeline's processor in the provider, as setup builds them.
   auto pipeline = std::make_shared<native::SpanPipeline>(options, std::move(exporter),
                                                          sdkresource::Resource::Create({}));
-  auto provider = std::make_shared<sdktrace::TracerProvider>(
-      pipeline->make_processor());
+  auto provider = std::make_shared<sdktrace::TracerProvider>(pipeline->make_processor());
   auto tracer = provider->GetTracer("killed");
   for (int i = 0; i < 200; ++i) tracer->StartSpan("before")->End();
   EXPECT_TRUE(provider->ForceFlush(5s));
@@ -718,8 +719,9 @@ TEST(OtlpLogsExport, LoggerProviderSendsOverEveryProtocol) {
     // The provider setup_telemetry builds: its loggers hand records to lens's log pipeline.
     Config config;
     config.otel.blrp.schedule_delay_ms.value = 20;
-    auto provider =
-        telemetry::build_logger_provider(config, {{"rank", "1"}}, std::move(exporter)).provider;
+    auto provider = telemetry::build_logger_provider(telemetry::log_pipeline_options(config),
+                                                     {{"rank", "1"}}, std::move(exporter))
+                        .provider;
     auto logger = provider->GetLogger("lens.test", "lens.test");
     logger->EmitLogRecord(opentelemetry::logs::Severity::kWarn, std::string("loss spike"),
                           common::SystemTimestamp(std::chrono::nanoseconds(SpanBatch::kStart)));
@@ -746,7 +748,8 @@ TEST(SpanExporterSelection, EveryExporterCountsIntoTheGivenReport) {
   Captured captured;
   Config config;
   config.exporter = lens::ExporterKind::none;
-  auto made = make_exporter<Signal::traces>(config, captured.report);
+  auto made = make_exporter<Signal::traces>(telemetry::exporter_options(config, Signal::traces),
+                                            captured.report);
   ASSERT_TRUE(made.ok()) << made.message();
   SpanBatch batch;
   EXPECT_EQ(export_batch(**made, batch), ExportResult::kSuccess);

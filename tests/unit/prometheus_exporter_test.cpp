@@ -22,6 +22,7 @@
 #include "export/prometheus_mapping.hpp"
 #include "lens/config.hpp"
 #include "lens/telemetry.hpp"
+#include "telemetry/plan.hpp"
 #include "telemetry/prometheus_pull.hpp"
 #include "unit/otlp_test_servers.hpp"
 #include "unit/test_support.hpp"
@@ -58,24 +59,28 @@ TEST(PrometheusSettings, DefaultsAndLists) {
   EXPECT_EQ(to_string(MetricsExporter::prometheus), "prometheus");
 }
 
+telemetry::MetricsRouting routing_of(const Config& config) {
+  return telemetry::metrics_routing(config.otel.metrics_exporters.value, config.exporter);
+}
+
 TEST(PrometheusSettings, RoutingFollowsOtelMetricsExporterOverExporter) {
   Config file = config_from({{"NEMO_LENS_EXPORTER", "file"}});
-  EXPECT_EQ(telemetry::metrics_routing(file).push, ExporterKind::file);
-  EXPECT_FALSE(telemetry::metrics_routing(file).prometheus);
+  EXPECT_EQ(routing_of(file).push, ExporterKind::file);
+  EXPECT_FALSE(routing_of(file).prometheus);
 
   Config pull_only =
       config_from({{"NEMO_LENS_EXPORTER", "file"}, {"OTEL_METRICS_EXPORTER", "prometheus"}});
-  EXPECT_FALSE(telemetry::metrics_routing(pull_only).push.has_value());
-  EXPECT_TRUE(telemetry::metrics_routing(pull_only).prometheus);
+  EXPECT_FALSE(routing_of(pull_only).push.has_value());
+  EXPECT_TRUE(routing_of(pull_only).prometheus);
 
   Config both =
       config_from({{"NEMO_LENS_EXPORTER", "file"}, {"OTEL_METRICS_EXPORTER", "prometheus,otlp"}});
-  EXPECT_EQ(telemetry::metrics_routing(both).push, ExporterKind::otlp);
-  EXPECT_TRUE(telemetry::metrics_routing(both).prometheus);
+  EXPECT_EQ(routing_of(both).push, ExporterKind::otlp);
+  EXPECT_TRUE(routing_of(both).prometheus);
 
   Config none = config_from({{"OTEL_METRICS_EXPORTER", "none"}});
-  EXPECT_FALSE(telemetry::metrics_routing(none).push.has_value());
-  EXPECT_FALSE(telemetry::metrics_routing(none).prometheus);
+  EXPECT_FALSE(routing_of(none).push.has_value());
+  EXPECT_FALSE(routing_of(none).prometheus);
 }
 
 TEST(PrometheusSettings, ErrorsNameTheVariableTheValueAndWhatIsAccepted) {
@@ -338,7 +343,8 @@ TEST(PrometheusEndpoint, ErrorsNameTheAddressAndTheSettings) {
   const int taken = (*first)->port();
   Config config = config_from({{"OTEL_EXPORTER_PROMETHEUS_HOST", "127.0.0.1"},
                                {"OTEL_EXPORTER_PROMETHEUS_PORT", std::to_string(taken)}});
-  auto busy = telemetry::start_prometheus_pull(config, test_support::rank_of(0, 1));
+  auto busy = telemetry::start_prometheus_pull(telemetry::prometheus_options(config),
+                                               test_support::rank_of(0, 1));
   ASSERT_FALSE(busy.ok());
   EXPECT_EQ(
       busy.message().rfind("Cannot serve Prometheus metrics on 127.0.0.1:" + std::to_string(taken) +
@@ -356,7 +362,7 @@ TEST(PrometheusEndpoint, ErrorsNameTheAddressAndTheSettings) {
   Config high = config_from({{"OTEL_EXPORTER_PROMETHEUS_PORT", "65535"}});
   auto rank = RankInfo::make(3, 4, 3, 4);
   ASSERT_TRUE(rank.ok());
-  EXPECT_EQ(telemetry::start_prometheus_pull(high, *rank).message(),
+  EXPECT_EQ(telemetry::start_prometheus_pull(telemetry::prometheus_options(high), *rank).message(),
             "Invalid port for OTEL_EXPORTER_PROMETHEUS_PORT: '65535'; local rank 3 would listen "
             "on 65538; accepted: a port such that port + local rank <= 65535, or 0 for any free "
             "port");

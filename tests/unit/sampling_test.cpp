@@ -350,30 +350,36 @@ TEST_F(SamplingStrategiesTest, UnknownStrategyNamesTheVariable) {
             "strategies: [rank_aware].");
 }
 
-TEST_F(SamplingStrategiesTest, CustomFactoryReceivesConfigRankAndDefaultSampler) {
+TEST_F(SamplingStrategiesTest, CustomFactoryReceivesSettingsRankAndDefaultSampler) {
   std::string seen_default;
   int seen_rank = -1;
+  StrategySettings seen_settings;
   ASSERT_TRUE(
-      register_sampling_strategy("custom", [&](const Config& config, const RankInfo& rank,
+      register_sampling_strategy("custom", [&](const StrategySettings& settings,
+                                               const RankInfo& rank,
                                                std::shared_ptr<const Sampler> default_sampler) {
         seen_default = default_sampler->description();
         seen_rank = rank.rank;
-        EXPECT_EQ(config.sampling_strategy, "custom");
+        seen_settings = settings;
         return make_standard_sampler(SamplerKind::always_off, 1.0);
       }).ok());
   EXPECT_EQ(registered_sampling_strategies(), (std::vector<std::string>{"custom", "rank_aware"}));
   Config config;
   config.sampling_strategy = "custom";
+  config.export_rank = 3;
+  config.export_sample_rate = 0.25;
   config.otel.traces_sampler.value = SamplerKind::always_on;
   auto sampler = make_sampler(config, rank_of(2, 4));
   ASSERT_TRUE(sampler.ok()) << sampler.message();
   EXPECT_EQ((*sampler)->description(), "AlwaysOffSampler");
   EXPECT_EQ(seen_default, "AlwaysOnSampler");
   EXPECT_EQ(seen_rank, 2);
+  EXPECT_EQ(seen_settings.export_rank, 3);
+  EXPECT_EQ(seen_settings.export_sample_rate, 0.25);
 }
 
 TEST_F(SamplingStrategiesTest, RegistryErrorsUseTheRankStrategyWording) {
-  const auto factory = [](const Config&, const RankInfo&,
+  const auto factory = [](const StrategySettings&, const RankInfo&,
                           std::shared_ptr<const Sampler> default_sampler) {
     return default_sampler;
   };
@@ -396,7 +402,7 @@ TEST_F(SamplingStrategiesTest, RegistryErrorsUseTheRankStrategyWording) {
 TEST_F(SamplingStrategiesTest, RankAwareCanBeOverriddenButNotRemoved) {
   ASSERT_TRUE(register_sampling_strategy(
                   "rank_aware",
-                  [](const Config&, const RankInfo&, std::shared_ptr<const Sampler>) {
+                  [](const StrategySettings&, const RankInfo&, std::shared_ptr<const Sampler>) {
                     return make_standard_sampler(SamplerKind::always_off, 1.0);
                   },
                   true)
@@ -416,12 +422,12 @@ TEST_F(SamplingStrategiesTest, RankAwareCanBeOverriddenButNotRemoved) {
 TEST_F(SamplingStrategiesTest, ThrowingOrNullFactoryIsAnError) {
   ASSERT_TRUE(register_sampling_strategy(
                   "throws",
-                  [](const Config&, const RankInfo&,
+                  [](const StrategySettings&, const RankInfo&,
                      std::shared_ptr<const Sampler>) -> std::shared_ptr<const Sampler> {
                     throw std::runtime_error("no sampler today");
                   })
                   .ok());
-  ASSERT_TRUE(register_sampling_strategy("null", [](const Config&, const RankInfo&,
+  ASSERT_TRUE(register_sampling_strategy("null", [](const StrategySettings&, const RankInfo&,
                                                     std::shared_ptr<const Sampler>) {
                 return std::shared_ptr<const Sampler>();
               }).ok());
@@ -438,12 +444,12 @@ TEST_F(SamplingStrategiesTest, ThrowingOrNullFactoryIsAnError) {
 }
 
 TEST_F(SamplingStrategiesTest, ResetRestoresBothRegistries) {
-  const auto factory = [](const Config&, const RankInfo&, std::shared_ptr<const Sampler> s) {
-    return s;
-  };
+  const auto factory = [](const StrategySettings&, const RankInfo&,
+                          std::shared_ptr<const Sampler> s) { return s; };
   ASSERT_TRUE(register_sampling_strategy("mine", factory).ok());
-  ASSERT_TRUE(
-      register_rank_strategy("mine", [](const Config&, const RankInfo&) { return true; }).ok());
+  ASSERT_TRUE(register_rank_strategy("mine", [](const StrategySettings&, const RankInfo&) {
+                return true;
+              }).ok());
   detail::reset_strategies_for_testing();
   EXPECT_EQ(registered_sampling_strategies(), (std::vector<std::string>{"rank_aware"}));
   EXPECT_EQ(registered_rank_strategies().size(), 4U);

@@ -52,7 +52,9 @@ class StrategiesTest : public ::testing::Test {
   }
 };
 
-bool even_rank(const Config& /*config*/, const RankInfo& rank) { return rank.rank % 2 == 0; }
+bool even_rank(const StrategySettings& /*settings*/, const RankInfo& rank) {
+  return rank.rank % 2 == 0;
+}
 
 // --- §N.2 22: the built-ins -------------------------------------------------------------
 
@@ -69,7 +71,7 @@ TEST_F(StrategiesTest, AllRanksLookupReturnsACallableReturningTrue) {
   auto strategy = get_rank_strategy("all_ranks");
   ASSERT_TRUE(strategy.ok()) << strategy.message();
   ASSERT_TRUE(static_cast<bool>(*strategy));
-  EXPECT_TRUE((*strategy)(Config{}, rank_of(0, 1)));
+  EXPECT_TRUE((*strategy)(StrategySettings{}, rank_of(0, 1)));
 }
 
 // --- §N.2 24: first_rank_per_node, with LOCAL_RANK read by RankInfo::detect ---------------
@@ -118,7 +120,7 @@ TEST_F(StrategiesTest, CustomStrategyIsRetrievableListedAndDispatchable) {
   ASSERT_TRUE(register_rank_strategy("even", even_rank).ok());
   auto strategy = get_rank_strategy("even");
   ASSERT_TRUE(strategy.ok()) << strategy.message();
-  using Fn = bool (*)(const Config&, const RankInfo&);
+  using Fn = bool (*)(const StrategySettings&, const RankInfo&);
   ASSERT_NE(strategy->target<Fn>(), nullptr);
   EXPECT_EQ(*strategy->target<Fn>(), &even_rank);  // the very function registered
 
@@ -150,8 +152,8 @@ TEST_F(StrategiesTest, EmptyCallableIsRejected) {
 
 TEST_F(StrategiesTest, DuplicateWithoutOverrideIsRejected) {
   ASSERT_TRUE(register_rank_strategy("even", even_rank).ok());
-  const Status status =
-      register_rank_strategy("even", [](const Config&, const RankInfo&) { return false; });
+  const Status status = register_rank_strategy(
+      "even", [](const StrategySettings&, const RankInfo&) { return false; });
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("already registered"));
   EXPECT_THAT(status.message(), HasSubstr("allow_override=true"));
@@ -164,20 +166,20 @@ TEST_F(StrategiesTest, DuplicateWithoutOverrideIsRejected) {
 TEST_F(StrategiesTest, OverrideReplacesACustomStrategy) {
   ASSERT_TRUE(register_rank_strategy("even", even_rank).ok());
   ASSERT_TRUE(register_rank_strategy(
-                  "even", [](const Config&, const RankInfo&) { return false; }, true)
+                  "even", [](const StrategySettings&, const RankInfo&) { return false; }, true)
                   .ok());
   EXPECT_FALSE(exports(config_with("even"), rank_of(0, 2)));
 }
 
 TEST_F(StrategiesTest, OverridingABuiltinNeedsAllowOverride) {
-  const Status status =
-      register_rank_strategy("all_ranks", [](const Config&, const RankInfo&) { return false; });
+  const Status status = register_rank_strategy(
+      "all_ranks", [](const StrategySettings&, const RankInfo&) { return false; });
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("already registered"));
   EXPECT_TRUE(exports(config_with("all_ranks"), rank_of(0, 2)));
 
   ASSERT_TRUE(register_rank_strategy(
-                  "all_ranks", [](const Config&, const RankInfo&) { return false; }, true)
+                  "all_ranks", [](const StrategySettings&, const RankInfo&) { return false; }, true)
                   .ok());
   EXPECT_FALSE(exports(config_with("all_ranks"), rank_of(0, 2)));
   // Still built-in: the frozen set does not change.
@@ -250,7 +252,7 @@ TEST_F(StrategiesTest, GetUnknownStrategyIsAnError) {
 // --- §N.2 30, 34: the per-call override ---------------------------------------------------
 
 TEST_F(StrategiesTest, RegisteredStrategyExportsOnlyOnTheMatchingRank) {
-  ASSERT_TRUE(register_rank_strategy("only_two", [](const Config&, const RankInfo& rank) {
+  ASSERT_TRUE(register_rank_strategy("only_two", [](const StrategySettings&, const RankInfo& rank) {
                 return rank.rank == 2;
               }).ok());
   const Config config = config_with("only_two");
@@ -260,15 +262,15 @@ TEST_F(StrategiesTest, RegisteredStrategyExportsOnlyOnTheMatchingRank) {
 }
 
 TEST_F(StrategiesTest, PerCallOverrideBeatsTheNamedStrategy) {
-  const RankStrategy never = [](const Config&, const RankInfo&) { return false; };
+  const RankStrategy never = [](const StrategySettings&, const RankInfo&) { return false; };
   EXPECT_FALSE(exports(config_with("all_ranks"), rank_of(0, 4), &never));
-  const RankStrategy always = [](const Config&, const RankInfo&) { return true; };
+  const RankStrategy always = [](const StrategySettings&, const RankInfo&) { return true; };
   EXPECT_TRUE(exports(config_with("single_rank"), rank_of(0, 4), &always));
 }
 
 TEST_F(StrategiesTest, PerCallOverrideNeverConsultsTheRegistry) {
   // An unknown configured name is not an error when an override is given.
-  const RankStrategy always = [](const Config&, const RankInfo&) { return true; };
+  const RankStrategy always = [](const StrategySettings&, const RankInfo&) { return true; };
   EXPECT_TRUE(exports(config_with("no_such_strategy"), rank_of(1, 4), &always));
 }
 
@@ -280,21 +282,22 @@ TEST_F(StrategiesTest, EmptyOverrideIsAnError) {
 }
 
 TEST_F(StrategiesTest, ThrowingStrategyBecomesAnError) {
-  ASSERT_TRUE(register_rank_strategy("boom", [](const Config&, const RankInfo&) -> bool {
+  ASSERT_TRUE(register_rank_strategy("boom", [](const StrategySettings&, const RankInfo&) -> bool {
                 throw std::runtime_error("no topology");
               }).ok());
   auto result = should_export(config_with("boom"), rank_of(0, 1));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.message(), "Rank strategy 'boom' failed: no topology");
 
-  ASSERT_TRUE(register_rank_strategy("boom_int", [](const Config&, const RankInfo&) -> bool {
-                throw 42;
-              }).ok());
+  ASSERT_TRUE(
+      register_rank_strategy("boom_int", [](const StrategySettings&, const RankInfo&) -> bool {
+        throw 42;
+      }).ok());
   result = should_export(config_with("boom_int"), rank_of(0, 1));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.message(), "Rank strategy 'boom_int' failed: unknown exception");
 
-  const RankStrategy throwing = [](const Config&, const RankInfo&) -> bool {
+  const RankStrategy throwing = [](const StrategySettings&, const RankInfo&) -> bool {
     throw std::logic_error("bad override");
   };
   result = should_export(config_with("all_ranks"), rank_of(0, 1), &throwing);
@@ -304,7 +307,7 @@ TEST_F(StrategiesTest, ThrowingStrategyBecomesAnError) {
 
 TEST_F(StrategiesTest, StrategyMayUseTheRegistry) {
   // Strategies run outside the registry lock.
-  ASSERT_TRUE(register_rank_strategy("nested", [](const Config&, const RankInfo&) {
+  ASSERT_TRUE(register_rank_strategy("nested", [](const StrategySettings&, const RankInfo&) {
                 return registered_rank_strategies().size() == 5;
               }).ok());
   EXPECT_TRUE(exports(config_with("nested"), rank_of(0, 1)));

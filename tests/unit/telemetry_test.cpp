@@ -232,7 +232,9 @@ TEST_F(Telemetry, PerCallStrategyOverridesTheConfig) {
   Config config = enabled_config();
   config.rank_strategy = "single_rank";
   Capture capture = in_memory();
-  capture.overrides.rank_strategy = [](const Config&, const RankInfo& r) { return r.rank == 1; };
+  capture.overrides.rank_strategy = [](const StrategySettings&, const RankInfo& r) {
+    return r.rank == 1;
+  };
   auto handle = keep(setup_telemetry(config, rank_of(1, 4), {}, std::move(capture.overrides)));
   EXPECT_TRUE(handle.is_exporting());
 }

@@ -69,7 +69,7 @@ TEST_F(Validate, UnknownRankStrategyListsRegisteredNames) {
 }
 
 TEST_F(Validate, RegisteredRankStrategyIsAccepted) {
-  ASSERT_TRUE(register_rank_strategy("even", [](const Config&, const RankInfo& r) {
+  ASSERT_TRUE(register_rank_strategy("even", [](const StrategySettings&, const RankInfo& r) {
                 return r.rank % 2 == 0;
               }).ok());
   const Config config = config_from({{"NEMO_LENS_RANK_STRATEGY", "even"}});
