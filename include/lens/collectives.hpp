@@ -18,7 +18,7 @@
 
 namespace lens {
 
-// The dl.collective.* attribute keys (docs/collectives.md).
+// The dl.collective.* attribute keys (docs/distributed.md, "Counted collectives").
 namespace collective_attributes {
 inline constexpr std::string_view kGroup = "dl.collective.group";             // "dp", "pp", "world"
 inline constexpr std::string_view kGroupRanks = "dl.collective.group_ranks";  // [0, 1, 2, 3]

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lens/collectives.hpp"
 #include "lens/megatron/span_groups.hpp"
 #include "lens/span_site.hpp"
 
@@ -65,6 +66,11 @@ inline constexpr std::string_view kPpRecvForwardLinked[] = {kPipelineRank, kDlMi
 inline constexpr std::string_view kOptimizerStep[] = {kUpdateSuccessful, kGradNorm};
 inline constexpr std::string_view kEvaluate[] = {kEvalIters};
 inline constexpr std::string_view kEvaluateStep[] = {kEvalIteration};
+// The gradient all-reduce as a counted collective (docs/distributed.md, "Counted collectives").
+inline constexpr std::string_view kGradSyncStart[] = {
+    ::lens::collective_attributes::kGroup, ::lens::collective_attributes::kGroupRanks,
+    ::lens::collective_attributes::kOperation, ::lens::collective_attributes::kBytes,
+    ::lens::collective_attributes::kSeq};
 }  // namespace keys
 
 // clang-format off
@@ -89,7 +95,7 @@ inline constexpr SpanDef kP2pRecvBackward{{"megatron.p2p.recv_backward", groups:
 inline constexpr SpanDef kP2pSendBackward{{"megatron.p2p.send_backward", groups::kCommunication}, "megatron.forward_backward"};
 inline constexpr SpanDef kActivationOffload{{"megatron.activation.offload", groups::kActivationOffload}, "megatron.forward_backward"};
 inline constexpr SpanDef kActivationReload{{"megatron.activation.reload", groups::kActivationOffload}, "megatron.forward_backward"};
-inline constexpr SpanDef kGradSyncStart{{"megatron.grad_sync.start", groups::kCommunication}, "megatron.train_step"};
+inline constexpr SpanDef kGradSyncStart{{"megatron.grad_sync.start", groups::kCommunication, keys::kGradSyncStart}, "megatron.train_step"};
 inline constexpr SpanDef kGradSyncFinish{{"megatron.grad_sync.finish", groups::kCommunication}, "megatron.train_step"};
 inline constexpr SpanDef kOptimizerStep{{"megatron.optimizer_step", groups::kOptimizer, keys::kOptimizerStep}, "megatron.train_step"};
 inline constexpr SpanDef kSaveCheckpoint{{"megatron.save_checkpoint", groups::kCheckpoint, keys::kIterationOnly}, "megatron.train"};
