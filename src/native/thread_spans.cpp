@@ -168,28 +168,6 @@ class FrameWrite {
   Frame& frame_;
 };
 
-// The seed's redaction keys (lens::default_redact_keys()), compared without building strings.
-bool is_default_redact_key(std::string_view key) noexcept {
-  switch (key.size()) {
-    case 3:
-      return key == "key";
-    case 4:
-      return key == "text";
-    case 5:
-      return key == "token";
-    case 6:
-      return key == "prompt" || key == "secret";
-    case 8:
-      return key == "password";
-    case 10:
-      return key == "input_text";
-    case 11:
-      return key == "output_text";
-    default:
-      return false;
-  }
-}
-
 constexpr AttributeArg kRedactedArg(kRedacted);
 
 AttributeArg redacted(std::string_view key, const AttributeArg& value) noexcept {
