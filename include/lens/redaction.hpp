@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <string_view>
@@ -16,10 +17,25 @@ inline constexpr std::string_view kRedacted = "[REDACTED]";
 inline constexpr std::array<std::string_view, 8> kDefaultRedactKeys = {
     "prompt", "input_text", "output_text", "text", "password", "token", "secret", "key"};
 
-// Whether `key` is one of kDefaultRedactKeys; builds no string (the span hot path calls it).
+// Bit n is set when a key of kDefaultRedactKeys has n characters.
+inline constexpr std::uint64_t kDefaultRedactKeyLengths = [] {
+  std::uint64_t lengths = 0;
+  for (const std::string_view key : kDefaultRedactKeys) lengths |= std::uint64_t{1} << key.size();
+  return lengths;
+}();
+static_assert([] {
+  for (const std::string_view key : kDefaultRedactKeys) {
+    if (key.size() >= 64) return false;
+  }
+  return true;
+}());
+
+// Whether `key` is one of kDefaultRedactKeys; builds no string (the span hot path calls it): a
+// key of no listed length is rejected by one bit test, the others compared.
 constexpr bool is_default_redact_key(std::string_view key) noexcept {
+  if (key.size() >= 64 || ((kDefaultRedactKeyLengths >> key.size()) & 1U) == 0) return false;
   for (const std::string_view redacted : kDefaultRedactKeys) {
-    if (key.size() == redacted.size() && key == redacted) return true;
+    if (key == redacted) return true;
   }
   return false;
 }
