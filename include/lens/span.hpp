@@ -70,19 +70,12 @@
 #include "lens/attributes.hpp"
 #include "lens/detail/span_state.hpp"
 #include "lens/groups.hpp"
+#include "lens/redaction.hpp"
 #include "lens/span_site.hpp"
 
 namespace lens {
 
 // ---- Redaction and safe attributes (SPEC §F.4) --------------------------------------------------
-
-inline constexpr std::string_view kRedacted = "[REDACTED]";
-
-inline const std::set<std::string>& default_redact_keys() {
-  static const std::set<std::string> keys = {"prompt",   "input_text", "output_text", "text",
-                                             "password", "token",      "secret",      "key"};
-  return keys;
-}
 
 // "[REDACTED]" iff `key` is exactly (case-sensitive) one of `keys` and `value` is a string;
 // otherwise `value` unchanged. Decides by key name, never by content.

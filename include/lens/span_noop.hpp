@@ -29,6 +29,7 @@
 #include <variant>
 #include <vector>
 
+#include "lens/redaction.hpp"
 #include "lens/span_site.hpp"
 
 namespace lens {
@@ -75,14 +76,6 @@ class AttributeArg {
 };
 
 using AttributeList = std::initializer_list<std::pair<std::string_view, AttributeArg>>;
-
-inline constexpr std::string_view kRedacted = "[REDACTED]";
-
-inline const std::set<std::string>& default_redact_keys() {
-  static const std::set<std::string> keys = {"prompt",   "input_text", "output_text", "text",
-                                             "password", "token",      "secret",      "key"};
-  return keys;
-}
 
 // Real logic (pure): "[REDACTED]" iff `key` is one of `keys` and `value` is a string.
 inline AttributeArg redact_value(

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lens/groups.hpp"
+#include "lens/redaction.hpp"
 #include "lens/span.hpp"
 #include "lens/span_ref.hpp"
 #include "span_object.hpp"
@@ -537,6 +538,34 @@ PyMethodDef g_functions[] = {
      "at call time."},
     {nullptr, nullptr, 0, nullptr}};
 
+// DEFAULT_REDACT_KEYS (a frozenset) and REDACTED from lens/redaction.hpp's table: what
+// nemo.lens.helpers redacts by is what the native span path redacts.
+bool add_redaction(PyObject* module) {
+  PyObject* keys = PyFrozenSet_New(nullptr);
+  if (keys == nullptr) return false;
+  for (const std::string_view key : kDefaultRedactKeys) {
+    PyObject* name = PyUnicode_FromStringAndSize(key.data(), static_cast<Py_ssize_t>(key.size()));
+    if (name == nullptr || PySet_Add(keys, name) != 0) {
+      Py_XDECREF(name);
+      Py_DECREF(keys);
+      return false;
+    }
+    Py_DECREF(name);
+  }
+  if (PyModule_AddObject(module, "DEFAULT_REDACT_KEYS", keys) != 0) {
+    Py_DECREF(keys);
+    return false;
+  }
+  PyObject* redacted =
+      PyUnicode_FromStringAndSize(kRedacted.data(), static_cast<Py_ssize_t>(kRedacted.size()));
+  if (redacted == nullptr) return false;
+  if (PyModule_AddObject(module, "REDACTED", redacted) != 0) {
+    Py_DECREF(redacted);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool add_span_types(PyObject* module) {
@@ -559,7 +588,7 @@ bool add_span_types(PyObject* module) {
           "A function whose calls are spans of its site.", traced_dealloc, g_traced_methods)) {
     return false;
   }
-  return PyModule_AddFunctions(module, g_functions) == 0;
+  return PyModule_AddFunctions(module, g_functions) == 0 && add_redaction(module);
 }
 
 }  // namespace lens::python

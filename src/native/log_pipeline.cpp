@@ -112,11 +112,9 @@ class LogSignal::State {
       : registry(std::make_shared<LogRegistry>(std::make_shared<ChunkPool>(std::max<std::size_t>(
                                                    core.options.max_queue_size * 1024, 4 << 20)),
                                                core.options.max_queue_size,
-                                               core.options.attribute_count_limit)),
+                                               core.options.limits.attribute_count)),
+        value_length_(core.options.limits.attribute_value_length),
         core_(core) {
-    if (const auto& limit = core.options.attribute_value_length_limit) {
-      value_length_ = static_cast<std::size_t>(std::max<std::int64_t>(*limit, 0));
-    }
     // A log record looks its span up through lens's context storage: "none" in one comparison.
     use_context_storage();
   }
@@ -189,8 +187,9 @@ class LogSignal::State {
   }
 
  private:
+  // OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT, in code points.
+  const std::optional<std::size_t> value_length_;
   Core& core_;
-  std::optional<std::size_t> value_length_;  // OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT
 };
 
 template class ExportPipeline<LogSignal>;

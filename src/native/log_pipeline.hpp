@@ -10,10 +10,9 @@
 #include <opentelemetry/sdk/logs/exporter.h>
 #include <opentelemetry/sdk/logs/processor.h>
 
-#include <cstdint>
 #include <memory>
-#include <optional>
 
+#include "native/attribute_limits.hpp"
 #include "native/export_pipeline.hpp"
 #include "native/thread_logs.hpp"
 
@@ -21,8 +20,7 @@ namespace lens::native {
 
 struct LogPipelineOptions : PipelineOptions {
   LogPipelineOptions() { schedule_delay = std::chrono::milliseconds(1000); }
-  std::int64_t attribute_count_limit = 128;                  // per record
-  std::optional<std::int64_t> attribute_value_length_limit;  // bytes, strings cut on UTF-8 bounds
+  AttributeLimits limits;  // per record; value lengths in code points
 };
 
 struct LogSignal {

@@ -57,15 +57,6 @@ common::SystemTimestamp timestamp(std::int64_t unix_ns) noexcept {
   return common::SystemTimestamp(std::chrono::nanoseconds(unix_ns));
 }
 
-template <class T>
-bool is_set(const Sourced<T>& setting) {
-  return !setting.source.empty() && setting.source != "default";
-}
-
-std::size_t non_negative(std::int64_t value) {
-  return value < 0 ? 0 : static_cast<std::size_t>(value);
-}
-
 // At most `max_count` entries of `inner`, values length-limited.
 class LimitedAttributes final : public common::KeyValueIterable {
  public:
@@ -318,28 +309,6 @@ class HandoffProcessor final : public sdktrace::SpanProcessor {
 };
 
 }  // namespace
-
-SpanLimits SpanLimits::from(const LimitSettings& settings) {
-  SpanLimits limits;
-  limits.attribute_count =
-      non_negative(is_set(settings.span_attribute_count) ? settings.span_attribute_count.value
-                                                         : settings.attribute_count.value);
-  const auto& length = is_set(settings.span_attribute_value_length)
-                           ? settings.span_attribute_value_length.value
-                           : settings.attribute_value_length.value;
-  if (length) limits.attribute_value_length = non_negative(*length);
-  limits.event_count = non_negative(settings.span_event_count.value);
-  limits.link_count = non_negative(settings.span_link_count.value);
-  limits.event_attribute_count =
-      non_negative(is_set(settings.event_attribute_count) || !is_set(settings.attribute_count)
-                       ? settings.event_attribute_count.value
-                       : settings.attribute_count.value);
-  limits.link_attribute_count =
-      non_negative(is_set(settings.link_attribute_count) || !is_set(settings.attribute_count)
-                       ? settings.link_attribute_count.value
-                       : settings.attribute_count.value);
-  return limits;
-}
 
 class SpanSignal::State {
  public:

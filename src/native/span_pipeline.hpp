@@ -15,32 +15,12 @@
 
 #include "lens/otel_settings.hpp"
 #include "lens/sampling.hpp"
+#include "native/attribute_limits.hpp"
 #include "native/export_pipeline.hpp"
 #include "native/span_depths.hpp"
 #include "native/thread_spans.hpp"
 
 namespace lens::native {
-
-// Effective limits of one span. A model-specific variable (OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT,
-// OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, OTEL_EVENT_/LINK_ATTRIBUTE_COUNT_LIMIT) wins over the
-// general OTEL_ATTRIBUTE_* one when it was set; otherwise the general one applies. Attribute
-// count: the first `attribute_count` distinct keys are kept; a new key beyond it is dropped and
-// counted; setting a kept key again updates it. Value length: strings and each element of a
-// string array are cut to at most `attribute_value_length` Unicode code points (never inside a
-// UTF-8 sequence), for span, event and link attributes alike; other types are untouched. Events
-// and links beyond their count are dropped and counted; their attributes beyond the
-// per-event/per-link count are dropped (the first ones in iteration order are kept) and counted
-// as dropped attributes.
-struct SpanLimits {
-  std::size_t attribute_count = 128;
-  std::optional<std::size_t> attribute_value_length;  // nullopt: unlimited
-  std::size_t event_count = 128;
-  std::size_t link_count = 128;
-  std::size_t event_attribute_count = 128;
-  std::size_t link_attribute_count = 128;
-
-  static SpanLimits from(const LimitSettings& settings);
-};
 
 struct SpanPipelineOptions : PipelineOptions {
   // The bound on memory for finished native spans not yet exported, all threads together.

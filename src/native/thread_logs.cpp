@@ -63,12 +63,12 @@ std::atomic<std::uint64_t> g_next_registry_id{1};
 // A record larger than kMaxInlineLogBytes: its variable part on the heap (nullptr when out of
 // memory).
 [[gnu::noinline]] LogExtras* make_extras(std::string_view body, AttributeList attributes,
-                                         std::int64_t limit, std::string_view event_name) noexcept {
+                                         std::size_t limit, std::string_view event_name) noexcept {
   try {
     auto extras = std::make_unique<LogExtras>();
     extras->event_name.assign(event_name);
     extras->body.assign(body);
-    std::int64_t count = 0;
+    std::size_t count = 0;
     for (const auto& [key, value] : attributes) {
       if (value.is_null()) continue;
       if (count++ >= limit) break;
@@ -109,7 +109,7 @@ unsigned char* ThreadLogs::reserve(std::size_t size) noexcept {
 // ---- LogRegistry --------------------------------------------------------------------------
 
 LogRegistry::LogRegistry(std::shared_ptr<ChunkPool> pool, std::uint64_t max_pending,
-                         std::int64_t attribute_count_limit)
+                         std::size_t attribute_count_limit)
     : id_(g_next_registry_id.fetch_add(1, std::memory_order_relaxed)),
       pool_(std::move(pool)),
       max_pending_(max_pending),
@@ -174,10 +174,10 @@ void write_log(LogRegistry& registry, int severity, std::string_view body, Attri
     logs->dropped.increment();
     return;
   }
-  const std::int64_t limit = registry.attribute_count_limit();
+  const std::size_t limit = registry.attribute_count_limit();
   std::size_t attribute_bytes = 0;
   if (attributes.size() != 0) {
-    std::int64_t count = 0;
+    std::size_t count = 0;
     for (const auto& [key, value] : attributes) {
       if (value.is_null()) continue;
       if (count++ >= limit) break;
@@ -222,7 +222,7 @@ void write_log(LogRegistry& registry, int severity, std::string_view body, Attri
     header->body_size = static_cast<std::uint32_t>(body.size());
     header->attributes_size = static_cast<std::uint32_t>(attribute_bytes);
     if (attribute_bytes != 0) {
-      std::int64_t count = 0;
+      std::size_t count = 0;
       std::size_t room = attribute_bytes;
       for (const auto& [key, value] : attributes) {
         if (value.is_null()) continue;

@@ -83,11 +83,11 @@ class LogRegistry {
   // Per thread at most `max_pending` records not yet drained (OTEL_BLRP_MAX_QUEUE_SIZE); at most
   // `attribute_count_limit` attributes per record (OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT).
   LogRegistry(std::shared_ptr<ChunkPool> pool, std::uint64_t max_pending,
-              std::int64_t attribute_count_limit);
+              std::size_t attribute_count_limit);
 
   // A process-unique number (never 0): which registry a thread's state belongs to.
   std::uint64_t id() const noexcept { return id_; }
-  std::int64_t attribute_count_limit() const noexcept { return attribute_count_limit_; }
+  std::size_t attribute_count_limit() const noexcept { return attribute_count_limit_; }
 
   // A new ThreadLogs for the calling thread, registered; nullptr once closed.
   std::shared_ptr<ThreadLogs> add_thread();
@@ -107,7 +107,7 @@ class LogRegistry {
   const std::uint64_t id_;
   std::shared_ptr<ChunkPool> pool_;
   const std::uint64_t max_pending_;
-  const std::int64_t attribute_count_limit_;
+  const std::size_t attribute_count_limit_;
   std::atomic<bool> closed_{false};
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<ThreadLogs>> threads_;

@@ -1,34 +1,29 @@
-// The native span hot path and per-thread state (see thread_spans.hpp).
+// The native span hot path (see thread_spans.hpp): the calling thread's fast state, starting a
+// span (parent, sampling, the frame), ending it into the thread's ring, and what reads the fast
+// state. Thread-safety: every function acts on the calling thread's own state.
 #include "native/thread_spans.hpp"
 
 #include <cxxabi.h>
+#include <opentelemetry/context/runtime_context.h>
 #include <opentelemetry/trace/context.h>
 #include <opentelemetry/trace/default_span.h>
-#include <opentelemetry/trace/span_id.h>
 #include <opentelemetry/trace/trace_id.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#include <pthread.h>
 
 #include <algorithm>
 #include <cstring>
 #include <new>
 #include <optional>
-#include <string>
 
 #include "core/fork_generation.hpp"
 #include "core/span_depth.hpp"
-#include "core/tsan_handoff.hpp"
-#include "native/attribute_codec.hpp"
 #include "native/context_storage.hpp"
 #include "native/span_depths.hpp"
+#include "native/span_frame_write.hpp"
+#include "native/span_internal.hpp"
 #include "native/tick_clock.hpp"
-
-#if defined(LENS_TSAN_ENABLED)
-extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);  // NOLINT
-extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);    // NOLINT
-#endif
 
 namespace lens::native {
 
@@ -36,8 +31,6 @@ namespace {
 
 // Whether lens's context storage is installed (see resolve_parent); set by activate().
 std::atomic<bool> g_storage_installed{false};
-
-namespace otel = opentelemetry;
 
 // What the hot path reads on every span: one pointer and the attach depth. The default TLS model,
 // so that liblens can be dlopen()ed (an initial-exec variable puts all of liblens's TLS in the
@@ -50,81 +43,11 @@ struct FastState {
 };
 thread_local FastState t_fast;
 
-// Lets go of a thread's state: no more writes; the export thread drains it and forgets it.
-void forget(std::shared_ptr<ThreadSpans>& spans) noexcept {
-  if (spans == nullptr) return;
-  spans->exited.store(true, std::memory_order_release);
-  if (spans->fork_generation() != core::fork_generation()) {
-    core::keep_forever(std::move(spans));
-  }
-  spans.reset();
-}
-
-// Owns the calling thread's states: the current one and older ones with spans still open.
-struct ThreadOwner {
-  std::shared_ptr<ThreadSpans> current;
-  std::vector<std::shared_ptr<ThreadSpans>> retired;
-
-  ~ThreadOwner() {
-    t_fast.spans = nullptr;
-    forget(current);
-    for (auto& spans : retired) forget(spans);
-  }
-
-  std::shared_ptr<ThreadSpans> find(const ThreadSpans* spans) const noexcept {
-    if (current.get() == spans) return current;
-    for (const auto& r : retired) {
-      if (r.get() == spans) return r;
-    }
-    return nullptr;
-  }
-};
-thread_local ThreadOwner t_owner;
-
-// The registry new threads join. Replaced (the old one kept reachable) in a forked child.
-struct ActiveRegistry {
-  std::mutex mutex;
-  std::shared_ptr<SpanRegistry> registry;
-  ActiveRegistry* previous = nullptr;
-};
-std::atomic<ActiveRegistry*> g_registry{new ActiveRegistry()};
-
-// The registry new threads join, when it is the pipeline of `generation`; else null.
-std::shared_ptr<SpanRegistry> active_registry(std::uint64_t generation) {
-  ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
-  std::shared_ptr<SpanRegistry> registry;
-  {
-    std::lock_guard<std::mutex> lock(holder->mutex);
-    registry = holder->registry;
-  }
-  if (registry == nullptr || registry->generation() != generation) return nullptr;
-  return registry;
-}
-
-ThreadSpans* attach_thread(std::uint64_t generation) noexcept {
-  try {
-    const std::shared_ptr<SpanRegistry> registry = active_registry(generation);
-    if (registry == nullptr) return nullptr;
-    std::shared_ptr<ThreadSpans> spans = registry->add_thread();
-    if (spans == nullptr) return nullptr;
-    ThreadOwner& owner = t_owner;
-    if (owner.current != nullptr) {
-      if (owner.current->depth() > 0) {
-        owner.retired.push_back(std::move(owner.current));
-      } else {
-        forget(owner.current);
-      }
-    }
-    for (auto& r : owner.retired) {
-      if (r->depth() == 0) forget(r);
-    }
-    std::erase(owner.retired, nullptr);
-    owner.current = std::move(spans);
-    t_fast.spans = owner.current.get();
-    return t_fast.spans;
-  } catch (...) {
-    return nullptr;
-  }
+// A thread's first span for a pipeline (out of line: once per thread and pipeline).
+[[gnu::noinline]] ThreadSpans* attach_calling_thread(std::uint64_t generation) noexcept {
+  ThreadSpans* spans = attach_thread(generation);
+  if (spans != nullptr) t_fast.spans = spans;
+  return spans;
 }
 
 inline ThreadSpans* current_thread() noexcept {
@@ -135,178 +58,7 @@ inline ThreadSpans* current_thread() noexcept {
     return spans;
   }
   if (generation == 0) return nullptr;
-  return attach_thread(generation);
-}
-
-// The sequence lock's fences. GCC's ThreadSanitizer rejects std::atomic_thread_fence; there
-// (x86-64 only, where release and acquire fences constrain the compiler alone) a compiler
-// barrier is the same fence, and the racy reads it orders are declared to TSan anyway.
-inline void seqlock_fence(std::memory_order order) noexcept {
-#if defined(LENS_TSAN_ENABLED)
-  std::atomic_signal_fence(order);
-#else
-  std::atomic_thread_fence(order);
-#endif
-}
-
-// Brackets the owner's writes to a frame for snapshot_open's sequence lock.
-class FrameWrite {
- public:
-  explicit FrameWrite(Frame& frame) noexcept : frame_(frame) {
-    const std::uint32_t s = frame.seq.load(std::memory_order_relaxed);
-    frame.seq.store(s + 1, std::memory_order_relaxed);
-    // Release fence: a reader that sees a later write also sees the odd count (seqlock writer).
-    seqlock_fence(std::memory_order_release);
-  }
-  ~FrameWrite() {
-    frame_.seq.store(frame_.seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  }
-  FrameWrite(const FrameWrite&) = delete;
-  FrameWrite& operator=(const FrameWrite&) = delete;
-
- private:
-  Frame& frame_;
-};
-
-// The seed's redaction keys (lens::default_redact_keys()), compared without building strings.
-bool is_default_redact_key(std::string_view key) noexcept {
-  switch (key.size()) {
-    case 3:
-      return key == "key";
-    case 4:
-      return key == "text";
-    case 5:
-      return key == "token";
-    case 6:
-      return key == "prompt" || key == "secret";
-    case 8:
-      return key == "password";
-    case 10:
-      return key == "input_text";
-    case 11:
-      return key == "output_text";
-    default:
-      return false;
-  }
-}
-
-constexpr AttributeArg kRedactedArg(kRedacted);
-
-AttributeArg redacted(std::string_view key, const AttributeArg& value) noexcept {
-  if (value.is_string() && is_default_redact_key(key)) return AttributeArg(kRedacted);
-  return value;
-}
-
-SpanExtras* extras_of(FrameData& data) noexcept {
-  if (data.record.extras == nullptr) data.record.extras = new (std::nothrow) SpanExtras();
-  return data.record.extras;
-}
-
-// Applies `change` to the frame's extras, made on first need; when memory runs out the change is
-// dropped and the span keeps what it has.
-template <class Change>
-void change_extras(FrameData& data, Change&& change) noexcept {
-  SpanExtras* extras = extras_of(data);
-  if (extras == nullptr) return;
-  try {
-    change(*extras);
-  } catch (...) {
-  }
-}
-
-// An attribute that did not fit in the payload, into the extras (out of line: rare).
-[[gnu::noinline]] void spill_attribute(FrameData& data, std::string_view key,
-                                       const AttributeArg& value) noexcept {
-  change_extras(data, [&](SpanExtras& extras) { append_attribute(extras.attributes, key, value); });
-}
-
-// A name kept in the extras: longer than the payload at start, or changed by UpdateName.
-[[gnu::noinline]] void set_name_override(FrameData& data, std::string_view name) noexcept {
-  change_extras(data, [&](SpanExtras& extras) {
-    extras.name.assign(name);
-    data.record.has_name_override = true;
-  });
-}
-
-[[gnu::noinline]] void add_link_to(FrameData& data, const otel::trace::SpanContext& link) noexcept {
-  if (!link.IsValid()) return;
-  change_extras(data, [&](SpanExtras& extras) { extras.links.push_back(link); });
-}
-
-// Appends an attribute (redacted by key) to the payload at `used`, counting it in `count`, or to
-// the extras when the payload is full. The offsets are the caller's locals, stored back once:
-// narrow stores read back at once stall store forwarding.
-[[gnu::always_inline]] inline void put_attribute(FrameData& data, std::size_t& used,
-                                                 std::uint16_t& count, std::string_view key,
-                                                 const AttributeArg& value) noexcept {
-  if (value.is_null()) return;
-  const bool redact = value.is_string() && is_default_redact_key(key);
-  const AttributeArg& safe = redact ? kRedactedArg : value;
-  const std::size_t written =
-      encode_attribute(data.payload + used, kPayloadBytes - used, key, safe);
-  if (written != 0) [[likely]] {
-    used += written;
-    ++count;
-  } else {
-    spill_attribute(data, key, safe);
-  }
-}
-
-std::uint64_t span_id_value(const otel::trace::SpanId& id) noexcept {
-  std::uint64_t value = 0;
-  for (std::uint8_t byte : id.Id()) value = (value << 8) | byte;
-  return value;
-}
-
-struct Parent {
-  const Identity* id = nullptr;  // the parent's trace id, span id and flags; null: a root
-  bool remote = false;
-  // The trace state children inherit: the parent frame's, or the thread's scratch (null: none).
-  const otel::nostd::shared_ptr<otel::trace::TraceState>* trace_state = nullptr;
-};
-
-Parent parent_from_frame(const Frame& frame) noexcept {
-  Parent parent;
-  parent.id = &frame.data.record.id;
-  if (frame.data.has(FrameData::kHasTraceState)) parent.trace_state = &frame.trace_state;
-  return parent;
-}
-
-// The ids go to `id_storage`, the trace state, when there is one, to `state_storage`.
-Parent parent_from_context(
-    const otel::context::Context& context, Identity& id_storage,
-    otel::nostd::shared_ptr<otel::trace::TraceState>& state_storage) noexcept {
-  Parent parent;
-  const auto span = otel::trace::GetSpan(context);
-  const otel::trace::SpanContext sc = span->GetContext();
-  if (!sc.IsValid()) return parent;
-  parent.id = &id_storage;
-  parent.remote = sc.IsRemote();
-  std::memcpy(id_storage.trace_id.data(), sc.trace_id().Id().data(), 16);
-  id_storage.span_id = span_id_value(sc.span_id());
-  id_storage.parent_span_id = 0;
-  id_storage.flags = sc.trace_flags().flags();
-  id_storage.depth = 0;  // unknown here: see parent_from_attached
-  const auto state = sc.trace_state();
-  if (state != nullptr && !state->Empty()) {
-    state_storage = state;
-    parent.trace_state = &state_storage;
-  }
-  return parent;
-}
-
-// The parent of a span starting now on this thread: the innermost native span unless something
-// was attached to the opentelemetry context after it started (a ContextScope, a third-party span).
-// Out of line: rare, and keeps the hot path free of context objects.
-[[gnu::noinline]] Parent parent_from_attached(ThreadSpans& spans, bool installed) noexcept {
-  const Parent parent = parent_from_context(
-      installed ? attached_context() : otel::context::RuntimeContext::GetCurrent(),
-      spans.context_parent, spans.context_trace_state);
-  // A local parent of unknown depth (a native span of another thread) counts as depth 0.
-  if (parent.id != nullptr && !parent.remote) {
-    spans.context_parent.depth = open_span_depth(spans.context_parent.span_id).value_or(0);
-  }
-  return parent;
+  return attach_calling_thread(generation);
 }
 
 [[gnu::always_inline]] inline Parent resolve_parent(ThreadSpans& spans) noexcept {
@@ -605,174 +357,11 @@ bool ThreadSpans::write_record(Frame& frame, std::uint64_t end_ticks) noexcept {
   return true;
 }
 
-namespace {
-
-// Copies an open span's frame into `copy`: its data, without the frame's extras pointer; with
-// `with_extras` (the reader may follow the frame's pointers: the owner thread, or a detached
-// span's lock holder) also its extras and its trace state.
-void copy_open(ThreadSpans::OpenSpan& copy, const Frame& frame, bool with_extras) {
-  std::memcpy(static_cast<void*>(&copy.data), &frame.data, sizeof(FrameData));
-  copy.data.record.extras = nullptr;
-  if (!with_extras) return;
-  if (frame.data.record.extras != nullptr) copy.extras = *frame.data.record.extras;
-  if (frame.data.has(FrameData::kHasTraceState)) {
-    copy.extras.trace_state = frame.trace_state->ToHeader();
-  }
-}
-
-}  // namespace
-
-void ThreadSpans::snapshot_open(std::vector<OpenSpan>& out, bool with_extras) const {
-  const std::uint32_t depth = depth_.load(std::memory_order_acquire);
-  for (std::uint32_t i = 0; i < depth; ++i) {
-    const FrameBlock* block = blocks_[i / kFramesPerBlock].load(std::memory_order_acquire);
-    if (block == nullptr) break;
-    const Frame& frame = block->frames[i % kFramesPerBlock];
-    for (int attempt = 0; attempt < 10000; ++attempt) {
-      const std::uint32_t before = frame.seq.load(std::memory_order_acquire);
-      if ((before & 1U) != 0) continue;
-      OpenSpan copy;
-      // A sequence-lock read: the copy may be torn, in which case `seq` changed and it is
-      // thrown away. Under TSan the racy reads are declared (the owner's writes are plain).
-      // With extras the reader is the owner thread: nothing changes the frame meanwhile.
-#if defined(LENS_TSAN_ENABLED)
-      AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-#endif
-      copy_open(copy, frame, with_extras && frame.data.recording());
-#if defined(LENS_TSAN_ENABLED)
-      AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
-#endif
-      seqlock_fence(std::memory_order_acquire);
-      if (frame.seq.load(std::memory_order_relaxed) != before) continue;
-      if (copy.data.recording()) out.push_back(std::move(copy));
-      break;
-    }
-  }
-}
-
-// ---- SpanRegistry -------------------------------------------------------------------------
-
-std::shared_ptr<ThreadSpans> SpanRegistry::add_thread() {
-  auto spans = std::make_shared<ThreadSpans>(generation_, sampler_, pool_);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (closed_) return nullptr;
-  threads_.push_back(spans);
-  return spans;
-}
-
-void SpanRegistry::copy_threads(std::vector<std::shared_ptr<ThreadSpans>>& out) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  out = threads_;
-}
-
-void SpanRegistry::remove(const std::shared_ptr<ThreadSpans>& thread) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = std::find(threads_.begin(), threads_.end(), thread);
-  if (it == threads_.end()) return;
-  removed_ += thread->totals();
-  threads_.erase(it);
-}
-
-void SpanRegistry::snapshot_open(std::vector<ThreadSpans::OpenSpan>& out,
-                                 const ThreadSpans* caller) const {
-  std::vector<std::shared_ptr<ThreadSpans>> threads;
-  copy_threads(threads);
-  for (const auto& thread : threads) thread->snapshot_open(out, thread.get() == caller);
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (DetachedSpan* span : detached_) {
-    std::lock_guard<std::mutex> span_lock(span->mutex);
-    const FrameData& data = span->frame.data;
-    if (span->written || !data.recording()) continue;
-    ThreadSpans::OpenSpan copy;
-    copy_open(copy, span->frame, true);
-    out.push_back(std::move(copy));
-  }
-}
-
-void SpanRegistry::add_detached(DetachedSpan* span) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  detached_.push_back(span);
-}
-
-void SpanRegistry::remove_detached(DetachedSpan* span) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::erase(detached_, span);
-}
-
-bool SpanRegistry::keep_for_snapshot(DetachedSpan* span) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (closed_) return false;
-  span->kept = true;
-  return true;
-}
-
-void SpanRegistry::free_kept_detached() noexcept {
-  std::vector<DetachedSpan*> ended;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::erase_if(detached_, [&](DetachedSpan* span) {
-      if (!span->kept) return false;
-      ended.push_back(span);
-      return true;
-    });
-  }
-  // Outside the lock: each holds a reference to this registry.
-  for (DetachedSpan* span : ended) {
-    delete span->frame.data.record.extras;
-    delete span;
-  }
-}
-
-void SpanRegistry::close() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    closed_ = true;
-    for (const auto& thread : threads_) thread->closed.store(true, std::memory_order_relaxed);
-  }
-  free_kept_detached();
-}
-
-SpanTotals SpanRegistry::totals() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  SpanTotals sum = removed_;
-  for (const auto& thread : threads_) sum += thread->totals();
-  return sum;
-}
-
 // ---- Activation ---------------------------------------------------------------------------
 
 void use_context_storage() noexcept {
   install_context_storage();
   g_storage_installed.store(context_storage_installed(), std::memory_order_relaxed);
-}
-
-void activate(std::shared_ptr<SpanRegistry> registry) noexcept {
-  use_context_storage();
-  const std::uint64_t generation = registry->generation();
-  ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
-  {
-    std::lock_guard<std::mutex> lock(holder->mutex);
-    holder->registry = std::move(registry);
-  }
-  detail::g_span_pipeline_generation.store(generation, std::memory_order_release);
-}
-
-void deactivate() noexcept {
-  detail::g_span_pipeline_generation.store(0, std::memory_order_release);
-  ActiveRegistry* holder = g_registry.load(std::memory_order_acquire);
-  std::shared_ptr<SpanRegistry> old;
-  {
-    std::lock_guard<std::mutex> lock(holder->mutex);
-    old = std::move(holder->registry);
-  }
-}
-
-void reset_after_fork() noexcept {
-  detail::g_span_pipeline_generation.store(0, std::memory_order_relaxed);
-  auto* fresh = new (std::nothrow) ActiveRegistry();
-  if (fresh == nullptr) return;
-  fresh->previous = g_registry.load(std::memory_order_relaxed);
-  g_registry.store(fresh, std::memory_order_release);
 }
 
 // ---- Hot path -----------------------------------------------------------------------------
@@ -785,6 +374,8 @@ const std::array<std::uint8_t, 16>* given_trace_id(const NewTrace& root) noexcep
                                  [](std::uint8_t b) { return b != 0; });
   return given ? &root.trace_id : nullptr;
 }
+
+}  // namespace
 
 // Writes the record of a recording span that ended (its trace state into the extras first) into
 // `spans`' ring, counted as ended, or as dropped when the ring is full; true when written.
@@ -801,8 +392,6 @@ bool write_ended(ThreadSpans& spans, Frame& frame, std::uint64_t end_ticks) noex
   }
   return written;
 }
-
-}  // namespace
 
 namespace {
 
@@ -849,75 +438,22 @@ Started begin_root_span(std::string_view name, AttributeList attributes, const N
                given_trace_id(root), &root.link);
 }
 
-DetachedSpan* begin_detached_span(std::string_view name, AttributeList attributes,
-                                  const NewTrace* root,
-                                  const otel::trace::SpanContext* link) noexcept {
-  ThreadSpans* spans = current_thread();
-  if (spans == nullptr) return nullptr;
-  auto* span = new (std::nothrow) DetachedSpan();
-  if (span == nullptr) return nullptr;
-  try {
-    span->registry = active_registry(spans->generation());
-    if (span->registry == nullptr) {
-      delete span;
-      return nullptr;
-    }
-    span->fork_generation = spans->fork_generation();
-    span->registry->add_detached(span);
-  } catch (...) {
-    delete span;
-    return nullptr;
-  }
-  std::lock_guard<std::mutex> lock(span->mutex);
+void start_detached_frame(ThreadSpans& spans, std::string_view name, AttributeList attributes,
+                          const NewTrace* root, const otel::trace::SpanContext* link,
+                          Frame& frame) noexcept {
   if (root != nullptr) {
-    start(*spans, name, attributes, true, false, Parent{}, given_trace_id(*root), &root->link,
-          &span->frame);
+    start(spans, name, attributes, true, false, Parent{}, given_trace_id(*root), &root->link,
+          &frame);
   } else {
-    start(*spans, name, attributes, true, false, resolve_parent(*spans), nullptr, link,
-          &span->frame);
+    start(spans, name, attributes, true, false, resolve_parent(spans), nullptr, link, &frame);
   }
-  // On no thread's stack: its children find its depth here.
-  if (depth_tracking()) {
-    remember_span_depth(span->frame.data.record.id.span_id, span->frame.data.record.id.depth);
-  }
-  return span;
 }
 
-otel::trace::SpanContext detached_span_context(DetachedSpan& span) noexcept {
-  std::lock_guard<std::mutex> lock(span.mutex);
-  return span_context(span.frame);
-}
+ThreadSpans* calling_thread_attached() noexcept { return current_thread(); }
 
-void end_detached_span(DetachedSpan* span) noexcept {
-  if (span == nullptr) return;
-  const std::uint64_t end_ticks = read_ticks();
-  // A forked child never touches what it inherited (a lock may be held by a thread that is gone).
-  if (span->fork_generation != core::fork_generation()) return;
-  bool stopped = false;  // the pipeline no longer takes spans
-  {
-    std::lock_guard<std::mutex> lock(span->mutex);
-    span->ended = true;
-    FrameData& data = span->frame.data;
-    forget_span_depth(data.record.id.span_id);
-    if (data.recording()) {
-      // Into this thread's ring while the pipeline takes spans.
-      ThreadSpans* spans = t_fast.spans;
-      if (spans == nullptr || spans->generation() != span->registry->generation()) {
-        spans = detail::g_span_pipeline_generation.load(std::memory_order_acquire) ==
-                        span->registry->generation()
-                    ? current_thread()
-                    : nullptr;
-      }
-      stopped = spans == nullptr || spans->closed.load(std::memory_order_relaxed);
-      if (!stopped) span->written = write_ended(*spans, span->frame, end_ticks);
-    }
-  }
-  // Stopped: the shutdown snapshot exports it (truncated), or did; the registry frees it then.
-  if (stopped && span->registry->keep_for_snapshot(span)) return;
-  span->registry->remove_detached(span);
-  delete span->frame.data.record.extras;
-  delete span;
-}
+ThreadSpans* calling_thread_state() noexcept { return t_fast.spans; }
+
+void clear_calling_thread() noexcept { t_fast.spans = nullptr; }
 
 namespace {
 
@@ -982,97 +518,6 @@ void lens::detail::end_span(SpanStack* stack, SpanFrame* frame_handle) noexcept 
 }
 
 namespace lens::native {
-
-void set_attribute(const Started& span, std::string_view key, const AttributeArg& value) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording()) return;
-  FrameWrite write(*span.frame);
-  FrameData& data = span.frame->data;
-  std::size_t used = data.record.payload_size;
-  std::uint16_t count = data.record.attribute_count;
-  put_attribute(data, used, count, key, value);
-  data.record.payload_size = static_cast<std::uint16_t>(used);
-  data.record.attribute_count = count;
-}
-
-void add_event(const Started& span, std::string_view name, AttributeList attributes) noexcept {
-  add_event_at(span, name, AttributeSpan(attributes.begin(), attributes.size()), 0);
-}
-
-void set_status(const Started& span, StatusCode code, std::string_view description) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording()) return;
-  FrameWrite write(*span.frame);
-  FrameData& data = span.frame->data;
-  data.record.status = code;
-  // A description only goes with ERROR (as opentelemetry's SetStatus).
-  if (code == StatusCode::kError && !description.empty()) {
-    change_extras(data, [&](SpanExtras& extras) { extras.status_description.assign(description); });
-  } else if (data.record.extras != nullptr) {
-    data.record.extras->status_description.clear();
-  }
-}
-
-void record_exception(const Started& span, std::string_view type, std::string_view what) noexcept {
-  if (span.frame == nullptr) return;
-  span.frame->data.set(FrameData::kExceptionRecorded, true);
-  if (span.frame->data.has(FrameData::kRecordExceptionEvents)) {
-    add_event(span, "exception", {{"exception.type", type}, {"exception.message", what}});
-  }
-  set_status(span, StatusCode::kError, what);
-}
-
-void add_event_at(const Started& span, std::string_view name, AttributeSpan attributes,
-                  std::int64_t unix_nanos) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording()) return;
-  FrameWrite write(*span.frame);
-  change_extras(span.frame->data, [&](SpanExtras& extras) {
-    SpanExtras::Event event;
-    event.name.assign(name);
-    event.ticks = read_ticks();
-    event.unix_nanos = unix_nanos;
-    for (const auto& [key, value] : attributes) {
-      append_attribute(event.attributes, key, redacted(key, value));
-    }
-    extras.events.push_back(std::move(event));
-  });
-}
-
-void add_link(const Started& span, const otel::trace::SpanContext& link) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording()) return;
-  FrameWrite write(*span.frame);
-  add_link_to(span.frame->data, link);
-}
-
-void update_name(const Started& span, std::string_view name) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording()) return;
-  FrameWrite write(*span.frame);
-  set_name_override(span.frame->data, name);
-}
-
-void set_start_time(const Started& span, std::int64_t unix_nanos) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording()) return;
-  FrameWrite write(*span.frame);
-  change_extras(span.frame->data,
-                [&](SpanExtras& extras) { extras.start_unix_nanos = unix_nanos; });
-}
-
-void set_end_time(const Started& span, std::int64_t unix_nanos) noexcept {
-  if (span.frame == nullptr || !span.frame->data.recording()) return;
-  FrameWrite write(*span.frame);
-  change_extras(span.frame->data, [&](SpanExtras& extras) { extras.end_unix_nanos = unix_nanos; });
-}
-
-otel::trace::SpanContext span_context(const Frame& frame) noexcept {
-  const FrameData& data = frame.data;
-  const otel::trace::TraceId trace_id(
-      otel::nostd::span<const std::uint8_t, 16>(data.record.id.trace_id.data(), 16));
-  const otel::trace::TraceFlags flags(
-      static_cast<std::uint8_t>(data.record.id.flags & kFlagSampled));
-  if (data.has(FrameData::kHasTraceState)) {
-    return otel::trace::SpanContext(trace_id, span_id_of(data.record.id.span_id), flags, false,
-                                    frame.trace_state);
-  }
-  return otel::trace::SpanContext(trace_id, span_id_of(data.record.id.span_id), flags, false);
-}
 
 const ThreadSpans* calling_thread_spans() noexcept { return t_fast.spans; }
 

@@ -107,8 +107,7 @@ native::LogPipelineOptions log_pipeline_options(const Config& config) {
   options.max_export_batch_size =
       static_cast<std::size_t>(config.otel.blrp.max_export_batch_size.value);
   options.schedule_delay = std::chrono::milliseconds(config.otel.blrp.schedule_delay_ms.value);
-  options.attribute_count_limit = config.otel.limits.logrecord_attribute_count.value;
-  options.attribute_value_length_limit = config.otel.limits.logrecord_attribute_value_length.value;
+  options.limits = native::AttributeLimits::of_log_records(config.otel.limits);
   return options;
 }
 

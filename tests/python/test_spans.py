@@ -33,6 +33,32 @@ def test_attributes_are_typed_redacted_and_unsupported_ones_skipped(telemetry):
         "words": ["a", "b"], "later": 7}
 
 
+def test_the_binding_redacts_by_the_native_table_on_every_path(telemetry):
+    # One table (lens/redaction.hpp): the module's constant, nemo.lens's default, what
+    # redact_value and safe_set_span_attributes decide, and what the native span path writes for
+    # attributes given at entry and set later, all agree on every key; near misses pass through.
+    keys = ("prompt", "input_text", "output_text", "text", "password", "token", "secret", "key")
+    assert _lens.DEFAULT_REDACT_KEYS == frozenset(keys)
+    assert lens.DEFAULT_REDACT_KEYS is _lens.DEFAULT_REDACT_KEYS
+    assert _lens.REDACTED == "[REDACTED]"
+    near = ("Key", "keys", "tokens", "TEXT", "model")
+    handle, exported = telemetry
+    for key in keys + near:
+        expected = "[REDACTED]" if key in keys else "v"
+        assert lens.redact_value(key, "v") == expected
+        with lens.managed_span("step", "entry:" + key, **{key: "v"}):
+            pass
+        with lens.managed_span("step", "set:" + key) as span:
+            span.set_attribute(key, "v")
+        with lens.managed_span("step", "safe:" + key) as span:
+            lens.safe_set_span_attributes(span, {key: "v"})
+    handle.shutdown(5000)
+    for key in keys + near:
+        expected = "[REDACTED]" if key in keys else "v"
+        for how in ("entry", "set", "safe"):
+            assert attributes(exported.span(how + ":" + key)) == {key: expected}, (how, key)
+
+
 def test_exception_is_recorded_and_reraised_untouched(telemetry):
     handle, exported = telemetry
     raised = ValueError("bad batch")

@@ -256,6 +256,43 @@ TEST_F(NativeSpans, StringsUnderRedactedKeysAreRedactedAndLongDataSpillsWithoutL
   EXPECT_EQ(span.GetAttributes().size(), 49U);
 }
 
+// One table (lens/redaction.hpp) decides for every path: lens::redact_value with its default
+// set, a native span's start attributes and set_attribute (the payload writer), and event
+// attributes. Each of the eight keys is redacted everywhere; near misses nowhere.
+TEST_F(NativeSpans, EveryPathRedactsExactlyTheKeysOfTheOneTable) {
+  ASSERT_EQ(lens::kDefaultRedactKeys.size(), 8U);
+  EXPECT_EQ(lens::default_redact_keys(),
+            (std::set<std::string>{"prompt", "input_text", "output_text", "text", "password",
+                                   "token", "secret", "key"}));
+  std::vector<std::pair<std::string, bool>> cases;
+  for (const std::string_view key : lens::kDefaultRedactKeys) cases.emplace_back(key, true);
+  for (const char* near : {"Key", "keys", "tokens", "TEXT", "pass", "input", "model"}) {
+    cases.emplace_back(near, false);
+  }
+  start();
+  for (const auto& [key, redact] : cases) {
+    const std::string expected = redact ? "[REDACTED]" : "v";
+    EXPECT_EQ(lens::is_default_redact_key(key), redact) << key;
+    EXPECT_EQ(lens::redact_value(key, "v").as_string(), expected) << key;
+    ManagedSpan span("step", "redact:" + key, {{key, "v"}});
+    span.set_attribute("set." + key, "v");  // prefixed: never a key itself
+    span.set_attribute(key, "v");
+    span.add_event("event", {{key, "v"}});
+  }
+  const auto spans = flushed();
+  ASSERT_EQ(spans.size(), cases.size());
+  for (const auto& [key, redact] : cases) {
+    const std::string expected = redact ? "[REDACTED]" : "v";
+    const auto* span = find(spans, "redact:" + key);
+    ASSERT_NE(span, nullptr) << key;
+    EXPECT_EQ(attr<std::string>(*span, key), expected) << key;
+    EXPECT_EQ(attr<std::string>(*span, "set." + key), "v") << key;
+    ASSERT_EQ(span->GetEvents().size(), 1U) << key;
+    EXPECT_EQ(otel::nostd::get<std::string>(span->GetEvents()[0].GetAttributes().at(key)), expected)
+        << key;
+  }
+}
+
 TEST_F(NativeSpans, ExceptionsEventsAndStatusReachTheRecord) {
   start();
   try {

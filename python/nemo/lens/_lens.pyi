@@ -1,7 +1,7 @@
 """Type hints of nemo.lens._lens, the native module behind the nemo.lens package (not API:
 use nemo.lens and its submodules)."""
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, TypeVar
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, TypeVar
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 __version__: str
@@ -151,6 +151,10 @@ def managed_span(group: str, name: str, tracer: Any = None,
 def span_cm(name: str, tracer: Any = None, record_exception: bool = True,
             **attributes: AttributeValue) -> SpanSite: ...
 def trace_fn(group: str, name: str) -> SpanSite: ...
+
+#: The keys whose string values are exported as REDACTED (lens/redaction.hpp).
+DEFAULT_REDACT_KEYS: FrozenSet[str]
+REDACTED: str
 def note_step_completed() -> None: ...
 def collective_group(name: str, ranks: list[int]) -> Any: ...
 def collective_enter(group: Any, operation: str, bytes: int) -> int: ...

@@ -11,9 +11,9 @@ from . import _lens
 __all__ = ["DEFAULT_REDACT_KEYS", "managed_span", "redact_value", "safe_set_span_attributes",
            "span_cm", "trace_fn"]
 
-#: Attribute keys whose string values are replaced by "[REDACTED]" (by exact key, any primitive).
-DEFAULT_REDACT_KEYS: frozenset = frozenset(
-    {"prompt", "input_text", "output_text", "text", "password", "token", "secret", "key"})
+#: Attribute keys whose string values are replaced by "[REDACTED]" (by exact key, any primitive):
+#: the native table of lens/redaction.hpp, which the native span path redacts by too.
+DEFAULT_REDACT_KEYS: frozenset = _lens.DEFAULT_REDACT_KEYS
 
 _SCALARS = (bool, int, float, str)
 
@@ -31,7 +31,7 @@ span_cm = _lens.span_cm
 
 def redact_value(key: str, value: str, redact_keys: frozenset = DEFAULT_REDACT_KEYS) -> str:
     """"[REDACTED]" when `key` is one of `redact_keys`, else `value`."""
-    return "[REDACTED]" if key in redact_keys else value
+    return _lens.REDACTED if key in redact_keys else value
 
 
 def safe_set_span_attributes(span: Any, attributes: Mapping[str, Any],
