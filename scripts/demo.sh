@@ -5,7 +5,8 @@
 # Extra arguments go to the trainer, e.g. scripts/demo.sh --slow-rank 2 --slow-ms 50.
 # It installs and builds only what the demo runs: the demo's Debian packages (setup.sh --demo) and
 # the two programs (`lens` and the trainer, with liblens and liblens_c10d) in build/, configured
-# without tests, benchmarks and MPI; scripts/test.sh adds the rest in the same build/.
+# without tests, benchmarks, MPI and the Python package; scripts/test.sh adds the rest in the same
+# build/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "${root}"
@@ -15,7 +16,7 @@ bash scripts/setup.sh --demo
 cmake -S "${root}" -B "${root}/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g0 -DNDEBUG" \
   -DLENS_BUILD_TESTS=OFF -DLENS_BUILD_BENCHMARKS=OFF -DLENS_BUILD_FUZZERS=OFF -DLENS_BUILD_MPI=OFF \
-  -DLENS_BUILD_TORCH=ON
+  -DLENS_BUILD_PYTHON=OFF -DLENS_BUILD_TORCH=ON
 cmake --build "${root}/build" --parallel "${LENS_BUILD_JOBS:-$(nproc)}" \
   --target lens_cli simple_train_loop
 
