@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Installs every Debian package lens-cpp needs to build, test and run its demo.
-# Idempotent: safe to run again; it only adds what is missing. Needs root (or sudo).
+# Installs the Debian packages lens-cpp needs. Idempotent: safe to run again; it only adds what
+# is missing. Needs root (or sudo).
+#   scripts/setup.sh          every package: build, test suite, sanitizers, benchmarks, Python, docs
+#   scripts/setup.sh --demo   only what scripts/demo.sh builds and runs (liblens, `lens`, the
+#                             libtorch example trainer): no test, benchmark, MPI, Python, Prometheus
+#                             or browser packages
 #
 # opentelemetry-cpp 1.19 and the OTLP schema live in Debian's bookworm-backports suite,
 # which apt does not list by default. We add that suite by reusing the mirror URI that
@@ -58,22 +62,42 @@ add_backports() {
   "${SUDO[@]}" apt-get update
 }
 
-PACKAGES=(
-  build-essential cmake ninja-build pkg-config git
-  clang clang-format clang-tidy libclang-rt-14-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+# What the demo's configure and build need (scripts/demo.sh: liblens, the `lens` tool, liblens_c10d
+# and the example trainer, with LENS_BUILD_TESTS, LENS_BUILD_BENCHMARKS and LENS_BUILD_MPI off).
+# protobuf-compiler-grpc: gRPC's CMake package names its plugins and fails without them.
+DEMO_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
   libssl-dev zlib1g-dev libcurl4-openssl-dev
   libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
-  libspdlog-dev nlohmann-json3-dev libcpp-httplib-dev
+  nlohmann-json3-dev libcpp-httplib-dev libsimdjson-dev prometheus-cpp-dev
+  libtorch-dev libgloo-dev
+)
+DEMO_BACKPORTS_PACKAGES=(opentelemetry-cpp-dev libopentelemetry-proto-dev)
+# The rest: the test suite (GoogleTest, MPI, the Python package and its tests, a real Prometheus,
+# the report's browser check, the docs' commands), the benchmarks, the sanitizer and fuzz builds,
+# the format and lint checks.
+TEST_PACKAGES=(
+  git clang clang-format clang-tidy libclang-rt-14-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev
   libopenmpi-dev openmpi-bin
-  libtorch-dev libgloo-dev python3-torch
-  pybind11-dev python3-pytest python3-venv python3-pip
-  prometheus-cpp-dev prometheus libsimdjson-dev
-  openssl chromium fonts-dejavu-core
+  python3-torch pybind11-dev python3-pytest python3-venv python3-pip
+  prometheus openssl chromium fonts-dejavu-core
   jq curl  # the docs' commands (DocCommands.*)
 )
 # python3-scikit-build-core: the build backend of `pip wheel` (pyproject.toml).
-BACKPORTS_PACKAGES=(opentelemetry-cpp-dev libopentelemetry-proto-dev python3-scikit-build-core)
+TEST_BACKPORTS_PACKAGES=(python3-scikit-build-core)
+
+case "${1:-}" in
+  --demo)
+    PACKAGES=("${DEMO_PACKAGES[@]}")
+    BACKPORTS_PACKAGES=("${DEMO_BACKPORTS_PACKAGES[@]}") ;;
+  "")
+    PACKAGES=("${DEMO_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
+    BACKPORTS_PACKAGES=("${DEMO_BACKPORTS_PACKAGES[@]}" "${TEST_BACKPORTS_PACKAGES[@]}") ;;
+  *)
+    echo "setup: unknown argument '$1'; accepted: --demo (the demo's packages only), or none (every package)" >&2
+    exit 2 ;;
+esac
 
 missing_packages() {
   local p
@@ -94,4 +118,4 @@ if [[ ${#MISSING[@]} -gt 0 ]]; then
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
     -t bookworm-backports "${BACKPORTS_PACKAGES[@]}"
 fi
-echo "setup: all packages present"
+echo "setup: all packages present${1:+ ($1)}"

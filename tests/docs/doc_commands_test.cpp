@@ -77,7 +77,7 @@ struct Entry {
 const std::vector<Entry> kBlocks = {
     {"README.md",
      "scripts/demo.sh     # installs the Debian packages, builds, and runs the main job",
-     Mode::kNotRun, "installs packages and builds everything: minutes, as root"},
+     Mode::kNotRun, "installs packages and builds lens and the trainer: minutes, as root"},
     {.file = "README.md",
      .first_line = "export PYTHONPATH=$PWD/build/python",
      .mode = Mode::kRun,
