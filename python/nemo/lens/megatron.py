@@ -46,7 +46,8 @@ DEFAULT_SERVICE_NAME = "megatron-lm"
 
 
 class groups:  # noqa: N801 (a namespace of constants, as lens::megatron::groups)
-    """The span groups of the Megatron vocabulary (docs/span-groups.md, "Vocabularies") and its preset names."""
+    """The span groups of the Megatron vocabulary and its preset names (docs/span-groups.md,
+    "Vocabularies")."""
     NAMESPACE = "megatron"
     # The base groups (namespace `lens`): SpanGroup's.
     JOB = SpanGroup.JOB
