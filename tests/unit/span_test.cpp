@@ -1,5 +1,5 @@
-// Tests of the span primitives (lens/span.hpp, SPEC §F, §I.3, §N.7 items 75-79, §N.8 item 80)
-// on an exporting rank set up by setup_telemetry with an in-memory exporter.
+// Tests of the span primitives (lens/span.hpp, docs/tracing.md) on an exporting rank set up by
+// setup_telemetry with an in-memory exporter.
 // Every test resets the span groups and the active tracer; single-threaded except the hand-off.
 #include "lens/span.hpp"
 
