@@ -231,7 +231,7 @@ TEST_F(SafeSpanAttributesTest, NullAndNonRecordingSpansAreIgnored) {
 }
 
 // Maps, sets, objects and raw pointers are skipped at compile time: no AttributeArg constructor
-// accepts them (the seed skips them at run time).
+// accepts them (the Python original skipped them at run time).
 TEST_F(SafeSpanAttributesTest, UnsupportedTypesAreRejectedAtCompileTime) {
   static_assert(!std::is_constructible_v<lens::AttributeArg, std::map<std::string, int>>);
   static_assert(!std::is_constructible_v<lens::AttributeArg, std::set<std::string>>);
