@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Writes the hand-made seed inputs of every fuzz target into fuzz/corpus/<target>/seed-*: valid
-# and invalid examples from SPEC, the tests and the W3C/OTLP specifications, in each target's
+# and invalid examples from the docs, the tests and the W3C/OTLP specifications, in each target's
 # input format (see the comment at the top of fuzz/<target>_fuzz.cpp). Deterministic; rerun after
 # changing a format. Inputs found by fuzzing live next to them under their SHA-1 names.
 import gzip

@@ -358,7 +358,8 @@ def train_loop(args: argparse.Namespace, trainer: Trainer, step_traces: lens.Tra
                 ms_per_iteration = (now - interval_start) * 1000.0 / interval_iterations
                 tokens_per_sec = (args.global_batch_size * args.seq_length * 1000.0
                                   / max(ms_per_iteration, 1e-9))
-                # SPEC Part 2 §J.3, on every rank (a non-exporting rank records nothing).
+                # The megatron.training.* instruments (docs/megatron.md, "Training metrics"), on
+                # every rank (a non-exporting rank records nothing).
                 lm.record_training_metrics(step_duration_ms=ms_per_iteration,
                                            loss=interval_loss / interval_iterations,
                                            tokens_per_sec=tokens_per_sec, grad_norm=grad_norm,

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""The seed's `torchrun --nproc_per_node=N pretrain_gpt.py`: N data-parallel ranks (Gloo) train a
-small GPT on the CPU, traced with nemo.lens (see gpt_training.py for the spans). One process when
-started without a launcher.
+"""Megatron-LM's `torchrun --nproc_per_node=N pretrain_gpt.py`, here: N data-parallel ranks (Gloo)
+train a small GPT on the CPU, traced with nemo.lens (see gpt_training.py for the spans). One process
+when started without a launcher.
 
     export MEGATRON_OTEL_ENABLED=1 OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4317
     PYTHONPATH=build/python /usr/bin/python3 -m torch.distributed.run --nproc_per_node 2 \\

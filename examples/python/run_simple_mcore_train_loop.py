@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The seed's `python examples/run_simple_mcore_train_loop.py`: one process trains a small GPT on
-the CPU, traced with nemo.lens (see gpt_training.py for the spans).
+"""Megatron-LM's `python examples/run_simple_mcore_train_loop.py`, here: one process trains a small
+GPT on the CPU, traced with nemo.lens (see gpt_training.py for the spans).
 
     export MEGATRON_OTEL_ENABLED=1 MEGATRON_OTEL_EXPORTER=console
     PYTHONPATH=build/python /usr/bin/python3 examples/python/run_simple_mcore_train_loop.py

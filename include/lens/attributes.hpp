@@ -33,8 +33,9 @@ std::string to_string(const AttributeValue& value);
 // One attribute value as passed at an instrumentation site: a tagged, non-owning view (24 bytes,
 // trivially copyable). Strings and vectors are referenced, not copied, so an AttributeArg must not
 // outlive the full-expression that made it (the primitives consume their lists immediately).
-// Maps, sets and other types have no constructor: they are rejected at compile time (the seed
-// skips them at run time, SPEC §F.4). Arrays are homogeneous by construction (fixes §O.3-10).
+// Maps, sets and other types have no constructor: they are rejected at compile time (the Python
+// original skipped them at run time; docs/attributes.md). Arrays are homogeneous by construction,
+// where the original let mixed-type lists through.
 class AttributeArg {
  public:
   enum class Kind : std::uint8_t {

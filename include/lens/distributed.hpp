@@ -1,4 +1,4 @@
-// Trace context across the ranks of a job (SPEC Part 2 §I.2, §I.4, §I.5): broadcast rank 0's
+// Trace context across the ranks of a job (docs/distributed.md): broadcast rank 0's
 // current context over the job's Collective once per iteration, so that spans on other ranks can
 // link to it; the pipeline-parallel carrier slot that hands the broadcast carrier to a schedule
 // deep in the call stack; and the context carried as bytes over NCCL or MPI.

@@ -1,9 +1,9 @@
-// The GenAI inference metrics of SPEC Part 2 §J.2 for C++ inference servers:
-// gen_ai.server.request.duration (histogram, s) and gen_ai.client.token.usage (histogram,
-// {token}; one record per token type). Attributes: gen_ai.operation.name,
-// gen_ai.provider.name, gen_ai.request.model (only when a model is given) and, for token
-// usage, gen_ai.token.type = input | output. Only the values given are recorded; instruments
-// are created once per meter. Thread-safety: may be called from any thread.
+// The GenAI inference metrics (docs/metrics.md, "Training and GenAI instruments") for C++ inference
+// servers: gen_ai.server.request.duration (histogram, s) and gen_ai.client.token.usage (histogram,
+// {token}; one record per token type). Attributes: gen_ai.operation.name, gen_ai.provider.name,
+// gen_ai.request.model (only when a model is given) and, for token usage, gen_ai.token.type =
+// input | output. Only the values given are recorded; instruments are created once per meter.
+// Thread-safety: may be called from any thread.
 #pragma once
 
 #include <opentelemetry/metrics/meter.h>

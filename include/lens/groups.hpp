@@ -1,5 +1,6 @@
-// Span groups: a process-wide, namespaced registry of group names and presets (SPEC §1.6, §D.5),
-// spec-string resolution, and the enabled flags every instrumentation site checks first.
+// Span groups: a process-wide, namespaced registry of group names and presets (docs/span-groups.md,
+// "Vocabularies"), spec-string resolution, and the enabled flags every instrumentation site checks
+// first.
 // Thread-safety: every function may be called from any thread at any time. Mutators take a mutex;
 // SpanGroupHandle::enabled() is one relaxed atomic load and never blocks.
 #pragma once
@@ -16,7 +17,8 @@
 
 namespace lens {
 
-// The base vocabulary (SPEC §D.2), registered under namespace `lens` on first use of the registry.
+// The base vocabulary (docs/span-groups.md, "Vocabularies"), registered under namespace `lens` on
+// first use of the registry.
 namespace groups {
 inline constexpr std::string_view kNamespace = "lens";
 
@@ -66,7 +68,7 @@ std::vector<std::string> span_group_namespaces();
 // contains `all` = every registered group.
 std::map<std::string, std::set<std::string>> span_group_presets();
 
-// ---- Resolution (SPEC §D.3) ------------------------------------------------------------------
+// ---- Resolution (docs/span-groups.md, "Specs") ------------------------------------------------
 
 // Resolves a spec such as "default,step": split on ',', trim, drop empty parts, lower-case; each
 // part is a preset (checked first) or a group. An empty spec is the empty set. Any unknown part
@@ -81,7 +83,7 @@ struct LenientResolution {
 // parts are reported instead of failing.
 LenientResolution resolve_span_groups_lenient(std::string_view spec);
 
-// ---- Enabled state (SPEC §D.1) ---------------------------------------------------------------
+// ---- Enabled state (docs/span-groups.md, "API") -----------------------------------------------
 
 // Replaces the set of enabled groups. Names are used exactly as given (resolution lower-cases,
 // lookups do not), and need not be registered.

@@ -87,11 +87,11 @@ void fatal(const Parts&... parts) noexcept {
 
 namespace lens {
 
-// Routes lens::log (and lens::SpdlogSink) records at `level` and above to the logger provider
-// that setup_telemetry() built (SPEC Part 2 §K, made idempotent): calling it again only sets
-// the level. Returns true when records flow now; false when there is no logger provider yet
-// (disabled, non-exporting rank, logs off) — records then flow as soon as a later setup
-// builds one.
+// Routes lens::log (and lens::SpdlogSink) records at `level` and above to the logger provider that
+// setup_telemetry() built (docs/logs.md, "The bridge: lens::log"; idempotent): calling it again
+// only sets the level. Returns true when records flow now; false when there is no logger provider
+// yet (disabled, non-exporting rank, logs off) — records then flow as soon as a later setup builds
+// one.
 bool setup_logging_bridge(log::Level level = log::Level::info) noexcept;
 
 // Stops routing records (they are dropped at the level check again).

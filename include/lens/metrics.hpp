@@ -3,8 +3,9 @@
 // - Gauge<T>: a synchronous gauge (record the current value; the last one is exported at each
 //   collection). ABI v1 of opentelemetry-cpp has no synchronous gauge, so this one keeps the
 //   last value per attribute set and reports it through an observable gauge.
-// - instruments_for(): the per-meter instrument cache of SPEC Part 2 §J.1 — instruments are
-//   created once per meter and process, and the cache does not keep the meter alive.
+// - instruments_for(): the per-meter instrument cache (docs/metrics.md, "Training and GenAI
+//   instruments") — instruments are created once per meter and process, and the cache does not
+//   keep the meter alive.
 // - BoundCounter<T> / BoundHistogram<T> (and Counter<T> / Histogram<T>, which bind attribute
 //   sets): a recording front for a fixed attribute set that costs a few nanoseconds. Each
 //   recording thread accumulates into its own slot; the SDK sees the sums at collection only
@@ -85,7 +86,7 @@ extern template Gauge<std::int64_t> make_gauge<std::int64_t>(opentelemetry::metr
 
 namespace detail {
 // The cached object of type `type` for `meter`, made by `make` on first use. Null when `make`
-// threw (nothing is cached then, SPEC §J.1). Entries made before a fork() are not used in the
+// threw (nothing is cached then). Entries made before a fork() are not used in the
 // child (their instruments belong to the parent's providers).
 std::shared_ptr<void> cached_instruments(
     opentelemetry::metrics::Meter& meter, const std::type_info& type, const char* domain,

@@ -1,7 +1,7 @@
 // The standard OpenTelemetry environment variables, parsed into typed settings in one place
 // (OpenTelemetry specification, "Environment Variable Specification" and "OTLP Exporter
 // Configuration"). Defaults follow the specification except OTEL_METRIC_EXPORT_INTERVAL,
-// whose lens default is 10000 ms (SPEC Part 2 §G.4).
+// whose lens default is 10000 ms (docs/metrics.md, "What setup builds").
 //
 // Malformed values are recorded as problems (reported by lens::validate for an enabled
 // config); the affected setting keeps its default. Value type.

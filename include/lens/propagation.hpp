@@ -1,6 +1,7 @@
 // W3C Trace Context and W3C Baggage propagation over a string map, and the JSON byte form of that
-// map used to broadcast a context over NCCL/MPI (SPEC Part 2 §I.1, §I.5). Every function is
-// reentrant and thread-safe (no shared state), never throws, and reads no environment.
+// map used to broadcast a context over NCCL/MPI (docs/tracing.md, "Propagating a context between
+// processes"). Every function is reentrant and thread-safe (no shared state), never throws, and
+// reads no environment.
 #pragma once
 
 #include <opentelemetry/context/context.h>

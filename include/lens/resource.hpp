@@ -1,5 +1,5 @@
-// Run identification (SPEC Part 1 §1.4) and the OpenTelemetry resource: detectors for the
-// host, SLURM, Kubernetes and the GPU (Part 2 §H.2, §H.3) and the merge order of Part 1 §1.9.
+// Run identification and the OpenTelemetry resource (docs/resources.md): detectors for the host,
+// SLURM, Kubernetes and the GPU ("Detected attributes") and the merge order ("Merge order").
 // Thread-safety: every function here is thread-safe given an immutable Env and a thread-safe
 // HostProbe (system_host_probe() is). No function throws; failures are values or omissions.
 #pragma once
@@ -113,15 +113,15 @@ Attributes detect_local_resource(const Env& env, const HostProbe& probe);
 // with detect_job_identity(env, run_id) in every case.
 Attributes detect_slurm_resource(const Env& env, std::string_view run_id = {});
 
-// Megatron's job identity (SPEC §H.3): slurm.job.id, slurm.sluid, slurm.cluster,
-// slurm.array.job_id, slurm.array.task_id, slurm.array.sluid, slurm.restart_count, nvrx.cycle,
-// nvrx.infra_rank, nvrx.membership (each only if non-blank), slurm.torchelastic.restart_count
-// (whenever TORCHELASTIC_RESTART_COUNT exists), and always nemo.lens.job_uuid and
-// nemo.lens.run_uuid, the rank-invariant UUIDv5s of §H.3. `run_id` is the resolved run id
-// (nemo.run.id): outside SLURM, job_key is "run:" + run_id (not "nojob", which only an empty
-// run_id keeps), so each run id has its own job_uuid and run_uuid; inside SLURM a run id other
-// than SLURM_JOB_ID appends "/run:" + run_id to the run key (two runs in one allocation).
-// With the run id SLURM_JOB_ID, the values are those of §H.3.
+// Megatron's job identity (docs/resources.md, "Run identification"): slurm.job.id, slurm.sluid,
+// slurm.cluster, slurm.array.job_id, slurm.array.task_id, slurm.array.sluid, slurm.restart_count,
+// nvrx.cycle, nvrx.infra_rank, nvrx.membership (each only if non-blank),
+// slurm.torchelastic.restart_count (whenever TORCHELASTIC_RESTART_COUNT exists), and always
+// nemo.lens.job_uuid and nemo.lens.run_uuid, the rank-invariant UUIDv5s. `run_id` is the resolved
+// run id (nemo.run.id): outside SLURM, job_key is "run:" + run_id (not "nojob", which only an empty
+// run_id keeps), so each run id has its own job_uuid and run_uuid; inside SLURM a run id other than
+// SLURM_JOB_ID appends "/run:" + run_id to the run key (two runs in one allocation). With the run
+// id SLURM_JOB_ID, the values are Megatron's.
 Attributes detect_job_identity(const Env& env, std::string_view run_id = {});
 
 // When KUBERNETES_SERVICE_HOST is non-blank or /var/run/secrets/kubernetes.io exists:
@@ -140,7 +140,7 @@ Attributes gpu_identity_attributes(std::optional<int> local_rank, const Env& env
 // The merged resource
 // ---------------------------------------------------------------------------------------------
 
-// Merge order, lowest to highest (SPEC Part 1 §1.9):
+// Merge order, lowest to highest (docs/resources.md, "Merge order"):
 //   1. telemetry.sdk.language="cpp", telemetry.sdk.name="opentelemetry",
 //      telemetry.sdk.version=OPENTELEMETRY_VERSION
 //   2. detected: local, then SLURM (with the job identity), then Kubernetes
@@ -157,12 +157,12 @@ Attributes build_resource(const Config& config, const RankInfo& rank,
                           const Attributes& caller_attributes, const Env& env,
                           const HostProbe& probe = system_host_probe());
 
-// An OTEL_RESOURCE_ATTRIBUTES value for a child process (SPEC §H.5, PR 44): the segments of
-// `inherited` kept byte-for-byte except blank ones and those whose key is being replaced, then
-// `key=value` for each attribute, comma-joined. Values are percent-encoded (everything but
-// A-Z a-z 0-9 - . _ ~); keys are not. Dropped, with one line each in *warnings when given:
-// keys that are blank or contain ',' or '=', and array values. Booleans render as true/false,
-// doubles in shortest round-trip form.
+// An OTEL_RESOURCE_ATTRIBUTES value for a child process (docs/resources.md, "Child processes"): the
+// segments of `inherited` kept byte-for-byte except blank ones and those whose key is being
+// replaced, then `key=value` for each attribute, comma-joined. Values are percent-encoded
+// (everything but A-Z a-z 0-9 - . _ ~); keys are not. Dropped, with one line each in *warnings when
+// given: keys that are blank or contain ',' or '=', and array values. Booleans render as
+// true/false, doubles in shortest round-trip form.
 std::string encode_resource_attributes(const Attributes& attributes, std::string_view inherited,
                                        std::vector<std::string>* warnings = nullptr);
 // The same, inheriting the environment's OTEL_RESOURCE_ATTRIBUTES (never modifying it).

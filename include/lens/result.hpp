@@ -1,5 +1,5 @@
-// Errors as values: configuration and setup return Result<T> or Status with a one-line
-// message that names the variable, the bad value and what is accepted (DESIGN property 4).
+// Errors as values: configuration and setup return Result<T> or Status with a one-line message that
+// names the variable, the bad value and what is accepted (docs/configuration.md, "Validation").
 // Value types; no shared state.
 #pragma once
 

@@ -1,6 +1,6 @@
 // Trace sampling: the six standard OpenTelemetry samplers (OTEL_TRACES_SAMPLER), the
 // rank-aware sampler that keeps or drops a whole rank and delegates to the standard sampler on
-// a kept rank (SPEC Part 1 §1.5), and the registry of named sampling strategies.
+// a kept rank (docs/strategies.md, "Samplers"), and the registry of named sampling strategies.
 // Thread-safety: samplers are immutable after construction and may be shared across threads;
 // the registry functions may be called from any thread (mutex-guarded, factories are called
 // outside the lock). Nothing here throws; a factory's exception becomes an error.

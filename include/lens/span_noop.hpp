@@ -1,7 +1,8 @@
-// The no-op span surface (SPEC §F.5): the names of lens/span.hpp with no dependency on
-// opentelemetry-cpp or liblens, for builds with LENS_DISABLE (lens/span.hpp then includes only
-// this) or for code that vendors it. Scope guards do nothing, trace_fn returns its callable
-// unchanged, macros expand to statements that evaluate none of their arguments.
+// The no-op span surface (docs/tracing.md, "Building without the library"): the names of
+// lens/span.hpp with no dependency on opentelemetry-cpp or liblens, for builds with LENS_DISABLE
+// (lens/span.hpp then includes only this) or for code that vendors it. Scope guards do nothing,
+// trace_fn returns its callable unchanged, macros expand to statements that evaluate none of their
+// arguments.
 // Thread-safety: stateless; everything may be used from any thread.
 //
 // ODR: everything here lives in the inline namespace lens::noop_v1, so lens::ManagedSpan names

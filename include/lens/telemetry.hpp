@@ -1,4 +1,4 @@
-// setup_telemetry() and TelemetryHandle: the lifecycle of SPEC Part 1 §1.7.
+// setup_telemetry() and TelemetryHandle: the lifecycle of docs/telemetry.md.
 //
 // Setup validates everything first and changes nothing when it fails; on an exporting rank it
 // builds what the config turns on — the span pipeline (sampler, limits, batching, the exporter)
@@ -6,7 +6,8 @@
 // provider (views, a periodic reader around the exporter) and the log pipeline with its logger
 // provider — installs them globally and enables the configured span groups. Non-exporting ranks
 // build nothing. shutdown() exports lens's still-open spans as truncated, then flushes and shuts
-// traces, metrics and logs down within one timeout. After fork() the child has telemetry off and may call setup again.
+// traces, metrics and logs down within one timeout. After fork() the child has telemetry off and
+// may call setup again.
 //
 // Thread-safety: setup and shutdown may be called from any thread; they serialise on a
 // process-wide lock. A handle may be shared between threads.
@@ -59,7 +60,8 @@ struct SetupOverrides {
   std::unique_ptr<opentelemetry::sdk::logs::LogRecordExporter> log_record_exporter;
   // Decides whether this rank exports, instead of the registry and config.rank_strategy.
   std::optional<RankStrategy> rank_strategy;
-  // The job's collective, so that rank 0 can share a generated run id (SPEC §1.4).
+  // The job's collective, so that rank 0 can share a generated run id (docs/resources.md, "Run
+  // identification").
   Collective* collective = nullptr;
   // The environment to read (default: the process environment).
   std::optional<Env> env;
@@ -135,9 +137,9 @@ class TelemetryHandle {
   std::shared_ptr<State> state_;
 };
 
-// Sets telemetry up for this process (SPEC §1.7). `resource_attributes` are the caller's
-// (they win over every other resource attribute). Errors are one line naming the variable or
-// flag; a failed setup leaves the process exactly as it was.
+// Sets telemetry up for this process (docs/telemetry.md, "What setup does"). `resource_attributes`
+// are the caller's (they win over every other resource attribute). Errors are one line naming the
+// variable or flag; a failed setup leaves the process exactly as it was.
 Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
                                         const Attributes& resource_attributes = {},
                                         SetupOverrides overrides = {});

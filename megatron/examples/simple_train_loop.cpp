@@ -200,8 +200,8 @@ struct Trainer {
         inf_grad_every(inf_every) {}
 
   // The stage's input for microbatch `m`: tokens on the first stage, else activations received
-  // from the previous stage (with the linked span of SPEC Part 2 §I.4 when rank 0 shared its
-  // context).
+  // from the previous stage (with the linked span of docs/megatron.md, "Distributed tracing across
+  // ranks", when rank 0 shared its context).
   torch::Tensor stage_input(const torch::Tensor& batch, int microbatch, bool training) {
     if (state.first_stage()) return batch.slice(1, 0, args.seq_length);
     Span linked;
@@ -239,7 +239,7 @@ struct Trainer {
     std::vector<torch::Tensor> outputs(microbatches);
     double loss_sum = 0.0;
     for (int m = 0; m < microbatches; ++m) {
-      // The receive is a sibling of the microbatch span (SPEC Part 2 §D.6.1).
+      // The receive is a sibling of the microbatch span (docs/megatron.md, "The span hierarchy").
       if (!state.first_stage()) inputs[m] = stage_input(torch::Tensor(), m, true);
       {
         LENS_SPAN(spans::kMicrobatchForward, {attrs::kMicrobatchId, m});
@@ -701,7 +701,8 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
       // Megatron's throughput: model FLOPs of the iteration per second, per rank, in TFLOP/s.
       const double tflops = flops_per_iteration(args) /
                             (std::max(ms_per_iteration, 1e-9) / 1000.0) / rank.world_size / 1e12;
-      // SPEC Part 2 §J.3, on every rank (a non-exporting rank's meter records nothing).
+      // The megatron.training.* instruments (docs/megatron.md, "Training metrics"), on every
+      // rank (a non-exporting rank's meter records nothing).
       record_training_metrics(*telemetry->meter(), {.step_duration_ms = ms_per_iteration,
                                                     .loss = mean_loss,
                                                     .throughput_tflops = tflops,

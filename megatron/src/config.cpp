@@ -7,7 +7,7 @@ namespace lens::megatron {
 
 void apply_defaults(Config& config) {
   // The bare library defaults to "nemo"; a Megatron process without OTEL_SERVICE_NAME is
-  // "megatron-lm" (SPEC Part 2 §A.5).
+  // "megatron-lm" (docs/configuration.md, "lens variables").
   if (config.source_of("service_name") == "default") {
     config.service_name = std::string(kDefaultServiceName);
   }

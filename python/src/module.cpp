@@ -61,7 +61,7 @@ void raise_if_failed(const Status& status) {
 }  // namespace
 
 // Python values as attribute values: bool, int, float and str; other values are left out
-// (SPEC §F.4).
+// (docs/python.md, "Spans").
 Attributes to_attributes(const py::dict& values) {
   Attributes attributes;
   for (auto [key, value] : values) {

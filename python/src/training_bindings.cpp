@@ -272,7 +272,8 @@ void add_training_bindings(py::module_& m) {
       py::arg("throughput_tflops") = py::none(), py::arg("tokens_per_sec") = py::none(),
       py::arg("grad_norm") = py::none(), py::arg("skipped_iters") = py::none(),
       py::arg("learning_rate") = py::none(), py::arg("memory_allocated_gb") = py::none(),
-      "Records the megatron.training.* instruments (SPEC Part 2 §J.3); None values are skipped.");
+      "Records the megatron.training.* instruments (docs/metrics.md, \"Training and GenAI "
+      "instruments\"); None values are skipped.");
 }
 
 }  // namespace lens::python

@@ -34,7 +34,7 @@ class PythonCollective final : public Collective {
 };
 
 // Python values as attribute values (module.cpp): bool, int, float and str; other values are
-// left out (SPEC §F.4).
+// left out (docs/python.md, "Spans").
 Attributes to_attributes(const pybind11::dict& values);
 
 // Adds TraceSeed, share_trace_seed, trace_root_span, apply_cli_overrides and the megatron_*

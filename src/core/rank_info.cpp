@@ -45,7 +45,8 @@ constexpr LauncherVars kLaunchers[] = {
      "SLURM_NODEID"},
 };
 
-// The trimmed value of a variable, or nullopt when it is unset or blank (SPEC §1.2).
+// The trimmed value of a variable, or nullopt when it is unset or blank (docs/configuration.md,
+// "Prefixes and lookup").
 std::optional<std::string> read(const Env& env, std::string_view name) {
   if (name.empty()) {
     return std::nullopt;

@@ -1,5 +1,6 @@
 // The namespaced span-group vocabulary behind lens/groups.hpp: namespaces with their groups and
-// presets, validation of a registration (PR 43 semantics, SPEC §D.5) and spec resolution (§D.3).
+// presets, validation of a registration (docs/span-groups.md, "API") and spec resolution
+// (docs/span-groups.md, "Specs").
 // Not synchronised: a plain value type; the caller serialises access (groups.cpp holds a mutex).
 #pragma once
 

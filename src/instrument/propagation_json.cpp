@@ -1,5 +1,6 @@
 // serialize_context / deserialize_context (lens/propagation.hpp): the injected carrier as a flat
-// JSON object of strings, the byte form broadcast over NCCL/MPI (SPEC Part 2 §I.5).
+// JSON object of strings, the byte form broadcast over NCCL/MPI (docs/tracing.md, "Propagating a
+// context between processes").
 // Thread-safe: no shared state; nothing throws out of these functions.
 #include <cstdint>
 #include <nlohmann/json.hpp>

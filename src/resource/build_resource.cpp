@@ -1,6 +1,6 @@
-// The merged resource of SPEC Part 1 §1.9 (SDK defaults < detected < OTEL_RESOURCE_ATTRIBUTES
-// < lens attributes < caller attributes) and encode_resource_attributes for child processes
-// (Part 2 §H.5, PR 44). Thread-safety: stateless.
+// The merged resource (docs/resources.md, "Merge order": SDK defaults < detected <
+// OTEL_RESOURCE_ATTRIBUTES < lens attributes < caller attributes) and encode_resource_attributes
+// for child processes (docs/resources.md, "Child processes"). Thread-safety: stateless.
 #include <opentelemetry/version.h>
 
 #include <set>
@@ -105,7 +105,8 @@ Attributes build_resource(const ResourceSettings& settings, const RankInfo& rank
   put_if_nonblank(out, "nemo.user.id", settings.user_id);
   put_if_nonblank(out, "wandb.entity", settings.wandb_entity);
   put_if_nonblank(out, "wandb.project", settings.wandb_project);
-  // An unset or blank DEPLOYMENT_ENV falls through to ENVIRONMENT (fixes §O.3-11).
+  // An unset or blank DEPLOYMENT_ENV falls through to ENVIRONMENT (docs/resources.md, "Library
+  // attributes"); the Python original let a set-but-empty one hide ENVIRONMENT.
   std::string deployment(detail::trim(env.get_or("DEPLOYMENT_ENV")));
   if (deployment.empty()) {
     deployment = detail::trim(env.get_or("ENVIRONMENT"));

@@ -1,5 +1,5 @@
-// Resource detectors (SPEC Part 2 §H.2, §H.3, with Part 1 §1.9's GPU-count rule): local host,
-// SLURM with Megatron's job identity, Kubernetes, and the GPU a local rank uses.
+// Resource detectors (docs/resources.md, "Detected attributes", with its GPU-count rule): local
+// host, SLURM with Megatron's job identity, Kubernetes, and the GPU a local rank uses.
 // Thread-safety: stateless; as thread-safe as the Env and HostProbe given.
 #include <limits>
 #include <string>
@@ -66,7 +66,8 @@ Attributes detect_job_identity(const Env& env, std::string_view run_id) {
                          std::string(detail::trim(*elastic_restarts)));
   }
 
-  // Rank-invariant identities derived without communication (§H.3).
+  // Rank-invariant identities derived without communication (docs/resources.md, "Run
+  // identification").
   std::string cluster = trimmed(env, "SLURM_CLUSTER_NAME");
   if (cluster.empty()) {
     cluster = "nocluster";

@@ -1,5 +1,6 @@
-// Run identification (SPEC Part 1 §1.4): explicit id, launcher job ids, a random id shared
-// over the job's collective, and only then a per-process random id with a warning.
+// Run identification (docs/resources.md, "Run identification"): explicit id, launcher job ids,
+// a random id shared over the job's collective, and only then a per-process random id with a
+// warning.
 // Thread-safety: stateless; the Collective's own contract applies to broadcast().
 #include <random>
 #include <string>

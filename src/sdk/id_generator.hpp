@@ -1,6 +1,6 @@
-// SeedIndependentIdGenerator: trace and span ids from a private per-thread wyrand PRNG
-// seeded from OS entropy (getrandom), immune to std::srand / framework seeding and reseeded
-// lazily in a forked child (SPEC Part 2 §E.6). Thread-safe without locks: all state is
+// SeedIndependentIdGenerator: trace and span ids from a private per-thread wyrand PRNG seeded from
+// OS entropy (getrandom), immune to std::srand / framework seeding and reseeded lazily in a forked
+// child (docs/telemetry.md, "What setup does"). Thread-safe without locks: all state is
 // thread_local; the only shared datum is the relaxed fork-generation counter.
 #pragma once
 

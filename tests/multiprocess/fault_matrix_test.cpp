@@ -2,7 +2,7 @@
 // (lens_fault_rank) produce spans, metrics and logs at a fixed rate while the receiver is
 // healthy, killed, killed and restarted on the same ports, slowed by a fixed delay, answering
 // HTTP 503, HTTP 429 with Retry-After, gRPC UNAVAILABLE, or never answering. For each case it
-// checks the bounds of SPEC §1.7 / DESIGN properties 3-4 on every rank:
+// checks these bounds (docs/reliability.md, "Bounds the test asserts") on every rank:
 // - no step blocked over 1 ms: no step over 1 ms of wall time had the training thread sleep (a
 //   voluntary context switch), and the telemetry calls never burn 1 ms of CPU unless preempted;
 //   steps stretched by preemption (involuntary switches) on this loaded machine are counted,

@@ -1,7 +1,8 @@
-// The exit hooks of set_telemetry (SPEC Part 2 §E.8) in real processes (sigterm_child): SIGTERM
-// ends the job spans and shuts telemetry down, then acts as the previous disposition would have
-// (terminate, run the previous handler, or be ignored); a forked child is killed by SIGTERM as if
-// lens were absent; a normal return from main ends the spans through atexit.
+// The exit hooks of set_telemetry (docs/megatron.md, "Lifecycle") in real processes
+// (sigterm_child): SIGTERM ends the job spans and shuts telemetry down, then acts as the previous
+// disposition would have (terminate, run the previous handler, or be ignored); a forked child is
+// killed by SIGTERM as if lens were absent; a normal return from main ends the spans through
+// atexit.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>

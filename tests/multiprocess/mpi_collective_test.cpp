@@ -1,7 +1,8 @@
 // MpiCollective under a real `mpirun -np 4` (registered in CTest by tests/multiprocess): every
 // rank runs the same tests in the same order, so each collective call is matched on all ranks.
-// Checks byte-exact broadcasts from every root, the shared run id of SPEC Part 1 §1.4 through
-// resolve_run_id and setup_telemetry, and broadcast_trace_context (SPEC Part 2 §I.2).
+// Checks byte-exact broadcasts from every root, the shared run id (docs/resources.md, "Run
+// identification") through resolve_run_id and setup_telemetry, and broadcast_trace_context
+// (docs/distributed.md).
 #include "lens/mpi_collective.hpp"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,9 @@
-// simple_train_loop as a user runs it (SPEC Part 2 §N.9 adapted): one process learns (the loss
-// falls over 50 iterations); four real processes (torchrun-style environment, data parallel 2 x
-// pipeline parallel 2) export through exporter=file, and the decoded spans form the documented
-// tree, carry the shared run id and the training resource attributes, and the pipeline's linked
-// spans point at rank 0's step span; each preset yields exactly its group table's span names.
+// simple_train_loop as a user runs it (docs/megatron.md, "The example trainer"): one process learns
+// (the loss falls over 50 iterations); four real processes (torchrun-style environment, data
+// parallel 2 x pipeline parallel 2) export through exporter=file, and the decoded spans form the
+// documented tree, carry the shared run id and the training resource attributes, and the pipeline's
+// linked spans point at rank 0's step span; each preset yields exactly its group table's span
+// names.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -543,7 +544,7 @@ TEST_F(TrainLoop, EachPresetYieldsExactlyItsGroupsSpans) {
   }
 }
 
-// ---- The seed page's four typical configurations, end to end ----------------------------------
+// ---- The four typical configurations of docs/megatron.md, end to end --------------------------
 
 // The spans of OTLP JSON request lines: (instance id, span).
 std::vector<std::pair<std::string, json>> spans_of(const std::vector<std::string>& lines) {
@@ -788,7 +789,8 @@ TEST_F(TrainLoop, SeedPerStepWithTraceIdRatioKeepsAboutATenthOfTheSteps) {
   EXPECT_EQ(children.size(), count);
 }
 
-// Which ranks export under each rank strategy of SPEC Part 2 §B, on four real processes.
+// Which ranks export under each rank strategy (docs/strategies.md, "Rank strategies"), on four
+// real processes.
 TEST_F(TrainLoop, RankStrategiesChooseTheExportingRanks) {
   struct Case {
     std::map<std::string, std::string> env;

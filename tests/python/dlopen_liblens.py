@@ -1,4 +1,5 @@
-"""liblens loads by dlopen() into a process whose static TLS is already in use (SPEC issue 22).
+"""liblens loads by dlopen() into a process whose static TLS is already in use (BENCHMARKS.md,
+"Issue 22, step 1").
 
 Usage: dlopen_liblens.py PATH_TO_LIBLENS [--torch]
 With --torch, torch is imported first (its libraries take most of glibc's static-TLS reserve).

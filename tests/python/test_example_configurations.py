@@ -1,6 +1,6 @@
-"""The seed's typical configurations with the Python examples: the console exporter, a local
-collector on an OTLP endpoint (a free loopback port instead of 4317), and a remote collector that
-requires a bearer token. (Per-step sampling: test_example_sampling.py.)"""
+"""The typical configurations (docs/python.md) with the Python examples: the console exporter, a
+local collector on an OTLP endpoint (a free loopback port instead of 4317), and a remote collector
+that requires a bearer token. (Per-step sampling: test_example_sampling.py.)"""
 
 import collections
 import json

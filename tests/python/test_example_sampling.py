@@ -1,4 +1,4 @@
-"""The seed's per-step configuration with trace sampling from Python: per_step and
+"""The per-step configuration with trace sampling (docs/python.md) from Python: per_step and
 parentbased_traceidratio 0.1 keep about a tenth of the iterations' traces, the same iterations on
 both ranks of a torchrun job, each with its whole subtree."""
 

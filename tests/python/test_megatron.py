@@ -133,7 +133,7 @@ def test_groups_presets_metrics_and_resource_keys_are_the_cpp_ones():
     assert {name: set(members) for name, members in lm.PRESETS.items()} == (
         lens._lens.megatron_span_group_presets())
     assert list(lm.TRAINING_METRICS) == lens._lens.megatron_training_metric_names()
-    # The seed's training attributes and the rank's parallel coordinates, as the C++ trainer's.
+    # The training resource attributes and the rank's parallel coordinates, as the C++ trainer's.
     assert sorted(key for key, _ in lm.TRAINING_RESOURCE_ATTRIBUTES + lm.COORDINATE_ATTRIBUTES) == (
         sorted(lens._lens.megatron_training_resource_attribute_keys()))
 

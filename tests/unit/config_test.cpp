@@ -1,5 +1,4 @@
-// Config::from_env, aliases and conflicts, CLI overlay, sources and labels
-// (SPEC Part 1 §1.2, Part 2 §A, §N.1).
+// Config::from_env, aliases and conflicts, CLI overlay, sources and labels (docs/configuration.md).
 #include "lens/config.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// exporter=console for traces: one JSON object per span per line, keys and shapes of SPEC Part 2
-// §G.2, decoded here by an independent JSON parser (SPEC §N.4 item 66, spans).
+// exporter=console for traces: one JSON object per span per line, keys and shapes of
+// docs/exporters.md ("Console"), decoded here by an independent JSON parser.
 #include <gtest/gtest.h>
 #include <opentelemetry/sdk/trace/simple_processor.h>
 #include <opentelemetry/sdk/trace/tracer_provider.h>

@@ -1,5 +1,5 @@
-// broadcast_trace_context, extract_nccl_context and the pipeline-parallel carrier slot (SPEC Part
-// 2 §I.2, §I.4, §I.5): four ranks in four threads over an in-process collective get the source's
+// broadcast_trace_context, extract_nccl_context and the pipeline-parallel carrier slot
+// (docs/distributed.md): four ranks in four threads over an in-process collective get the source's
 // exact carrier; failures of the collective give nullopt, never an exception. The trace seed
 // (TraceSeed, share_trace_seed): the same ids from the same seed, the source's seed everywhere.
 #include "lens/distributed.hpp"

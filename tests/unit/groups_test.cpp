@@ -1,5 +1,6 @@
-// Tests of the span-group registry, resolution, enabled state and handles (lens/groups.hpp):
-// SPEC §N.6 items 71-74 and §N.10 items 94-97 as they apply to the C++ API.
+// Tests of the span-group registry, resolution, enabled state and handles (lens/groups.hpp,
+// docs/span-groups.md): presets, resolution and its errors, enabled state, registration across
+// namespaces and lenient resolution.
 // Every test starts from reset_span_groups_for_testing(): just `lens`, nothing enabled.
 #include "lens/groups.hpp"
 
@@ -45,7 +46,7 @@ std::string resolve_error(std::string_view spec) {
   return result.message();
 }
 
-// ---- Base vocabulary (§N.6 item 71) ------------------------------------------------------------
+// ---- Base vocabulary ---------------------------------------------------------------------------
 
 TEST_F(SpanGroupTest, BaseVocabularyIsRegisteredUnderLensOnFirstUse) {
   EXPECT_THAT(span_group_namespaces(), ElementsAre("lens"));
@@ -82,7 +83,7 @@ TEST_F(SpanGroupTest, BasePresetsAreDefaultPerStepAndAll) {
   EXPECT_EQ(resolved("all"), kBase);
 }
 
-// ---- Resolution (§N.6 items 72-73, §D.3) -------------------------------------------------------
+// ---- Resolution --------------------------------------------------------------------------------
 
 TEST_F(SpanGroupTest, SingleGroupResolvesToItself) {
   EXPECT_EQ(resolved("step"), Groups({"step"}));
@@ -149,7 +150,7 @@ TEST_F(SpanGroupTest, ValidOptionsIncludeRegisteredGroupsAndPresets) {
             "rl_all, rollout, step]");
 }
 
-// ---- Enabled state (§N.6 item 74, §D.1) --------------------------------------------------------
+// ---- Enabled state -----------------------------------------------------------------------------
 
 TEST_F(SpanGroupTest, EverythingIsDisabledInitially) {
   EXPECT_THAT(enabled_span_groups(), IsEmpty());
@@ -285,7 +286,7 @@ TEST_F(SpanGroupTest, StaticSiteHandleIdiomWorks) {
   EXPECT_TRUE(site());
 }
 
-// ---- Registration (§N.10 items 94-95, §D.5) -----------------------------------------------------
+// ---- Registration -------------------------------------------------------------------------------
 
 TEST_F(SpanGroupTest, EmptyRegistryHasNoGroupsAndAllIsEmpty) {
   ASSERT_TRUE(unregister_span_groups("lens").ok());
@@ -489,7 +490,7 @@ TEST_F(SpanGroupTest, RegisteringLensOverAnotherLensRegistrationFails) {
             "it");
 }
 
-// ---- Presets across namespaces (§N.10 item 96) ------------------------------------------------
+// ---- Presets across namespaces -----------------------------------------------------------------
 
 TEST_F(SpanGroupTest, PresetsUnionAcrossNamespaces) {
   ASSERT_TRUE(register_span_groups("rl", {"rollout"}, {{"default", {"rollout"}}}).ok());
@@ -539,7 +540,7 @@ TEST_F(SpanGroupTest, APresetEmptiedByPruningStillResolves) {
   EXPECT_THAT(resolved("base_only"), IsEmpty());
 }
 
-// ---- Lenient resolution (§N.10 item 97, §1.6) -------------------------------------------------
+// ---- Lenient resolution ------------------------------------------------------------------------
 
 TEST_F(SpanGroupTest, LenientResolutionReportsUnknownEntriesInsteadOfFailing) {
   const auto resolution = resolve_span_groups_lenient("job,not_yet_imported");
@@ -572,7 +573,7 @@ TEST_F(SpanGroupTest, LenientResolutionPicksUpLateRegistration) {
   EXPECT_THAT(resolution.unknown, IsEmpty());
 }
 
-// ---- Concurrency (§N.10 item 97) --------------------------------------------------------------
+// ---- Concurrency -------------------------------------------------------------------------------
 
 TEST_F(SpanGroupTest, ConcurrentRegistrationResolutionAndChecksDoNotDeadlock) {
   constexpr int kThreads = 8;

@@ -1,5 +1,6 @@
-// Tests of the Megatron span-group vocabulary (lens/megatron/span_groups.hpp): SPEC §N.9 items
-// 88-91, adapted to the registry (no stub class: before registration the groups are unknown).
+// Tests of the Megatron span-group vocabulary (lens/megatron/span_groups.hpp, docs/span-groups.md,
+// "Vocabularies"): constants, presets and resolution, adapted to the registry (no stub class:
+// before registration the groups are unknown).
 // Every test starts from reset_span_groups_for_testing(): just `lens`, nothing enabled.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -44,7 +45,7 @@ Groups resolved(std::string_view spec) {
   return result.ok() ? *result : Groups{};
 }
 
-// ---- Constants (§N.9 item 88) ------------------------------------------------------------------
+// ---- Constants ---------------------------------------------------------------------------------
 
 TEST_F(MegatronSpanGroupTest, MegatronGroupConstantsHaveTheExpectedValues) {
   EXPECT_EQ(groups::kNamespace, "megatron");
@@ -88,14 +89,14 @@ TEST_F(MegatronSpanGroupTest, BaseConstantsAreInherited) {
   }
 }
 
-// ---- ALL_GROUPS (§N.9 item 89) ----------------------------------------------------------------
+// ---- ALL_GROUPS --------------------------------------------------------------------------------
 
 TEST_F(MegatronSpanGroupTest, AllSpanGroupsIsBaseUnionMegatronGroups) {
   EXPECT_EQ(all_span_groups(), all16());
   EXPECT_EQ(all_span_groups().size(), 16u);
 }
 
-// ---- Presets (§N.9 item 90) ------------------------------------------------------------------
+// ---- Presets -----------------------------------------------------------------------------------
 
 TEST_F(MegatronSpanGroupTest, PresetsAreExactlyDefaultPerStepProfilingAll) {
   std::vector<std::string> names;
@@ -156,7 +157,7 @@ TEST_F(MegatronSpanGroupTest, MegatronPresetsAreDistinctFromTheBasePresets) {
   EXPECT_EQ(&span_group_presets(), &span_group_presets());  // one immutable table
 }
 
-// ---- Resolution (§N.9 item 91) ---------------------------------------------------------------
+// ---- Resolution --------------------------------------------------------------------------------
 
 TEST_F(MegatronSpanGroupTest, BeforeRegistrationMegatronNamesAreUnknown) {
   const std::string options =

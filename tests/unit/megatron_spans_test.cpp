@@ -1,6 +1,6 @@
-// The Megatron span catalogue (SPEC Part 2 §D.6.1 plus Part 1 §1.6's two additions): a well-formed
-// tree over the vocabulary's groups, the exact span set each preset enables, and the parent a span
-// gets when its ancestors' groups are off.
+// The Megatron span catalogue (docs/megatron.md, "The span hierarchy"): a well-formed tree over the
+// vocabulary's groups, the exact span set each preset enables, and the parent a span gets when its
+// ancestors' groups are off.
 #include <gtest/gtest.h>
 
 #include <set>

@@ -1,6 +1,6 @@
-// set_telemetry / get_telemetry / end_job_telemetry (SPEC Part 2 §E.8): the Megatron prefixes with
-// NEMO_LENS_* fallback and --otel-* flags on top, the training resource attributes on exporting
-// ranks only, job spans ended interval-first, and a shutdown that happens exactly once.
+// set_telemetry / get_telemetry / end_job_telemetry (docs/megatron.md, "Lifecycle"): the Megatron
+// prefixes with NEMO_LENS_* fallback and --otel-* flags on top, the training resource attributes on
+// exporting ranks only, job spans ended interval-first, and a shutdown that happens exactly once.
 #include <gtest/gtest.h>
 #include <opentelemetry/exporters/memory/in_memory_span_exporter.h>
 

@@ -1,6 +1,7 @@
-// The trainer's flags (lens/megatron/training_args.hpp): values land in the right fields, every
-// bad input gets its exact one-line error, parallel sizes are checked against the job size, and
-// the 13 training resource attributes of SPEC Part 2 §H.3 have their documented types.
+// The trainer's flags (lens/megatron/training_args.hpp): values land in the right fields, every bad
+// input gets its exact one-line error, parallel sizes are checked against the job size, and the 13
+// training resource attributes (docs/megatron.md, "Training arguments") have their documented
+// types.
 #include <gtest/gtest.h>
 
 #include <string>

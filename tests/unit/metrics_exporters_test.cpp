@@ -1,6 +1,7 @@
-// Metric exporters: the console line's keys (SPEC Part 2 §G.2), the OTLP JSON file line read by
-// an independent decoder (nlohmann), exporter=none, temporality per preference, unknown
-// exporters, and a shutdown that returns within its timeout when the metric exporter blocks.
+// Metric exporters: the console line's keys (docs/metrics.md, "Console line"), the OTLP JSON file
+// line read by an independent decoder (nlohmann), exporter=none, temporality per preference,
+// unknown exporters, and a shutdown that returns within its timeout when the metric exporter
+// blocks.
 #include <gtest/gtest.h>
 #include <opentelemetry/metrics/sync_instruments.h>
 #include <opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h>

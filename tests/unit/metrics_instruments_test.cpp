@@ -1,5 +1,5 @@
-// The megatron.training.* instruments (SPEC Part 2 §N.9 item 92 adapted) and the GenAI
-// inference instruments (§N.8 item 85 adapted), read back through a manual reader.
+// The megatron.training.* instruments and the GenAI inference instruments (docs/metrics.md,
+// "Training and GenAI instruments"), read back through a manual reader.
 #include <gtest/gtest.h>
 #include <opentelemetry/metrics/noop.h>
 #include <opentelemetry/sdk/metrics/meter_provider.h>

@@ -1,5 +1,6 @@
-// W3C propagation and the NCCL bytes carrier (SPEC Part 2 §I.1, §I.5, §N.8 items 81-82):
-// exact traceparent/tracestate/baggage strings, every strict-parsing rejection, and the JSON form.
+// W3C propagation and the NCCL bytes carrier (docs/tracing.md, "Propagating a context between
+// processes"): exact traceparent/tracestate/baggage strings, every strict-parsing rejection, and
+// the JSON form.
 // Contexts are built by hand or from a local SDK TracerProvider; nothing global is installed.
 #include "lens/propagation.hpp"
 

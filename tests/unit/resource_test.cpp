@@ -1,6 +1,6 @@
-// Resource detection and merging (SPEC Part 1 §1.9, Part 2 §H, §N.8 item 84): each detector
-// against a FakeHostProbe, the UUIDv5 vectors, the merge order level by level, the service-name
-// rule, encode_resource_attributes, and the real system probe on this machine.
+// Resource detection and merging (docs/resources.md): each detector against a FakeHostProbe, the
+// UUIDv5 vectors, the merge order level by level, the service-name rule,
+// encode_resource_attributes, and the real system probe on this machine.
 #include "lens/resource.hpp"
 
 #include <dlfcn.h>
@@ -295,7 +295,8 @@ TEST(ResourceJobIdentity, OutsideSlurmEachRunIdIsItsOwnJobAndRun) {
 
 TEST(ResourceJobIdentity, InsideSlurmAnotherRunIdIsAnotherRunOfTheSameJob) {
   const Env env = Env::from({{"SLURM_JOB_ID", "12345"}, {"SLURM_CLUSTER_NAME", "eos"}});
-  // The default run id (SLURM's job id) keeps the values of SPEC §H.3.
+  // The default run id (SLURM's job id) keeps Megatron's values (docs/resources.md, "Run
+  // identification").
   const Attributes by_slurm = detect_job_identity(env, "12345");
   EXPECT_EQ(by_slurm.at("nemo.lens.run_uuid"),
             AttributeValue(uuid5(kUuidNamespaceUrl, "nemo.lens.run/eos/12345/sr0")));

@@ -1,5 +1,6 @@
-// Run identification (SPEC Part 1 §1.4): every source in priority order with exact values and
-// sources, the collective path simulated with one thread per rank, and the random fallback.
+// Run identification (docs/resources.md, "Run identification"): every source in priority order with
+// exact values and sources, the collective path simulated with one thread per rank, and the random
+// fallback.
 // Tests use injected environments only; the collective fakes are per-test objects.
 #include <gtest/gtest.h>
 

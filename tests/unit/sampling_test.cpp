@@ -1,6 +1,6 @@
-// Sampling: the six standard samplers, parent-based behaviour, RankAwareSampler (SPEC Part 2
-// §C.1, §N.5 items 67-70 adapted), the 1% composition of Part 1 §1.5 measured over random
-// trace ids, and the sampling-strategy registry with make_sampler.
+// Sampling: the six standard samplers, parent-based behaviour, RankAwareSampler, the 1% composition
+// of docs/strategies.md ("Samplers") measured over random trace ids, and the sampling-strategy
+// registry with make_sampler.
 #include "lens/sampling.hpp"
 
 #include <gmock/gmock.h>
@@ -166,8 +166,7 @@ TEST(SamplingDefault, FollowsOtelSettings) {
             "ParentBased{TraceIdRatioBasedSampler{1.000000}}");
 }
 
-// --- RankAwareSampler (§N.5 67-69, §C.1)
-// ----------------------------------------------------------
+// --- RankAwareSampler ---------------------------------------------------------------------------
 
 TEST(SamplingRankAware, RateOneSamplesAndRateZeroDrops) {
   auto on = make_standard_sampler(SamplerKind::always_on, 1.0);
@@ -239,7 +238,7 @@ TEST(SamplingRankAware, NullDelegateIsParentBasedAlwaysOn) {
   EXPECT_EQ(sampler.should_sample(child_params(false, false)), kDrop);
 }
 
-// --- the 1% composition of SPEC Part 1 §1.5 ------------------------------------------------------
+// --- the 1% composition: rank-aware sampling times OTEL_TRACES_SAMPLER ---------------------------
 
 TEST(SamplingComposition, AllRanksRankAwareTenthAndTraceIdRatioTenthKeepAboutOnePercent) {
   constexpr int kRanks = 100;
@@ -294,7 +293,7 @@ TEST(SamplingComposition, AllRanksRankAwareTenthAndTraceIdRatioTenthKeepAboutOne
   EXPECT_NEAR(pair_fraction, 0.01, 0.003);  // "about 1%"
 }
 
-// --- the sampling-strategy registry and make_sampler (§N.5 70 adapted) ---------------------------
+// --- the sampling-strategy registry and make_sampler ---------------------------------------------
 
 class SamplingStrategiesTest : public ::testing::Test {
  protected:

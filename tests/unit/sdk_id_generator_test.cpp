@@ -1,4 +1,4 @@
-// SeedIndependentIdGenerator (SPEC Part 2 §E.6, §N.4 items 51-54): ids independent of global
+// SeedIndependentIdGenerator (docs/telemetry.md, "What setup does"): ids independent of global
 // seeding, never zero, the random-trace-id flag on root spans, fresh ids in forked children.
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -1,5 +1,5 @@
-// SamplerAdapter (SPEC Part 1 §1.5, Part 2 §C, §N.5 items 67-69): lens samplers driving a real
-// opentelemetry-cpp TracerProvider, and the composition table with its documented results.
+// SamplerAdapter (docs/strategies.md, "Samplers"): lens samplers driving a real opentelemetry-cpp
+// TracerProvider, and the composition table with its documented results.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -162,7 +162,8 @@ TEST(SdkSamplerAdapter, RecordOnlyAndParentTraceStateAreKept) {
   span->End();
 }
 
-// SPEC §C.3, with the results the port documents (Part 1 §1.5): the layers multiply.
+// The composition table, with the results docs/strategies.md ("Samplers") documents: the layers
+// multiply.
 TEST(SdkSamplerAdapter, CompositionTableGivesTheDocumentedResults) {
   constexpr int kRanks = 100;
   constexpr int kTraces = 2000;

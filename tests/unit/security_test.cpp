@@ -1,12 +1,12 @@
-// Secrets stay out of every output lens has (issue 9, docs/security.md). Unique values are
-// planted in OTEL_EXPORTER_OTLP_HEADERS and the per-signal header variables, in `lens collect`'s
-// token, and in span attributes under the redaction keys of SPEC Part 2 §F.4; then every stream
-// is driven and searched: `lens config` (json and text, valid, invalid and disabled
-// configurations), setup errors, export failure diagnostics (unreachable, TLS with an untrusted
-// CA, a wrong token over gRPC and HTTP), the console exporters on stdout, the file exporters'
-// files, `lens collect`'s stdout, stderr and JSON line files, and `lens report`'s output and
-// files. Also: attribute values over OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT in exported spans and
-// log records. Loopback only; every wait is bounded.
+// Secrets stay out of every output lens has (issue 9, docs/security.md). Unique values are planted
+// in OTEL_EXPORTER_OTLP_HEADERS and the per-signal header variables, in `lens collect`'s token, and
+// in span attributes under the redaction keys (docs/security.md, "Redaction"); then every stream is
+// driven and searched: `lens config` (json and text, valid, invalid and disabled configurations),
+// setup errors, export failure diagnostics (unreachable, TLS with an untrusted CA, a wrong token
+// over gRPC and HTTP), the console exporters on stdout, the file exporters' files, `lens collect`'s
+// stdout, stderr and JSON line files, and `lens report`'s output and files. Also: attribute values
+// over OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT in exported spans and log records. Loopback only; every
+// wait is bounded.
 #include <gtest/gtest.h>
 #include <opentelemetry/metrics/sync_instruments.h>
 #include <unistd.h>
@@ -83,9 +83,9 @@ Result<TelemetryHandle> setup(const Env::Map& variables) {
                          std::move(overrides));
 }
 
-// What a training step records: a span with every redaction key of SPEC §F.4 holding a secret
-// (at start, through set_attribute and on an event), keys that are not redacted, a metric and a
-// log record inside the span; then a linked span with a secret under a redaction key.
+// What a training step records: a span with every redaction key holding a secret (at start, through
+// set_attribute and on an event), keys that are not redacted, a metric and a log record inside the
+// span; then a linked span with a secret under a redaction key.
 void record_step(TelemetryHandle& handle) {
   const std::string planted = secret() + "-attribute";
   const std::vector<std::string> list = {"in", "a list"};
@@ -123,7 +123,8 @@ Json flat_attributes(const Json& list) {
   return out;
 }
 
-// Checks the "secure.step" span of OTLP JSON trace request lines: redacted where SPEC §F.4 says.
+// Checks the "secure.step" span of OTLP JSON trace request lines: redacted where docs/security.md
+// ("Redaction") says.
 void expect_redacted_in_otlp(const std::vector<std::string>& lines, const std::string& where) {
   int found = 0;
   for (const std::string& line : lines) {
@@ -428,7 +429,7 @@ std::string string_attribute(const Json& list, const std::string& key) {
 // OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=5: string values (alone, in arrays, on events) longer than 5
 // characters are cut to 5 code points, never inside a UTF-8 sequence; shorter ones, numbers and
 // the body of a log record are left alone. Redaction comes first, so a redacted value is cut too
-// (SPEC §F.4: "SDK limits still apply afterwards").
+// (docs/security.md, "Redaction").
 TEST_F(Security, AttributeValuesOverTheLengthLimitAreTruncatedInExportedSpansAndLogs) {
   const std::string utf8 = "h\xc3\xa9llo w\xc3\xb6rld";  // "héllo wörld"
   const std::string cjk =

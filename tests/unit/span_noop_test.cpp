@@ -1,6 +1,6 @@
-// Tests of the no-op span surface (lens/span_noop.hpp, SPEC §F.5, §N.8 item 87, §N.9 item 93):
-// this translation unit sees lens/span.hpp with LENS_DISABLE, so lens::ManagedSpan here is
-// lens::noop_v1::ManagedSpan, a distinct entity from the real one used by span_test.cpp.
+// Tests of the no-op span surface (lens/span_noop.hpp, docs/tracing.md, "Building without the
+// library"): this translation unit sees lens/span.hpp with LENS_DISABLE, so lens::ManagedSpan here
+// is lens::noop_v1::ManagedSpan, a distinct entity from the real one used by span_test.cpp.
 #define LENS_DISABLE 1
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// Tests of the span primitives (lens/span.hpp, SPEC §F, §I.3, §N.7 items 75-79, §N.8 item 80)
-// on an exporting rank set up by setup_telemetry with an in-memory exporter.
+// Tests of the span primitives (lens/span.hpp, docs/tracing.md) on an exporting rank set up by
+// setup_telemetry with an in-memory exporter.
 // Every test resets the span groups and the active tracer; single-threaded except the hand-off.
 #include "lens/span.hpp"
 
@@ -231,7 +231,7 @@ TEST_F(SafeSpanAttributesTest, NullAndNonRecordingSpansAreIgnored) {
 }
 
 // Maps, sets, objects and raw pointers are skipped at compile time: no AttributeArg constructor
-// accepts them (the seed skips them at run time).
+// accepts them (the Python original skipped them at run time).
 TEST_F(SafeSpanAttributesTest, UnsupportedTypesAreRejectedAtCompileTime) {
   static_assert(!std::is_constructible_v<lens::AttributeArg, std::map<std::string, int>>);
   static_assert(!std::is_constructible_v<lens::AttributeArg, std::set<std::string>>);

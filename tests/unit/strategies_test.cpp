@@ -1,5 +1,5 @@
-// Rank strategies: the registry (SPEC Part 2 §B.3), the built-ins bit-exact with the Python
-// original (§B.2, including every MD5 test vector) and should_export (§N.2 items 22-34).
+// Rank strategies (docs/strategies.md, "Rank strategies"): the registry, the built-ins bit-exact
+// with the Python original (including every MD5 test vector) and should_export.
 // Each test starts and ends with the built-in registry (reset_strategies_for_testing).
 #include "lens/strategies.hpp"
 
@@ -56,7 +56,7 @@ bool even_rank(const StrategySettings& /*settings*/, const RankInfo& rank) {
   return rank.rank % 2 == 0;
 }
 
-// --- §N.2 22: the built-ins -------------------------------------------------------------
+// --- the built-ins ------------------------------------------------------------------------------
 
 TEST_F(StrategiesTest, RegistryListsTheFourBuiltinsSorted) {
   const std::vector<std::string> expected = {"all_ranks", "first_rank_per_node", "sampled",
@@ -65,7 +65,7 @@ TEST_F(StrategiesTest, RegistryListsTheFourBuiltinsSorted) {
   EXPECT_EQ(builtin_rank_strategies(), std::set<std::string>(expected.begin(), expected.end()));
 }
 
-// --- §N.2 23 ------------------------------------------------------------------------------
+// --- all_ranks ----------------------------------------------------------------------------------
 
 TEST_F(StrategiesTest, AllRanksLookupReturnsACallableReturningTrue) {
   auto strategy = get_rank_strategy("all_ranks");
@@ -74,7 +74,7 @@ TEST_F(StrategiesTest, AllRanksLookupReturnsACallableReturningTrue) {
   EXPECT_TRUE((*strategy)(StrategySettings{}, rank_of(0, 1)));
 }
 
-// --- §N.2 24: first_rank_per_node, with LOCAL_RANK read by RankInfo::detect ---------------
+// --- first_rank_per_node, with LOCAL_RANK read by RankInfo::detect ------------------------------
 
 TEST_F(StrategiesTest, FirstRankPerNodeFollowsLocalRank) {
   const Config config = config_with("first_rank_per_node");
@@ -114,7 +114,7 @@ TEST_F(StrategiesTest, FirstRankPerNodeIgnoresTheGlobalRank) {
   EXPECT_FALSE(exports(config, *info));
 }
 
-// --- §N.2 25: a custom strategy ----------------------------------------------------------
+// --- a custom strategy --------------------------------------------------------------------------
 
 TEST_F(StrategiesTest, CustomStrategyIsRetrievableListedAndDispatchable) {
   ASSERT_TRUE(register_rank_strategy("even", even_rank).ok());
@@ -134,7 +134,7 @@ TEST_F(StrategiesTest, CustomStrategyIsRetrievableListedAndDispatchable) {
   EXPECT_TRUE(exports(config, rank_of(2, 4)));
 }
 
-// --- §N.2 26, 27: registration errors and overrides --------------------------------------
+// --- registration errors and overrides ----------------------------------------------------------
 
 TEST_F(StrategiesTest, EmptyNameIsRejected) {
   const Status status = register_rank_strategy("", even_rank);
@@ -186,7 +186,7 @@ TEST_F(StrategiesTest, OverridingABuiltinNeedsAllowOverride) {
   EXPECT_EQ(builtin_rank_strategies().count("all_ranks"), 1U);
 }
 
-// --- §N.2 28: unregistering --------------------------------------------------------------
+// --- unregistering ------------------------------------------------------------------------------
 
 TEST_F(StrategiesTest, UnregisterRemovesACustomStrategy) {
   ASSERT_TRUE(register_rank_strategy("even", even_rank).ok());
@@ -219,7 +219,7 @@ TEST_F(StrategiesTest, UnregisterBuiltinIsAnErrorAndItStays) {
   EXPECT_TRUE(get_rank_strategy("sampled").ok());
 }
 
-// --- §N.2 29: unknown names ---------------------------------------------------------------
+// --- unknown names ------------------------------------------------------------------------------
 
 TEST_F(StrategiesTest, UnknownStrategyAtDispatchNamesTheVariable) {
   Config config = config_with("foo");
@@ -249,7 +249,7 @@ TEST_F(StrategiesTest, GetUnknownStrategyIsAnError) {
             "first_rank_per_node, sampled, single_rank].");
 }
 
-// --- §N.2 30, 34: the per-call override ---------------------------------------------------
+// --- a registered strategy at setup, and the per-call override ----------------------------------
 
 TEST_F(StrategiesTest, RegisteredStrategyExportsOnlyOnTheMatchingRank) {
   ASSERT_TRUE(register_rank_strategy("only_two", [](const StrategySettings&, const RankInfo& rank) {
@@ -313,7 +313,7 @@ TEST_F(StrategiesTest, StrategyMayUseTheRegistry) {
   EXPECT_TRUE(exports(config_with("nested"), rank_of(0, 1)));
 }
 
-// --- §N.2 31, 32 ----------------------------------------------------------------------------
+// --- the exporting ranks of all_ranks and single_rank -------------------------------------------
 
 TEST_F(StrategiesTest, AllRanksExportsEverywhere) {
   const Config config = config_with("all_ranks");
@@ -343,7 +343,7 @@ TEST_F(StrategiesTest, SingleRankExplicitRank) {
   }
 }
 
-// --- §N.2 33 and §B.2: sampled and the MD5 bucket ----------------------------------------
+// --- sampled and the MD5 bucket -----------------------------------------------------------------
 
 TEST_F(StrategiesTest, SampledIsDeterministic) {
   Config config = config_with("sampled");

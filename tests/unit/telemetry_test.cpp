@@ -1,7 +1,7 @@
-// setup_telemetry() and TelemetryHandle: SPEC Part 1 §1.7 and Part 2 §N.3 adapted — the
-// guard, validation before change, exporting and non-exporting ranks, OTEL_SDK_DISABLED,
-// idempotent and bounded shutdown, setup again after shutdown, stats, several producer threads,
-// and fork() (including a fork while another thread keeps the exporter busy).
+// setup_telemetry() and TelemetryHandle (docs/telemetry.md): the guard, validation before change,
+// exporting and non-exporting ranks, OTEL_SDK_DISABLED, idempotent and bounded shutdown, setup
+// again after shutdown, stats, several producer threads, and fork() (including a fork while another
+// thread keeps the exporter busy).
 #include "lens/telemetry.hpp"
 
 #include <dirent.h>

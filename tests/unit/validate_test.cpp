@@ -1,5 +1,5 @@
-// validate(): every check of SPEC Part 1 §1.3 in its fixed order, with the exact one-line
-// messages (the variable or flag, the bad value, what is accepted).
+// validate(): every check (docs/configuration.md, "Validation") in its fixed order, with the exact
+// one-line messages (the variable or flag, the bad value, what is accepted).
 #include "lens/validate.hpp"
 
 #include <gtest/gtest.h>

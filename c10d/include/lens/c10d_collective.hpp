@@ -1,9 +1,9 @@
 // lens::Collective over a PyTorch c10d process group (liblens_c10d, its own library so that liblens
-// does not depend on libtorch): lets rank 0 share a generated run id at setup (SPEC Part 1 §1.4)
-// and lets broadcast_trace_context carry a trace context to every rank, with the same two
-// broadcasts as the Python original (an int64 length, then the bytes as uint8). Each broadcast is
-// counted (lens/collectives.hpp) on the group named at construction ("world" by default; its
-// ranks 0..size-1), so a rank that hangs in one shows in the hang verdict.
+// does not depend on libtorch): lets rank 0 share a generated run id at setup (docs/resources.md,
+// "Run identification") and lets broadcast_trace_context carry a trace context to every rank, with
+// the same two broadcasts as the Python original (an int64 length, then the bytes as uint8). Each
+// broadcast is counted (lens/collectives.hpp) on the group named at construction ("world" by
+// default; its ranks 0..size-1), so a rank that hangs in one shows in the hang verdict.
 // Thread-safety: as the process group's; lens calls it from the thread that calls setup_telemetry
 // or broadcast_trace_context.
 #pragma once

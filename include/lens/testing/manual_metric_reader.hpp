@@ -1,8 +1,8 @@
 // Test support for users of lens: a metric reader that collects only when asked, to pass in
-// SetupOverrides::metric_readers (it then replaces the periodic reader, SPEC Part 2 §G.3).
-// opentelemetry-cpp 1.19 ships only the periodic reader. Collections return the SDK's metric
-// data with the overflow series named as the specification names it (otel.metric.overflow),
-// and lens's bound histograms (lens/metric_setup.hpp) included.
+// SetupOverrides::metric_readers (it then replaces the periodic reader; docs/metrics.md, "What
+// setup builds"). opentelemetry-cpp 1.19 ships only the periodic reader. Collections return the
+// SDK's metric data with the overflow series named as the specification names it
+// (otel.metric.overflow), and lens's bound histograms (lens/metric_setup.hpp) included.
 // Thread-safety: collect() may be called from any thread; collections are serialized by the SDK.
 #pragma once
 

@@ -1,6 +1,6 @@
 // lens::Collective over MPI (liblens_mpi, its own small library so that liblens does not depend on
-// MPI): lets rank 0 share a generated run id at setup (SPEC Part 1 §1.4) and lets
-// broadcast_trace_context carry a trace context to every rank.
+// MPI): lets rank 0 share a generated run id at setup (docs/resources.md, "Run identification")
+// and lets broadcast_trace_context carry a trace context to every rank.
 // It works on its own duplicate of the communicator, so its broadcasts never match the
 // application's messages, and errors on that duplicate are returned, not fatal. Each broadcast is
 // counted (lens/collectives.hpp) on the group "lens.mpi" (the duplicate's ranks), so a rank that

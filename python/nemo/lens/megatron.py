@@ -46,7 +46,8 @@ DEFAULT_SERVICE_NAME = "megatron-lm"
 
 
 class groups:  # noqa: N801 (a namespace of constants, as lens::megatron::groups)
-    """The span groups of the Megatron vocabulary (SPEC Part 2 §D.4) and its preset names."""
+    """The span groups of the Megatron vocabulary and its preset names (docs/span-groups.md,
+    "Vocabularies")."""
     NAMESPACE = "megatron"
     # The base groups (namespace `lens`): SpanGroup's.
     JOB = SpanGroup.JOB
@@ -111,7 +112,7 @@ class MegatronSpanGroup(SpanGroup):
 
 
 class attributes:  # noqa: N801 (a namespace of constants, as lens::megatron::spans::attributes)
-    """The documented span attribute keys (SPEC Part 2 §D.6.1)."""
+    """The documented span attribute keys (docs/megatron.md, "The span hierarchy")."""
     MODEL_TYPE = "megatron.model_type"              # pretrain
     TRAIN_ITERS = "megatron.train_iters"            # pretrain, train
     GLOBAL_BATCH_SIZE = "megatron.global_batch_size"  # pretrain
@@ -205,8 +206,8 @@ CATALOGUE: Tuple[SpanDef, ...] = (
     ACTIVATION_RELOAD, GRAD_SYNC_START, GRAD_SYNC_FINISH, OPTIMIZER_STEP, SAVE_CHECKPOINT,
     SAVE_CHECKPOINT_STATE_DICT, SAVE_CHECKPOINT_IO_WRITE, EVALUATE, EVALUATE_STEP)
 
-# The training resource attributes (the seed's table, SPEC Part 2 §H.3) and the args field each
-# comes from; megatron.precision is derived from args.fp16 / args.bf16.
+# The training resource attributes (docs/megatron.md, "Training arguments") and the args field
+# each comes from; megatron.precision is derived from args.fp16 / args.bf16.
 TRAINING_RESOURCE_ATTRIBUTES: Tuple[Tuple[str, str], ...] = (
     ("dl.local_rank", "local_rank"),
     ("dl.tensor_parallel.size", "tensor_model_parallel_size"),
@@ -223,7 +224,8 @@ TRAINING_RESOURCE_ATTRIBUTES: Tuple[Tuple[str, str], ...] = (
     ("megatron.precision", ""),
 )
 
-# The megatron.training.* instruments (SPEC Part 2 §J.3), as record_training_metrics names them.
+# The megatron.training.* instruments (docs/python.md, "nemo.lens.megatron"), as
+# record_training_metrics names them.
 TRAINING_METRICS: Tuple[str, ...] = (
     "megatron.training.step_duration_ms", "megatron.training.loss",
     "megatron.training.throughput_tflops", "megatron.training.tokens_per_sec",

@@ -1,5 +1,6 @@
-// The Megatron span-group vocabulary (SPEC §D.4): 8 groups on top of lens's base 8, and the
-// presets default, per_step, profiling (and all), registered under namespace `megatron`.
+// The Megatron span-group vocabulary (docs/span-groups.md, "Vocabularies"): 8 groups on top of
+// lens's base 8, and the presets default, per_step, profiling (and all), registered under namespace
+// `megatron`.
 // Thread-safe: constants and immutable tables; register_span_groups() may race with anything.
 #pragma once
 

@@ -1,7 +1,7 @@
-// The Megatron span catalogue the trainer emits (SPEC Part 1 §1.6, Part 2 §D.6.1): the documented
-// hierarchy with the group of each span and its parent, plus megatron.first_iteration and
-// megatron.data.next_batch, and the documented span attribute keys. A span whose group is off is
-// not created, so its children nest under the nearest enabled ancestor.
+// The Megatron span catalogue the trainer emits (docs/megatron.md, "The span hierarchy"): the
+// documented hierarchy with the group of each span and its parent, plus megatron.first_iteration
+// and megatron.data.next_batch, and the documented span attribute keys. A span whose group is off
+// is not created, so its children nest under the nearest enabled ancestor.
 // megatron.train_step is the one span marked `new_trace`: each iteration is the root of its own
 // trace, linked to its logical parent (megatron.train), with a trace id every rank derives alike
 // (lens::TraceSeed) — so "iteration N" is one trace across all ranks, a ratio sampler keeps or

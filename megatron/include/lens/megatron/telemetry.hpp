@@ -1,8 +1,8 @@
-// The trainer's telemetry lifecycle, the counterpart of Megatron's _set_telemetry() and its
-// "end job spans" routine (SPEC Part 2 §E.8): configuration from MEGATRON_OTEL_* with NEMO_LENS_*
-// as fallback and the --otel-* flags on top, the training resource attributes, and a shutdown
-// that runs exactly once — on normal completion, on an early exit, from atexit, or on SIGTERM or
-// SIGINT.
+// The trainer's telemetry lifecycle, the counterpart of Megatron's _set_telemetry() and its "end
+// job spans" routine (docs/megatron.md, "Lifecycle"): configuration from MEGATRON_OTEL_* with
+// NEMO_LENS_* as fallback and the --otel-* flags on top, the training resource attributes, and a
+// shutdown that runs exactly once — on normal completion, on an early exit, from atexit, or on
+// SIGTERM or SIGINT.
 // Thread-safety: set_telemetry/reset_telemetry from one thread (the trainer's main thread);
 // get_telemetry, set_job_span and end_job_telemetry from any thread.
 #pragma once
@@ -21,7 +21,8 @@
 namespace lens::megatron {
 
 struct SetTelemetryOptions {
-  // The job's collective: rank 0 shares a generated run id with every rank (SPEC Part 1 §1.4).
+  // The job's collective: rank 0 shares a generated run id with every rank (docs/resources.md,
+  // "Run identification").
   Collective* collective = nullptr;
   // The environment to read (default: the process environment).
   std::optional<Env> env;

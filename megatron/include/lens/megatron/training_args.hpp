@@ -1,7 +1,7 @@
 // The training arguments of the Megatron-style trainer: the flags a Megatron user knows
-// (`--tensor-model-parallel-size`, `--micro-batch-size`, ...) plus the three `--otel-*` flags of
-// the seed page, parsed with one-line errors that name the flag, the bad value and what is
-// accepted. Pure: no environment, no I/O.
+// (`--tensor-model-parallel-size`, `--micro-batch-size`, ...) plus the three `--otel-*` flags
+// (docs/megatron.md, "Training arguments"), parsed with one-line errors that name the flag, the bad
+// value and what is accepted. Pure: no environment, no I/O.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +45,7 @@ struct TrainingArgs {
   bool fp16 = false;
   bool bf16 = false;
   double lr = 1e-3;
-  // Telemetry (seed page): override the MEGATRON_OTEL_* / NEMO_LENS_* environment.
+  // Telemetry: the --otel-* flags, which override the MEGATRON_OTEL_* / NEMO_LENS_* environment.
   CliOverrides otel;
   // --help was given: print help_text() and exit 0.
   bool help = false;
@@ -75,7 +75,7 @@ Status resolve_parallelism(TrainingArgs& args, const RankInfo& rank);
 // The usage text for --help: every flag with its default.
 std::string help_text(std::string_view program);
 
-// The training resource attributes of SPEC Part 2 §H.3 (the seed page's table): dl.local_rank,
+// The training resource attributes (docs/megatron.md, "Training arguments"): dl.local_rank,
 // dl.tensor_parallel.size, dl.pipeline_parallel.size, dl.data_parallel.size, dl.batch_size,
 // dl.sequence_length, megatron.num_layers, megatron.hidden_size, megatron.num_attention_heads,
 // megatron.train_iters, megatron.micro_batch_size (integers), megatron.ckpt_format and

@@ -1,4 +1,5 @@
-// The megatron.training.* metrics of SPEC Part 2 §J.3, recorded by one call per log interval:
+// The megatron.training.* metrics (docs/metrics.md, "Training and GenAI instruments"), recorded
+// by one call per log interval:
 //
 //   lens::megatron::record_training_metrics(*handle.meter(),
 //       {.step_duration_ms = 412.0, .loss = 2.31, .grad_norm = 1.7, .learning_rate = 3e-4});
