@@ -1,10 +1,10 @@
-// The lens configuration model: every setting of SPEC Part 1 §1.2 read from prefixed
+// The lens configuration model: every setting of docs/configuration.md, read from prefixed
 // environment variables (P_KEY, then FALLBACK_KEY, then the default), the standard OTEL_*
 // settings, and the CLI overlay of the Megatron integration.
 //
 // Parsing never stops a run: a malformed value is kept as a recorded problem (the field keeps
 // its default) and is reported by lens::validate(), which setup calls only for an enabled
-// config (SPEC §1.3). Only ENABLED itself must parse, since nothing else can be decided
+// config (docs/configuration.md, "Validation"). Only ENABLED itself must parse, since nothing else can be decided
 // without it. Value type; from_env() is thread-safe given an immutable Env.
 #pragma once
 
@@ -78,7 +78,7 @@ struct Config {
   HangTimeout hang_timeout;
   // Before the first step of a process that trains (HANG_STARTUP_TIMEOUT): automatic = 600 s.
   HangTimeout hang_startup_timeout;
-  std::string run_id;   // empty: resolved at setup (SPEC §1.4)
+  std::string run_id;   // empty: resolved at setup (docs/resources.md, "Run identification")
   std::string user_id;  // resource nemo.user.id
   std::string wandb_entity;
   std::string wandb_project;
@@ -96,7 +96,7 @@ struct Config {
   std::vector<Error> problems;
 
   // Reads P_KEY, then FALLBACK_KEY, then the default, for every key; OTEL_* and WANDB_*
-  // are read bare. Fails only when ENABLED does not parse (SPEC §1.3).
+  // are read bare. Fails only when ENABLED does not parse (docs/configuration.md, "Validation").
   static Result<Config> from_env(std::string_view prefix = kDefaultPrefix,
                                  std::string_view fallback_prefix = {},
                                  const Env& env = Env::process());

@@ -1,4 +1,4 @@
-// Spans: where a training step's time goes (SPEC §F, §I.3).
+// Spans: where a training step's time goes (docs/tracing.md).
 //
 // Quick start
 //
@@ -75,7 +75,7 @@
 
 namespace lens {
 
-// ---- Redaction and safe attributes (SPEC §F.4) --------------------------------------------------
+// ---- Redaction and safe attributes (docs/tracing.md, "Attribute safety and redaction") --------------------------------------------------
 
 // "[REDACTED]" iff `key` is exactly (case-sensitive) one of `keys` and `value` is a string;
 // otherwise `value` unchanged. Decides by key name, never by content.
@@ -104,7 +104,7 @@ struct NewTrace {
   opentelemetry::trace::SpanContext link = opentelemetry::trace::SpanContext::GetInvalid();
 };
 
-// managed_span (SPEC §F.1): a group-gated scope guard. When the group is off nothing happens —
+// managed_span (docs/tracing.md, "Group-gated spans"): a group-gated scope guard. When the group is off nothing happens —
 // no tracer load, no clock read, no allocation — `operator bool` is false and context() invalid.
 // When it is on, the span is started on the active tracer as a child of the current context,
 // `attributes` are set through safe_set_span_attributes, and the span is current until the guard
@@ -156,7 +156,7 @@ class ManagedSpan {
   detail::SpanState state_;
 };
 
-// span_cm (SPEC §F.3): an ungated scope guard; always starts a span (non-recording when the
+// span_cm (docs/tracing.md, "Group-gated spans"): an ungated scope guard; always starts a span (non-recording when the
 // active tracer is the no-op tracer). An exception escaping the scope sets status ERROR
 // (description what() when known through record_exception, else "unknown exception"); the
 // `exception` event is added only when `record_exception` is true.
@@ -182,7 +182,7 @@ class ScopedSpan {
   detail::SpanState state_;
 };
 
-// ---- Function tracing (SPEC §F.2) --------------------------------------------------------------
+// ---- Function tracing (docs/tracing.md, "Group-gated spans") --------------------------------------------------------------
 
 namespace detail {
 
@@ -311,7 +311,7 @@ class SpanScope {
   opentelemetry::nostd::unique_ptr<opentelemetry::context::Token> token_;
 };
 
-// ---- Linked spans (SPEC §I.3) ------------------------------------------------------------------
+// ---- Linked spans (docs/tracing.md, "Linked spans") ------------------------------------------------------------------
 
 // A Span `name` with the current context as parent and, when `remote_context` holds a valid span
 // context, one link (without attributes) to it. Attributes follow the redaction rules. Not made

@@ -1,4 +1,4 @@
-// Rank (export) strategies: which ranks of a job export telemetry (SPEC Part 2 §B). A strategy
+// Rank (export) strategies: which ranks of a job export telemetry (docs/strategies.md). A strategy
 // is a callable (strategy settings, rank info) -> bool, evaluated once per setup; strategies are
 // looked up by name in a process-global registry holding the four built-ins and any registered
 // ones. Thread-safety: every function here may be called from any thread; the registry is guarded
@@ -69,7 +69,7 @@ Result<bool> should_export(const Config& config, const RankInfo& rank,
 Result<bool> decide_export(const RankStrategy& strategy, const std::string& what,
                            const StrategySettings& settings, const RankInfo& rank);
 
-// The deterministic rank bucket of SPEC Part 2 §B.2, bit-exact with the Python original:
+// The deterministic rank bucket of docs/strategies.md, "Rank strategies", bit-exact with the Python original:
 // MD5 of the rank's decimal text, read as a big-endian 128-bit integer, modulo 10000, divided
 // by 10000.0 — a value in [0.0, 0.9999]. The `sampled` strategy and the rank-aware sampler
 // keep a rank iff sampled_rank_bucket(rank) < rate. Returns 1.0 (never kept) only if the

@@ -375,7 +375,7 @@ PyObject* site_with_attributes(SpanSiteObject* base, PyObject* const* values, Py
   Py_ssize_t count = PyTuple_GET_SIZE(kwnames);
   for (Py_ssize_t i = 0; i < count; ++i) {
     PyObject* key = PyTuple_GET_ITEM(kwnames, i);
-    if (is_keyword(key, "tracer")) continue;  // the seed's parameter; lens has one tracer
+    if (is_keyword(key, "tracer")) continue;  // NeMo Lens's parameter; lens has one tracer
     if (record_exception != nullptr && is_keyword(key, "record_exception")) {
       *record_exception = PyObject_IsTrue(values[i]) == 1;
       continue;

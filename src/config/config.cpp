@@ -1,4 +1,4 @@
-// Config::from_env: the prefix/fallback lookup of SPEC Part 1 §1.2 and Part 2 §A.2, the
+// Config::from_env: the prefix/fallback lookup of docs/configuration.md, "Prefixes and lookup", the
 // compatibility aliases with their conflict rule, and the CLI overlay.
 #include "lens/config.hpp"
 
@@ -106,7 +106,7 @@ void read_string(const Reader& reader, std::string_view key, std::string_view fi
 }
 
 // RANK_STRATEGY with its alias EXPORT_STRATEGY: the first prefix level holding either wins;
-// within a level both set and different is a conflict (SPEC §1.2).
+// within a level both set and different is a conflict (docs/configuration.md, "lens variables").
 void read_rank_strategy(const Reader& reader, Config& config) {
   for (const std::string& level : reader.levels()) {
     const Found primary = reader.read_level(level, "RANK_STRATEGY");
@@ -280,7 +280,7 @@ Result<Config> Config::from_env(std::string_view prefix, std::string_view fallba
   read_string(reader, "RUN_ID", "run_id", config.run_id, config);
   read_string(reader, "USER_ID", "user_id", config.user_id, config);
 
-  // W&B fields are read bare and verbatim (SPEC Part 2 §A.1).
+  // W&B fields are read bare and verbatim (docs/configuration.md, "lens variables").
   if (auto entity = env.get("WANDB_ENTITY")) {
     config.wandb_entity = *entity;
     config.sources["wandb_entity"] = "env:WANDB_ENTITY";

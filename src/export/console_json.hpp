@@ -1,5 +1,5 @@
 // The console exporter's lines (exporter=console), with the key shapes of the Python original's
-// console output (SPEC Part 2 §G.2), so tools written for it read ours: one compact JSON object
+// console output (docs/exporters.md, "Console"), so tools written for it read ours: one compact JSON object
 // per span and per log record, one per metrics collection (resource_metrics -> scope_metrics ->
 // metrics -> data -> data_points). Ids are "0x"+hex, timestamps UTC ISO-8601 with microseconds,
 // attribute keys sorted so that a line never depends on hashing. Invalid UTF-8 in a value

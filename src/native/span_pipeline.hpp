@@ -2,7 +2,7 @@
 // opentelemetry-cpp's Tracer (third-party instrumentation, create_linked_span) reach the same
 // export thread through the pipeline's processor, so one exporter sees one serial stream. Span
 // limits (OTEL_SPAN_*, OTEL_ATTRIBUTE_*) apply as a native record is converted and as an API span
-// is recorded. Shutdown exports the spans still open as truncated (SPEC Part 2 §E.5), each
+// is recorded. Shutdown exports the spans still open as truncated (docs/telemetry.md, "Shutdown"), each
 // exactly once.
 #pragma once
 

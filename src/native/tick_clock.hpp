@@ -1,5 +1,5 @@
 // The clock of the native span path: raw CPU ticks on the recording thread (one instruction,
-// DESIGN.md property 2), turned into Unix nanoseconds on the export thread. x86-64 reads the
+// so that recording stays cheap), turned into Unix nanoseconds on the export thread. x86-64 reads the
 // time-stamp counter (invariant on every CPU this library targets), AArch64 the virtual counter;
 // elsewhere the ticks are steady_clock nanoseconds. Thread-safety: read_ticks() anywhere;
 // TickCalibration belongs to one thread; SharedTickCalibration is for several (the span and log

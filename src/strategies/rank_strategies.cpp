@@ -1,4 +1,4 @@
-// The rank-strategy registry, the four built-in strategies of SPEC Part 2 §B.2 and the MD5
+// The rank-strategy registry, the four built-in strategies of docs/strategies.md, "Rank strategies", and the MD5
 // rank bucket they share with the rank-aware sampler.
 // Thread-safety: the registry is a function-local static guarded by its own mutex; the
 // built-ins and sampled_rank_bucket are pure.

@@ -1,5 +1,5 @@
 // A small name -> callable registry shared by the rank-strategy and sampling-strategy
-// registries, so both give the same error wording (SPEC Part 2 §B.3).
+// registries, so both give the same error wording (docs/strategies.md, "Rank strategies").
 // Thread-safety: every member takes the registry's mutex; callables are returned by copy and
 // called by the caller outside the lock.
 #pragma once

@@ -1,5 +1,5 @@
 // The sampling-strategy registry (built-in: rank_aware) and make_sampler, which picks the
-// tracer provider's sampler from the config (SPEC Part 1 §1.5).
+// tracer provider's sampler from the config (docs/strategies.md, "Samplers").
 // Thread-safety: the registry is a function-local static guarded by its own mutex; factories
 // are called outside it.
 #include <exception>

@@ -734,7 +734,7 @@ Result<TelemetryHandle> setup_telemetry(Config config, const RankInfo& rank,
   std::unique_lock<std::mutex> lock(lifecycle().mutex);
   Lifecycle& l = lifecycle();
 
-  // Disabled (or OTEL_SDK_DISABLED): nothing is validated, built or guarded (SPEC §1.3).
+  // Disabled (or OTEL_SDK_DISABLED): nothing is validated, built or guarded (docs/telemetry.md, "What setup does").
   if (!config.enabled || config.otel.sdk_disabled.value) {
     if (l.live == nullptr) {
       reset_globals();

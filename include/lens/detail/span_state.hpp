@@ -73,7 +73,7 @@ void end_span(SpanStack* thread, SpanFrame* frame) noexcept;
 // calling thread's span stack (see docs/design/native-spans.md) while setup_telemetry's
 // span pipeline is live, a non-recording span otherwise (a rank that does not export, or before
 // setup). The current context is the parent, attributes are set after start (samplers do not
-// see them, like the seed), and the span is the current span until destruction. Destruction: an
+// see them, as in NeMo Lens), and the span is the current span until destruction. Destruction: an
 // exception propagating out of the scope (std::uncaught_exceptions() grew since construction)
 // that record_exception() did not already describe is recorded as type "unknown", message
 // "unknown", status ERROR "unknown exception" — the in-flight exception object is not reachable
