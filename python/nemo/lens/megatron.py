@@ -181,9 +181,13 @@ ACTIVATION_OFFLOAD = SpanDef("megatron.activation.offload", groups.ACTIVATION_OF
                              "megatron.forward_backward")
 ACTIVATION_RELOAD = SpanDef("megatron.activation.reload", groups.ACTIVATION_OFFLOAD,
                             "megatron.forward_backward")
-GRAD_SYNC_START = SpanDef("megatron.grad_sync.start", groups.COMMUNICATION, "megatron.train_step")
+# The gradient all-reduce as a counted collective (docs/distributed.md, "Counted collectives").
+GRAD_SYNC_START = SpanDef("megatron.grad_sync.start", groups.COMMUNICATION, "megatron.train_step",
+                          keys=("dl.collective.group", "dl.collective.group_ranks",
+                                "dl.collective.op", "dl.collective.bytes", "dl.collective.seq"))
 GRAD_SYNC_FINISH = SpanDef("megatron.grad_sync.finish", groups.COMMUNICATION,
-                           "megatron.train_step")
+                           "megatron.train_step",
+                           keys=("dl.collective.group", "dl.collective.op", "dl.collective.seq"))
 OPTIMIZER_STEP = SpanDef("megatron.optimizer_step", groups.OPTIMIZER, "megatron.train_step",
                          keys=(_a.UPDATE_SUCCESSFUL, _a.GRAD_NORM))
 SAVE_CHECKPOINT = SpanDef("megatron.save_checkpoint", groups.CHECKPOINT, "megatron.train",

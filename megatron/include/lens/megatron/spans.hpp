@@ -71,6 +71,9 @@ inline constexpr std::string_view kGradSyncStart[] = {
     ::lens::collective_attributes::kGroup, ::lens::collective_attributes::kGroupRanks,
     ::lens::collective_attributes::kOperation, ::lens::collective_attributes::kBytes,
     ::lens::collective_attributes::kSeq};
+inline constexpr std::string_view kGradSyncFinish[] = {::lens::collective_attributes::kGroup,
+                                                       ::lens::collective_attributes::kOperation,
+                                                       ::lens::collective_attributes::kSeq};
 }  // namespace keys
 
 // clang-format off
@@ -96,7 +99,7 @@ inline constexpr SpanDef kP2pSendBackward{{"megatron.p2p.send_backward", groups:
 inline constexpr SpanDef kActivationOffload{{"megatron.activation.offload", groups::kActivationOffload}, "megatron.forward_backward"};
 inline constexpr SpanDef kActivationReload{{"megatron.activation.reload", groups::kActivationOffload}, "megatron.forward_backward"};
 inline constexpr SpanDef kGradSyncStart{{"megatron.grad_sync.start", groups::kCommunication, keys::kGradSyncStart}, "megatron.train_step"};
-inline constexpr SpanDef kGradSyncFinish{{"megatron.grad_sync.finish", groups::kCommunication}, "megatron.train_step"};
+inline constexpr SpanDef kGradSyncFinish{{"megatron.grad_sync.finish", groups::kCommunication, keys::kGradSyncFinish}, "megatron.train_step"};
 inline constexpr SpanDef kOptimizerStep{{"megatron.optimizer_step", groups::kOptimizer, keys::kOptimizerStep}, "megatron.train_step"};
 inline constexpr SpanDef kSaveCheckpoint{{"megatron.save_checkpoint", groups::kCheckpoint, keys::kIterationOnly}, "megatron.train"};
 inline constexpr SpanDef kSaveCheckpointStateDict{{"megatron.save_checkpoint.state_dict", groups::kCheckpoint}, "megatron.save_checkpoint"};
