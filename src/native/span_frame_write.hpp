@@ -10,6 +10,7 @@
 #include <new>
 #include <string_view>
 
+#include "core/tsan_handoff.hpp"  // LENS_TSAN_ENABLED
 #include "lens/redaction.hpp"
 #include "native/attribute_codec.hpp"
 #include "native/thread_spans.hpp"
