@@ -516,6 +516,10 @@ def test_pp_trace_carrier_and_span_group_state():
     finally:
         state.set_enabled_span_groups(frozenset())
     assert lens.is_span_group_enabled("step") is False
+    # Not a str: off, as NeMo Lens's `group in <set of names>` answers; unhashable: TypeError.
+    assert (state.is_span_group_enabled(None), state.is_span_group_enabled(3)) == (False, False)
+    with pytest.raises(TypeError, match="unhashable type: 'list'"):
+        state.is_span_group_enabled(["step"])
 
 
 def test_package_info_and_nccl_decoding_as_the_original():

@@ -18,8 +18,14 @@ def set_enabled_span_groups(groups: frozenset) -> None:
 
 def is_span_group_enabled(group: str) -> bool:
     """True when the named group is on. False before setup_telemetry, on a rank that does not
-    export, and when telemetry is off."""
-    return _lens.is_span_group_enabled(group)
+    export, and when telemetry is off. A group that is not a str (None, a number) is never on, as
+    in NeMo Lens, whose check is `group in <set of names>`; an unhashable one raises TypeError
+    there and here."""
+    try:
+        return _lens.is_span_group_enabled(group)
+    except TypeError:  # costs nothing on the str path
+        hash(group)
+        return False
 
 
 _PP_LOCK = threading.Lock()
