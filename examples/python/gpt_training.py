@@ -54,24 +54,23 @@ log.setLevel(logging.INFO)  # the iteration lines are INFO records (bridged when
 
 # ---- arguments -----------------------------------------------------------------------------------
 
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not valid; accepted: an integer >= 1")
-    return value
+def integer_at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= low, else an error naming the text and what is accepted."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' is not valid; accepted: an integer >= {low}")
+        return value
+    return parse
 
 
-def non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"'{text}' is not valid; accepted: an integer >= 0")
-    return value
+positive = integer_at_least(1)
+non_negative = integer_at_least(0)
 
 
 def learning_rate(text: str) -> float:
