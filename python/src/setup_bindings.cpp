@@ -59,6 +59,18 @@ TelemetryHandle setup(Config config, std::optional<int> rank, std::optional<int>
   return value_or_raise(std::move(handle));
 }
 
+// Whether `call` (a handle's call that may wait) returns an ok Status; the GIL is released
+// meanwhile.
+template <class Call>
+bool succeeds_without_gil(Call&& call) {
+  Status status;
+  {
+    py::gil_scoped_release release;
+    status = call();
+  }
+  return status.ok();
+}
+
 py::dict stats_dict(const TelemetryStats& s) {
   py::dict d;
   d["spans_started"] = s.spans_started;
@@ -87,23 +99,15 @@ py::class_<TelemetryHandle> add_setup_bindings(py::module_& m) {
       .def(
           "force_flush",
           [](TelemetryHandle& h, int timeout_ms) {
-            Status status;
-            {
-              py::gil_scoped_release release;
-              status = h.force_flush(std::chrono::milliseconds(timeout_ms));
-            }
-            return status.ok();
+            return succeeds_without_gil(
+                [&] { return h.force_flush(std::chrono::milliseconds(timeout_ms)); });
           },
           py::arg("timeout_ms") = 5000, "Exports what finished so far; False on timeout.")
       .def(
           "shutdown",
           [](TelemetryHandle& h, int timeout_ms) {
-            Status status;
-            {
-              py::gil_scoped_release release;
-              status = h.shutdown(std::chrono::milliseconds(timeout_ms));
-            }
-            return status.ok();
+            return succeeds_without_gil(
+                [&] { return h.shutdown(std::chrono::milliseconds(timeout_ms)); });
           },
           py::arg("timeout_ms") = 5000,
           "Ends open spans (truncated), flushes and shuts down within the timeout; idempotent. "
