@@ -36,7 +36,7 @@ import math
 import os
 import sys
 import time
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import torch
 import torch.distributed as dist
@@ -54,24 +54,23 @@ log.setLevel(logging.INFO)  # the iteration lines are INFO records (bridged when
 
 # ---- arguments -----------------------------------------------------------------------------------
 
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not valid; accepted: an integer >= 1")
-    return value
+def integer_at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= low, else an error naming the text and what is accepted."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' is not valid; accepted: an integer >= {low}")
+        return value
+    return parse
 
 
-def non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"'{text}' is not valid; accepted: an integer >= 0")
-    return value
+positive = integer_at_least(1)
+non_negative = integer_at_least(0)
 
 
 def learning_rate(text: str) -> float:
@@ -89,31 +88,27 @@ def parser(program: str) -> argparse.ArgumentParser:
     cores) and the three --otel-* flags."""
     p = argparse.ArgumentParser(
         prog=program, description="Trains a small GPT on generated tokens, traced with lens.")
-    p.add_argument("--tensor-model-parallel-size", type=positive, metavar="N", default=1,
-                   help="tensor-parallel size; this example implements 1 (default 1)")
-    p.add_argument("--pipeline-model-parallel-size", type=positive, metavar="N", default=1,
-                   help="pipeline stages; this example implements 1 (default 1)")
-    p.add_argument("--micro-batch-size", type=positive, metavar="N", default=1,
-                   help="sequences per micro-batch (default 1)")
+
+    def count(flag: str, default: int, text: str,
+              kind: Callable[[str], int] = positive) -> None:
+        """A count flag N whose help ends with its default."""
+        p.add_argument(flag, type=kind, metavar="N", default=default,
+                       help=f"{text} (default {default})")
+
+    count("--tensor-model-parallel-size", 1, "tensor-parallel size; this example implements 1")
+    count("--pipeline-model-parallel-size", 1, "pipeline stages; this example implements 1")
+    count("--micro-batch-size", 1, "sequences per micro-batch")
     p.add_argument("--global-batch-size", type=positive, metavar="N", default=None,
                    help="sequences per step over all data-parallel ranks (default micro-batch "
                         "size x data-parallel size)")
-    p.add_argument("--seq-length", type=positive, metavar="N", default=32,
-                   help="tokens per sequence (default 32)")
-    p.add_argument("--num-layers", type=positive, metavar="N", default=2,
-                   help="transformer layers (default 2)")
-    p.add_argument("--hidden-size", type=positive, metavar="N", default=64,
-                   help="hidden size (default 64)")
-    p.add_argument("--num-attention-heads", type=positive, metavar="N", default=4,
-                   help="attention heads; must divide the hidden size (default 4)")
-    p.add_argument("--train-iters", type=positive, metavar="N", default=20,
-                   help="training iterations (default 20)")
-    p.add_argument("--eval-interval", type=positive, metavar="N", default=10,
-                   help="evaluate every N iterations (default 10)")
-    p.add_argument("--eval-iters", type=non_negative, metavar="N", default=2,
-                   help="iterations per evaluation; 0 = none (default 2)")
-    p.add_argument("--log-interval", type=positive, metavar="N", default=5,
-                   help="log and record training metrics every N iterations (default 5)")
+    count("--seq-length", 32, "tokens per sequence")
+    count("--num-layers", 2, "transformer layers")
+    count("--hidden-size", 64, "hidden size")
+    count("--num-attention-heads", 4, "attention heads; must divide the hidden size")
+    count("--train-iters", 20, "training iterations")
+    count("--eval-interval", 10, "evaluate every N iterations")
+    count("--eval-iters", 2, "iterations per evaluation; 0 = none", kind=non_negative)
+    count("--log-interval", 5, "log and record training metrics every N iterations")
     p.add_argument("--ckpt-format", default="torch", metavar="FORMAT",
                    choices=["torch", "torch_dist", "torch_dcp", "zarr", "fsdp_dtensor"],
                    help="torch, torch_dist, torch_dcp, zarr or fsdp_dtensor, reported as "

@@ -3,44 +3,35 @@
 // record_exception, is_recording, get_span_context, update_name, end). A span is either on the
 // calling thread's span stack (managed_span, span_cm, trace_fn, tracer.start_as_current_span:
 // a lens::SpanRef, no C++ allocation) or detached (tracer.start_span, create_linked_span: a
-// lens::Span, ended by end() from any thread). Not API: registered by module.cpp.
+// lens::Span, ended by end() from any thread). Not API: registered by module.cpp; every function
+// runs with the GIL held.
 #pragma once
 
 #include <Python.h>
 
-#include <cstdint>
-#include <deque>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-#include "lens/attributes.hpp"
 #include "lens/span.hpp"
 #include "lens/span_ref.hpp"
 
 namespace lens::python {
 
-// Attribute values taken from Python objects: bool, int (64 bits), float, str and homogeneous
-// lists/tuples of them; anything else is left out (as NeMo Lens's safe_set_span_attributes).
-// Owns what it converted for the AttributeSpan it hands out.
-class AttributeBuffer {
- public:
-  // Converts the items of a dict or Mapping (non-str keys and None values are left out). False
-  // with a Python error set when `mapping` is neither.
-  bool add_mapping(PyObject* mapping);
-  void add(std::string_view key, const AttributeValue& value);
-  AttributeSpan span() const noexcept { return {pairs_.data(), pairs_.size()}; }
-
- private:
-  std::deque<std::string> keys_;  // deques: the views in pairs_ stay valid as they grow
-  std::deque<AttributeValue> values_;
-  std::vector<std::pair<std::string_view, AttributeArg>> pairs_;
+// A Span's object. span_start.cpp makes them (new_span_object) and ends the stack ones its
+// scopes began.
+struct SpanObject {
+  PyObject_HEAD bool stack;  // on the owner thread's span stack (else detached)
+  bool closed;               // ended: nothing more is recorded
+  bool end_requested;        // a stack span whose end() ran inside its scope (ends at the exit)
+  bool exception_events;     // record_exception in a scope adds the `exception` event
+  bool status_with_type;     // a scope's exception sets ERROR "<Type>: <message>"
+  unsigned long owner;       // PyThread_get_thread_ident() of the thread that began a stack span
+  SpanRef ref;               // stack spans
+  Span* detached;            // detached spans (owned)
 };
 
-// The attribute value of a Python object, or nullopt for a type attributes do not take.
-std::optional<AttributeValue> attribute_value_of(PyObject* value);
+inline SpanObject* as_span(PyObject* self) { return reinterpret_cast<SpanObject*>(self); }
+
+// A new Span owned by the calling thread, not closed, with no span yet (ref and detached null),
+// or null with a Python error set.
+SpanObject* new_span_object(bool stack);
 
 // A stack span as a Python Span (a new reference). `exception_events` false: record_exception
 // sets the status only. `status_with_type`: an exception escaping the scope sets ERROR with
@@ -51,15 +42,8 @@ void close_stack_span(PyObject* span);
 // Records the exception instance `exception` on a stack span's frame as a scope's exit does.
 void record_scope_exception(PyObject* span, PyObject* exception, bool set_status, bool add_event);
 
-// Readies a static type made at run time (PyType_Ready fills ob_type; the module keeps a
-// reference) and adds it to `module` under its short name. `type` may have more slots set before
-// the call (tp_call, tp_getset, ...). False with a Python error set on failure.
-bool add_static_type(PyObject* module, PyTypeObject& type, const char* name, Py_ssize_t size,
-                     unsigned long flags, const char* doc, destructor dealloc,
-                     PyMethodDef* methods);
-
-// Adds the Span type and the functions start_span, start_current_span (a scope) and
-// _set_span_context_factory to `module`. False with a Python error set on failure.
+// Adds the Span type and the function _set_span_context_factory to `module`. False with a Python
+// error set on failure.
 bool add_span_object_type(PyObject* module);
 
 }  // namespace lens::python

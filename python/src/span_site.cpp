@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "c_api.hpp"
 #include "lens/groups.hpp"
 #include "lens/redaction.hpp"
 #include "lens/span.hpp"

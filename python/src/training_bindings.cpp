@@ -2,32 +2,21 @@
 // collective takes it again when the core calls it from inside setup.
 #include "training_bindings.hpp"
 
-#include <pybind11/stl.h>
-
 #include <opentelemetry/trace/context.h>
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
-#include <tuple>
-#include <vector>
+#include <utility>
 
-#include "lens/config.hpp"
+#include "bindings.hpp"
 #include "lens/distributed.hpp"
 #include "lens/groups.hpp"
-#include "lens/megatron/config.hpp"
-#include "lens/megatron/span_groups.hpp"
-#include "lens/megatron/spans.hpp"
-#include "lens/megatron/training_args.hpp"
-#include "lens/megatron/training_metrics.hpp"
 #include "lens/propagation.hpp"
 #include "lens/span.hpp"
-#include "lens/telemetry.hpp"
 
 namespace py = pybind11;
 
@@ -78,13 +67,6 @@ std::array<std::uint8_t, 16> from_hex(std::string_view hex) {
   return out;
 }
 
-template <class Id>
-std::string hex_id(const Id& id) {
-  char text[2 * Id::kSize];
-  id.ToLowerBase16(text);
-  return std::string(text, sizeof(text));
-}
-
 // A span that starts a trace of its own (NewTrace): with the given trace id and a link to the
 // span of a W3C carrier; current while entered, so the spans entered inside are its children.
 // Gated by its group like managed_span. One `with` at a time per object.
@@ -112,29 +94,20 @@ py::object enter_site(py::object self) {
 
 // Records an Exception (not other BaseExceptions) as managed_span does: the `exception` event
 // and status ERROR with its message. Never suppresses it.
-bool exit_site(TraceRootSpan& site, const py::object& type, const py::object& value, const py::object&) {
+bool exit_site(TraceRootSpan& site, const py::object& type, const py::object& value,
+               const py::object&) {
   if (!site.scope) return false;
-  if (!value.is_none() && PyObject_TypeCheck(value.ptr(), reinterpret_cast<PyTypeObject*>(
-                                                               PyExc_Exception))) {
+  if (!value.is_none() &&
+      PyObject_TypeCheck(value.ptr(), reinterpret_cast<PyTypeObject*>(PyExc_Exception))) {
     const std::string type_name = py::str(type.attr("__name__"));
     const std::string message = py::str(value);
-    site.span.add_event("exception", {{"exception.type", type_name},
-                                      {"exception.message", message}});
+    site.span.add_event("exception",
+                        {{"exception.type", type_name}, {"exception.message", message}});
     site.span.set_error(message);
   }
   site.scope.reset();
   site.span.end();
   return false;
-}
-
-// None, or a value that is not a number (after setup nothing raises into training code).
-std::optional<double> optional_double(const py::object& value) {
-  if (value.is_none()) return std::nullopt;
-  try {
-    return value.cast<double>();
-  } catch (const py::cast_error&) {
-    return std::nullopt;
-  }
 }
 
 }  // namespace
@@ -188,10 +161,9 @@ void add_training_bindings(py::module_& m) {
             for (const auto& [k, v] : to_attributes(one)) site.set(k, v);
           },
           py::arg("key"), py::arg("value"))
-      .def_property_readonly("trace_id",
-                             [](const TraceRootSpan& site) {
-                               return hex_id(site.span.context().trace_id());
-                             })
+      .def_property_readonly(
+          "trace_id",
+          [](const TraceRootSpan& site) { return hex_id(site.span.context().trace_id()); })
       .def_property_readonly("span_id", [](const TraceRootSpan& site) {
         return hex_id(site.span.context().span_id());
       });
@@ -216,64 +188,6 @@ void add_training_bindings(py::module_& m) {
       "digits, e.g. TraceSeed.trace_id_for(iteration); random when empty) and a link to the "
       "span of the W3C carrier `link` (inject()'s dict). Yields itself when it records, else "
       "None.");
-
-  // ---- megatron/ --------------------------------------------------------------------------------
-  m.def("megatron_register_span_groups", []() {
-    if (Status status = megatron::register_span_groups(); !status.ok()) {
-      throw py::value_error(status.message());
-    }
-  });
-  m.def("megatron_span_groups", []() { return megatron::all_span_groups(); });
-  m.def("megatron_span_group_presets", []() { return megatron::span_group_presets(); });
-  m.def("megatron_span_catalogue", []() {
-    std::vector<std::tuple<std::string, std::string, std::string, bool, std::vector<std::string>>>
-        out;
-    for (const megatron::spans::SpanDef& span : megatron::spans::catalogue()) {
-      std::vector<std::string> keys(span.keys.begin(), span.keys.end());
-      out.emplace_back(std::string(span.name), std::string(span.group), std::string(span.parent),
-                       span.new_trace, std::move(keys));
-    }
-    return out;
-  });
-  m.def("megatron_training_resource_attribute_keys", []() {
-    std::vector<std::string> keys;
-    for (const auto& [key, value] :
-         megatron::training_resource_attributes(megatron::TrainingArgs{}, RankInfo{})) {
-      keys.push_back(key);
-    }
-    return keys;
-  });
-  m.def("megatron_training_metric_names", []() {
-    return std::vector<std::string>{
-        std::string(megatron::kStepDurationMs), std::string(megatron::kLoss),
-        std::string(megatron::kThroughputTflops), std::string(megatron::kTokensPerSec),
-        std::string(megatron::kGradNorm), std::string(megatron::kSkippedIters),
-        std::string(megatron::kLearningRate), std::string(megatron::kMemoryAllocatedGb)};
-  });
-  m.def(
-      "megatron_record_training_metrics",
-      [](TelemetryHandle& handle, py::object step_duration_ms, py::object loss,
-         py::object throughput_tflops, py::object tokens_per_sec, py::object grad_norm,
-         py::object skipped_iters, py::object learning_rate, py::object memory_allocated_gb) {
-        megatron::TrainingMetricValues values;
-        values.step_duration_ms = optional_double(step_duration_ms);
-        values.loss = optional_double(loss);
-        values.throughput_tflops = optional_double(throughput_tflops);
-        values.tokens_per_sec = optional_double(tokens_per_sec);
-        values.grad_norm = optional_double(grad_norm);
-        if (std::optional<double> skipped = optional_double(skipped_iters)) {
-          values.skipped_iters = static_cast<std::int64_t>(*skipped);
-        }
-        values.learning_rate = optional_double(learning_rate);
-        values.memory_allocated_gb = optional_double(memory_allocated_gb);
-        megatron::record_training_metrics(*handle.meter(), values);
-      },
-      py::arg("handle"), py::arg("step_duration_ms") = py::none(), py::arg("loss") = py::none(),
-      py::arg("throughput_tflops") = py::none(), py::arg("tokens_per_sec") = py::none(),
-      py::arg("grad_norm") = py::none(), py::arg("skipped_iters") = py::none(),
-      py::arg("learning_rate") = py::none(), py::arg("memory_allocated_gb") = py::none(),
-      "Records the megatron.training.* instruments (docs/metrics.md, \"Training and GenAI "
-      "instruments\"); None values are skipped.");
 }
 
 }  // namespace lens::python

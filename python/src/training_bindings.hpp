@@ -1,8 +1,8 @@
 // The bindings a Python trainer needs beyond the core API: the job's collective as a Python
 // callable (so that rank 0 shares a generated run id and a trace seed over torch.distributed),
-// spans that start a trace of their own (each training iteration, as the C++ trainer does), and
-// the Megatron integration of megatron/ (configuration, span vocabulary and catalogue, training
-// resource attribute keys, training metrics). Not API: registered into lens._lens by module.cpp.
+// and spans that start a trace of their own (each training iteration, as the C++ trainer does);
+// the Megatron integration is megatron_bindings.cpp. Not API: registered into lens._lens by
+// module.cpp.
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -10,7 +10,6 @@
 #include <string>
 #include <utility>
 
-#include "lens/attributes.hpp"
 #include "lens/resource.hpp"
 #include "lens/result.hpp"
 
@@ -33,12 +32,8 @@ class PythonCollective final : public Collective {
   int world_size_;
 };
 
-// Python values as attribute values (module.cpp): bool, int, float and str; other values are
-// left out (docs/python.md, "Spans").
-Attributes to_attributes(const pybind11::dict& values);
-
-// Adds TraceSeed, share_trace_seed, trace_root_span, apply_cli_overrides and the megatron_*
-// functions to `m`.
+// Adds TraceSeed, share_trace_seed, TraceRootSpan and trace_root_span to `m` (the megatron_*
+// functions: megatron_bindings.cpp).
 void add_training_bindings(pybind11::module_& m);
 
 }  // namespace lens::python

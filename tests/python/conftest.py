@@ -22,16 +22,20 @@ def attributes(item):
     return {a["key"]: _value(a["value"]) for a in item.get("attributes", [])}
 
 
+def json_lines(path):
+    """The JSON objects of a JSON-lines file, one a line; none when there is no file."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 class Exported:
     def __init__(self, directory):
         self.directory = directory
 
     def _lines(self, name):
-        path = os.path.join(self.directory, name)
-        if not os.path.exists(path):
-            return []
-        with open(path) as f:
-            return [json.loads(line) for line in f if line.strip()]
+        return json_lines(os.path.join(self.directory, name))
 
     def spans(self):
         return [span for request in self._lines("traces.jsonl")

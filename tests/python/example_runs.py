@@ -2,14 +2,13 @@
 as one process or under torchrun on loopback, and the collected OTLP JSON lines decoded here,
 independently of lens."""
 
-import json
 import os
 import socket
 import subprocess
 import sys
 
 import nemo.lens as lens
-from conftest import attributes
+from conftest import attributes, json_lines
 from lens_collect import LensCollect
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
@@ -41,12 +40,14 @@ class Collector(LensCollect):
                          os.path.join(str(directory), "collect.err"), *extra)
         self.grpc = self.address
 
+    def export_env(self):
+        """The variables that make a run export to this collector over OTLP/gRPC, its span
+        batches sent every 200 ms."""
+        return {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + self.grpc,
+                "OTEL_BSP_SCHEDULE_DELAY": "200"}
+
     def lines(self, name):
-        path = os.path.join(self.out, name)
-        if not os.path.exists(path):
-            return []
-        with open(path) as f:
-            return [json.loads(line) for line in f if line.strip()]
+        return json_lines(os.path.join(self.out, name))
 
     def spans(self):
         """[(resource attributes, span)] of every span received."""

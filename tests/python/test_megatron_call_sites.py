@@ -22,10 +22,9 @@ def by_id(spans):
 def test_megatron_call_sites_export_the_documented_traces_from_two_ranks(tmp_path):
     collector = Collector(tmp_path)
     result = run_example(RANK_PROGRAM, tmp_path, {
+        **collector.export_env(),
         "MEGATRON_OTEL_EXPORT_STRATEGY": "all_ranks",
         "MEGATRON_OTEL_LOGS_ENABLED": "1",
-        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + collector.grpc,
-        "OTEL_BSP_SCHEDULE_DELAY": "200",
     }, nproc=2)
     assert result.returncode == 0, result.stdout
     assert "FALLBACK" not in result.stdout

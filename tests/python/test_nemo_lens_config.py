@@ -130,21 +130,25 @@ def test_false_spellings(monkeypatch, value):
     assert NemoLensConfig.from_env().traces_enabled is False
 
 
-def test_a_bad_boolean_names_the_variable_the_value_and_the_spellings(monkeypatch):
-    monkeypatch.setenv("MYLIB_LOGS_ENABLED", " Maybe ")
-    with pytest.raises(ValueError) as error:
-        NemoLensConfig.from_env("MYLIB", "NEMO_LENS")
-    assert str(error.value) == ("Invalid boolean for MYLIB_LOGS_ENABLED: 'maybe'. Expected "
-                                "'1'/'0', 'true'/'false', 'yes'/'no', 'on'/'off'.")
+BOOLEAN_SPELLINGS = "Expected '1'/'0', 'true'/'false', 'yes'/'no', 'on'/'off'."
 
 
-def test_a_bad_value_from_the_fallback_is_named_with_the_primary_prefix(monkeypatch):
+@pytest.mark.parametrize("variable, value, prefixes, message", [
+    ("MYLIB_LOGS_ENABLED", " Maybe ", ("MYLIB", "NEMO_LENS"),
+     "Invalid boolean for MYLIB_LOGS_ENABLED: 'maybe'. " + BOOLEAN_SPELLINGS),
     # As the original: the message names {prefix}_{key} wherever the value came from.
-    monkeypatch.setenv("NEMO_LENS_SAMPLER_ENABLED", "sometimes")
+    ("NEMO_LENS_SAMPLER_ENABLED", "sometimes", ("MYLIB", "NEMO_LENS"),
+     "Invalid boolean for MYLIB_SAMPLER_ENABLED: 'sometimes'. " + BOOLEAN_SPELLINGS),
+    ("NEMO_LENS_EXPORT_SAMPLE_RATE", "half", (),
+     "Invalid float for NEMO_LENS_EXPORT_SAMPLE_RATE: 'half'."),
+    ("NEMO_LENS_EXPORT_SAMPLE_RATE", "2", (), "export_sample_rate must be in [0.0, 1.0], got 2.0"),
+], ids=["bad_boolean", "bad_boolean_from_the_fallback", "bad_float", "out_of_range_rate"])
+def test_a_bad_value_is_refused_naming_the_variable(monkeypatch, variable, value, prefixes,
+                                                    message):
+    monkeypatch.setenv(variable, value)
     with pytest.raises(ValueError) as error:
-        NemoLensConfig.from_env("MYLIB", "NEMO_LENS")
-    assert str(error.value) == ("Invalid boolean for MYLIB_SAMPLER_ENABLED: 'sometimes'. "
-                                "Expected '1'/'0', 'true'/'false', 'yes'/'no', 'on'/'off'.")
+        NemoLensConfig.from_env(*prefixes)
+    assert str(error.value) == message
 
 
 def test_a_bad_integer_names_the_variable(monkeypatch):
@@ -153,20 +157,6 @@ def test_a_bad_integer_names_the_variable(monkeypatch):
         NemoLensConfig.from_env()
     assert str(error.value) == "Invalid integer for NEMO_LENS_EXPORT_RANK: 'last'."
     assert isinstance(error.value.__cause__, ValueError)
-
-
-def test_a_bad_float_names_the_variable(monkeypatch):
-    monkeypatch.setenv("NEMO_LENS_EXPORT_SAMPLE_RATE", "half")
-    with pytest.raises(ValueError) as error:
-        NemoLensConfig.from_env()
-    assert str(error.value) == "Invalid float for NEMO_LENS_EXPORT_SAMPLE_RATE: 'half'."
-
-
-def test_an_out_of_range_rate_from_the_environment_is_refused(monkeypatch):
-    monkeypatch.setenv("NEMO_LENS_EXPORT_SAMPLE_RATE", "2")
-    with pytest.raises(ValueError) as error:
-        NemoLensConfig.from_env()
-    assert str(error.value) == "export_sample_rate must be in [0.0, 1.0], got 2.0"
 
 
 # ---- span groups ---------------------------------------------------------------------------------
