@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "lens/otlp_json.hpp"
+#include "support/synthetic_otlp.hpp"
 
 namespace {
 
-namespace common = opentelemetry::proto::common::v1;
 namespace trace = opentelemetry::proto::trace::v1;
 namespace metrics = opentelemetry::proto::metrics::v1;
 using opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
@@ -106,38 +106,9 @@ std::string id_bytes(std::uint64_t high, std::uint64_t low, int size) {
   return out;
 }
 
-void set_int(google::protobuf::RepeatedPtrField<common::KeyValue>* to, const char* key,
-             std::int64_t value) {
-  common::KeyValue* kv = to->Add();
-  kv->set_key(key);
-  kv->mutable_value()->set_int_value(value);
-}
-
-void set_double(google::protobuf::RepeatedPtrField<common::KeyValue>* to, const char* key,
-                double value) {
-  common::KeyValue* kv = to->Add();
-  kv->set_key(key);
-  kv->mutable_value()->set_double_value(value);
-}
-
-void set_string(google::protobuf::RepeatedPtrField<common::KeyValue>* to, const char* key,
-                const std::string& value) {
-  common::KeyValue* kv = to->Add();
-  kv->set_key(key);
-  kv->mutable_value()->set_string_value(value);
-}
-
+// Rank `rank` of `ranks`, all data parallel, in run synthetic-scale.
 void fill_resource(opentelemetry::proto::resource::v1::Resource* resource, int rank, int ranks) {
-  auto* attributes = resource->mutable_attributes();
-  set_string(attributes, "service.name", "megatron-lm");
-  set_string(attributes, "nemo.run.id", "synthetic-scale");
-  set_int(attributes, "dl.rank", rank);
-  set_int(attributes, "dl.world_size", ranks);
-  set_int(attributes, "dl.local_rank", rank % 8);
-  set_string(attributes, "host.name", "node" + std::to_string(rank / 8));
-  set_int(attributes, "dl.tensor_parallel.size", 1);
-  set_int(attributes, "dl.pipeline_parallel.size", 1);
-  set_int(attributes, "dl.data_parallel.size", ranks);
+  lens::testing::add_megatron_rank_resource(resource, "synthetic-scale", rank, ranks, ranks);
 }
 
 // One rank's spans not yet written.
@@ -241,8 +212,9 @@ int main(int argc, char** argv) {
       step->set_kind(trace::Span::SPAN_KIND_INTERNAL);
       step->set_start_time_unix_nano(static_cast<std::uint64_t>(to_ns(step_start[r])));
       step->set_end_time_unix_nano(static_cast<std::uint64_t>(to_ns(end)));
-      set_int(step->mutable_attributes(), "megatron.iteration", i);
-      set_double(step->mutable_attributes(), "megatron.loss", loss + 0.01 * gaussian(random));
+      lens::testing::add_int_attribute(step->mutable_attributes(), "megatron.iteration", i);
+      lens::testing::add_double_attribute(step->mutable_attributes(), "megatron.loss",
+                                          loss + 0.01 * gaussian(random));
       step_start[r] = end;
       if (batch.full()) batch.flush(traces);
       if (i % 10 == 0) write_metrics(metrics_out, static_cast<int>(r), options.ranks, i, loss);

@@ -11,12 +11,14 @@
 
 namespace lens::megatron::example {
 
+// The model's shape. Built from the trainer's TrainingArgs, whose defaults are the example's: no
+// defaults here, so that each value has one definition.
 struct GptConfig {
-  int vocab_size = 64;
-  int seq_length = 32;
-  int hidden_size = 64;
-  int num_attention_heads = 4;
-  int num_layers = 2;
+  int vocab_size;
+  int seq_length;
+  int hidden_size;
+  int num_attention_heads;
+  int num_layers;
 };
 
 class BlockImpl : public torch::nn::Module {

@@ -578,8 +578,11 @@ int run(const TrainingArgs& args, const RankInfo& rank, const ExampleOptions& ex
     set_job_span(JobSpan::startup, std::move(pretrain));
   }
 
-  const GptConfig config{kVocabSize, args.seq_length, args.hidden_size, args.num_attention_heads,
-                         args.num_layers};
+  const GptConfig config{.vocab_size = kVocabSize,
+                         .seq_length = args.seq_length,
+                         .hidden_size = args.hidden_size,
+                         .num_attention_heads = args.num_attention_heads,
+                         .num_layers = args.num_layers};
   std::optional<Trainer> trainer;
   {
     LENS_SPAN(spans::kModelInit);

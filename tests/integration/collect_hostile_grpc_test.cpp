@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <regex>
 #include <sstream>
@@ -31,6 +32,8 @@
 #include <vector>
 
 #include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
+#include "support/curl_post.hpp"
+#include "support/loopback_socket.hpp"
 #include "support/spawn_args.hpp"
 
 // gRPC's friend hook into ByteBuffer (declared by gRPC for tests, defined by no library): lets
@@ -241,34 +244,13 @@ grpc::Status healthy_export(const std::string& address, const std::string& name)
   return raw_call(address, spans_request(name, 1).SerializeAsString(), false);
 }
 
-struct HttpAnswer {
-  long status = 0;
-  std::string body;
-};
+using lens::testing::PostAnswer;
 
-std::size_t append_to_string(char* data, std::size_t size, std::size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
-}
-
-HttpAnswer http_post(const std::string& url, const std::string& body,
+// A POST that must be answered (within 15 s).
+PostAnswer http_post(const std::string& url, const std::string& body,
                      const std::vector<std::string>& headers) {
-  HttpAnswer answer;
-  CURL* curl = curl_easy_init();
-  curl_slist* list = nullptr;
-  for (const auto& header : headers) list = curl_slist_append(list, header.c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 15L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_to_string);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
-  EXPECT_EQ(curl_easy_perform(curl), CURLE_OK);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
-  curl_slist_free_all(list);
-  curl_easy_cleanup(curl);
+  PostAnswer answer = lens::testing::curl_post(url, body, headers, 15000);
+  EXPECT_EQ(answer.result, CURLE_OK);
   return answer;
 }
 
@@ -343,12 +325,12 @@ TEST(CollectHostileGrpc, MillionsOfEmptyObjectsAreRefusedOverGrpcAndHttp) {
   std::string json = "{\"resourceSpans\":[";
   for (int i = 0; i < 1'000'000; ++i) json += "{},";
   json += "{}]}";
-  const HttpAnswer http = http_post("http://" + collector.address("http") + "/v1/traces", json,
+  const PostAnswer http = http_post("http://" + collector.address("http") + "/v1/traces", json,
                                     {"Content-Type: application/json"});
   // A million JSON objects: an estimated 256 MB once parsed.
   EXPECT_EQ(http.status, 413);
   EXPECT_THAT(http.body, ::testing::HasSubstr("once decoded; the limit is --max-request-memory"));
-  const HttpAnswer http_protobuf =
+  const PostAnswer http_protobuf =
       http_post("http://" + collector.address("http") + "/v1/traces", gzip_empty_resource_spans(4),
                 {"Content-Type: application/x-protobuf", "Content-Encoding: gzip"});
   EXPECT_EQ(http_protobuf.status, 413);
@@ -388,7 +370,7 @@ TEST(CollectHostileGrpc, ItemAndMemoryLimitsFollowTheirFlags) {
   EXPECT_EQ(heavy.error_message(),
             "request would take more than 1048576 bytes of memory once decoded; the limit is "
             "--max-request-memory");
-  const HttpAnswer http =
+  const PostAnswer http =
       http_post("http://" + collector.address("http") + "/v1/traces",
                 "{\"resourceSpans\":[{},{},{},{},{}]}", {"Content-Type: application/json"});
   EXPECT_EQ(http.status, 413);
@@ -424,27 +406,9 @@ std::string one_big_attribute(std::size_t bytes, char c) {
 // A POST that may be refused before its body is read (the connection is then reset): the status,
 // 0 when there was no answer.
 long post_status(const std::string& url, const std::string& body,
-                 const std::vector<std::string>& headers) {
-  CURL* curl = curl_easy_init();
-  curl_slist* list = nullptr;
-  for (const auto& header : headers) list = curl_slist_append(list, header.c_str());
-  list = curl_slist_append(list, "Expect:");
-  std::string ignored;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_to_string);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &ignored);
-  long status = 0;
-  if (curl_easy_perform(curl) == CURLE_OK) {
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  }
-  curl_slist_free_all(list);
-  curl_easy_cleanup(curl);
-  return status;
+                 std::vector<std::string> headers) {
+  headers.push_back("Expect:");  // the body goes at once, not after a 100 Continue
+  return lens::testing::curl_post(url, body, headers, 30000).status;
 }
 
 // Issue 36 point 1: 55 MiB of U+0001 (56 KB of gzip) is written as 330 MiB of "\u0001"; the
@@ -516,13 +480,8 @@ TEST(CollectHostileGrpc, TheBudgetOfRequestsInFlightAsksForARetry) {
   ASSERT_FALSE(grpc.empty()) << collector.err();
   // A request that declared 1,000,000 bytes and sends them slowly holds them from the budget.
   const std::string http = collector.address("http");
-  const auto colon = http.rfind(':');
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(std::stoi(http.substr(colon + 1))));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const int slow = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_EQ(::connect(slow, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const int slow = lens::testing::connect_loopback(http);
+  ASSERT_GE(slow, 0);
   const std::string head =
       "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
       "Content-Length: 1000000\r\n\r\n" +
@@ -533,30 +492,14 @@ TEST(CollectHostileGrpc, TheBudgetOfRequestsInFlightAsksForARetry) {
 
   // 60 KB: with the 1,000,000 bytes held, more than the 1 MiB budget.
   const std::string small = spans_request(std::string(60000, 'n'), 1).SerializeAsString();
-  CURL* curl = curl_easy_init();
-  curl_slist* list = curl_slist_append(nullptr, "Content-Type: application/x-protobuf");
-  list = curl_slist_append(list, "Expect:");
-  std::string headers;
-  std::string answer;
-  curl_easy_setopt(curl, CURLOPT_URL, ("http://" + http + "/v1/traces").c_str());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, small.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(small.size()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_to_string);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, append_to_string);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &headers);
-  EXPECT_EQ(curl_easy_perform(curl), CURLE_OK);
-  long status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(list);
-  curl_easy_cleanup(curl);
-  EXPECT_EQ(status, 503);
-  EXPECT_NE(headers.find("Retry-After: 1\r\n"), std::string::npos) << headers;
-  EXPECT_NE(answer.find("lens collect is at its memory budget for requests in flight "
-                        "(--max-memory-in-flight 1048576 bytes); retry later"),
+  const PostAnswer answer =
+      lens::testing::curl_post("http://" + http + "/v1/traces", small,
+                               {"Content-Type: application/x-protobuf", "Expect:"}, 10000);
+  EXPECT_EQ(answer.result, CURLE_OK);
+  EXPECT_EQ(answer.status, 503);
+  EXPECT_NE(answer.headers.find("Retry-After: 1\r\n"), std::string::npos) << answer.headers;
+  EXPECT_NE(answer.body.find("lens collect is at its memory budget for requests in flight "
+                             "(--max-memory-in-flight 1048576 bytes); retry later"),
             std::string::npos);
   const grpc::Status refused = raw_call(grpc, small, false);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
@@ -642,26 +585,36 @@ long settled_rss_kb(const Collector& collector) {
   return collector.status_kb("VmRSS");
 }
 
+// The RSS growth of `collector` in kB (recorded as the test's held_rss_kb) while `connections`
+// connections of `streams_each` silent streams are open on its gRPC listener `grpc`;
+// `while_held` runs before they close.
+long rss_held_by_silent_streams(
+    const Collector& collector, const std::string& grpc, int connections, int streams_each,
+    const std::function<void()>& while_held = [] {}) {
+  const long before_kb = settled_rss_kb(collector);
+  SilentStreams silent(grpc, connections, streams_each);
+  const long held_kb = settled_rss_kb(collector) - before_kb;
+  ::testing::Test::RecordProperty("held_rss_kb", static_cast<int>(held_kb));
+  while_held();
+  return held_kb;
+}
+
 TEST(CollectHostileGrpc, SilentStreamsAreCappedPerConnection) {
   Collector collector;
   const std::string grpc = collector.address("grpc");
   ASSERT_FALSE(grpc.empty()) << collector.err();
   ASSERT_TRUE(healthy_export(grpc, "warm-up").ok());
-  const long before_kb = settled_rss_kb(collector);
-  {
-    // 20 connections of 300 streams: 6,000 asked for, at most 20 x 100 held by the collector
-    // (the others wait in the client for a free stream).
-    SilentStreams silent(grpc, 20, 300);
-    const long held_kb = settled_rss_kb(collector) - before_kb;
-    ::testing::Test::RecordProperty("held_rss_kb", static_cast<int>(held_kb));
+  // 20 connections of 300 streams: 6,000 asked for, at most 20 x 100 held by the collector
+  // (the others wait in the client for a free stream).
+  const long held_kb = rss_held_by_silent_streams(collector, grpc, 20, 300, [&] {
     const auto start = std::chrono::steady_clock::now();
     const grpc::Status healthy = healthy_export(grpc, "beside-silent-streams");
     EXPECT_TRUE(healthy.ok()) << healthy.error_message();
     // A new connection beside 10,000 calls in this process, on a loaded CI machine.
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
-    // About 12 KiB per held stream: 2,000 streams stay under 48 MB, 6,000 would not (70 MB).
-    EXPECT_LT(held_kb, 48 * 1024 * kRssScale) << "RSS growth of lens collect in kB";
-  }
+  });
+  // About 12 KiB per held stream: 2,000 streams stay under 48 MB, 6,000 would not (70 MB).
+  EXPECT_LT(held_kb, 48 * 1024 * kRssScale) << "RSS growth of lens collect in kB";
   EXPECT_EQ(collector.stop(), 0);
   EXPECT_THAT(collector.traces(), ::testing::HasSubstr("\"name\":\"beside-silent-streams\""));
 }
@@ -671,18 +624,12 @@ TEST(CollectHostileGrpc, SilentStreamsAreCappedInTotal) {
   const std::string grpc = collector.address("grpc");
   ASSERT_FALSE(grpc.empty()) << collector.err();
   ASSERT_TRUE(healthy_export(grpc, "warm-up").ok());
-  const long before_kb = settled_rss_kb(collector);
-  {
-    // 80 connections of 100 streams: 8,000 asked for, at most 10 x 100 held by the collector
-    // (the 70 newest connections are closed; their clients keep reconnecting and are closed
-    // again).
-    SilentStreams silent(grpc, 80, 100);
-    const long held_kb = settled_rss_kb(collector) - before_kb;
-    ::testing::Test::RecordProperty("held_rss_kb", static_cast<int>(held_kb));
-    // About 12 KiB per held stream, plus connections being closed and reopened: 1,000 streams
-    // measured 19-34 MB here (2026-12-06, eight runs), 8,000 would take ~94 MB.
-    EXPECT_LT(held_kb, 48 * 1024 * kRssScale) << "RSS growth of lens collect in kB";
-  }
+  // 80 connections of 100 streams: 8,000 asked for, at most 10 x 100 held by the collector (the
+  // 70 newest connections are closed; their clients keep reconnecting and are closed again).
+  const long held_kb = rss_held_by_silent_streams(collector, grpc, 80, 100);
+  // About 12 KiB per held stream, plus connections being closed and reopened: 1,000 streams
+  // measured 19-34 MB here (2026-12-06, eight runs), 8,000 would take ~94 MB.
+  EXPECT_LT(held_kb, 48 * 1024 * kRssScale) << "RSS growth of lens collect in kB";
   // Once the silent connections are gone, a new client is served.
   grpc::Status healthy = healthy_export(grpc, "after-silent-streams");
   for (int attempt = 0; attempt < 20 && !healthy.ok(); ++attempt) {
@@ -701,15 +648,8 @@ TEST(CollectHostileGrpc, SilentStreamsAreCappedInTotal) {
 class RawHttp2 {
  public:
   explicit RawHttp2(const std::string& address) {
-    const auto colon = address.rfind(':');
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
-    inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr);
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      throw std::runtime_error("cannot connect to " + address);
-    }
+    fd_ = lens::testing::connect_loopback(address);
+    if (fd_ < 0) throw std::runtime_error("cannot connect to " + address);
     send("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
     send_frame(4, 0, 0, "");  // SETTINGS
   }

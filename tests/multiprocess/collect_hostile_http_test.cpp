@@ -35,6 +35,8 @@
 #include <vector>
 
 #include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
+#include "support/curl_post.hpp"
+#include "support/loopback_socket.hpp"
 #include "support/run_process.hpp"
 #include "support/spawn_args.hpp"
 
@@ -163,44 +165,13 @@ class Collector {
   std::string grpc_;
 };
 
-struct HttpResult {
-  long status = 0;  // 0: no answer (timeout, refused)
-  std::string body;
-  std::string headers;
-  double seconds = 0;
-};
+using HttpResult = lens::testing::PostAnswer;
 
-std::size_t append_to(char* data, std::size_t size, std::size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
-}
-
-HttpResult post(const std::string& url, const std::string& body,
-                const std::vector<std::string>& headers, long timeout_ms = 10000) {
-  HttpResult result;
-  CURL* curl = curl_easy_init();
-  curl_slist* list = nullptr;
-  for (const auto& header : headers) list = curl_slist_append(list, header.c_str());
-  list = curl_slist_append(list, "Expect:");
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_POST, 1L);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_to);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, append_to);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &result.headers);
-  const auto start = Clock::now();
-  if (curl_easy_perform(curl) == CURLE_OK) {
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
-  }
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  curl_slist_free_all(list);
-  curl_easy_cleanup(curl);
-  return result;
+// A POST whose body goes at once (no 100 Continue), waiting at most `timeout_ms`.
+HttpResult post(const std::string& url, const std::string& body, std::vector<std::string> headers,
+                long timeout_ms = 10000) {
+  headers.push_back("Expect:");
+  return lens::testing::curl_post(url, body, headers, timeout_ms);
 }
 
 const std::string kProtobuf = "Content-Type: application/x-protobuf";
@@ -244,20 +215,6 @@ std::vector<std::string> first_span_names(const std::filesystem::path& traces) {
   return names;
 }
 
-int connect_to(const std::string& address) {
-  const auto colon = address.rfind(':');
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // Point 3: 100 clients sending their headers a byte a second and 100 that connected and say
 // nothing hold their connections open; healthy requests still complete in under a second each.
 // (cpp-httplib's fixed pool of 8 workers stalled them behind the first 8 of these.)
@@ -269,8 +226,8 @@ TEST(CollectHostileHttp, SlowAndIdleConnectionsDoNotDelayHealthyRequests) {
   std::vector<int> slow;
   std::vector<int> idle;
   for (int i = 0; i < 100; ++i) {
-    slow.push_back(connect_to(collector.http()));
-    idle.push_back(connect_to(collector.http()));
+    slow.push_back(lens::testing::connect_loopback(collector.http()));
+    idle.push_back(lens::testing::connect_loopback(collector.http()));
     ASSERT_GE(slow.back(), 0);
     ASSERT_GE(idle.back(), 0);
   }
@@ -330,7 +287,7 @@ TEST(CollectHostileHttp, AWrongTokenIsRefusedBeforeTheBodyIsRead) {
   std::vector<std::thread> bombs;
   for (int i = 0; i < 8; ++i) {
     bombs.emplace_back([&] {
-      const int fd = connect_to(collector.http());
+      const int fd = lens::testing::connect_loopback(collector.http());
       if (fd < 0) return;
       const timeval timeout{5, 0};  // a send the server no longer reads ends here
       ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
@@ -361,26 +318,6 @@ TEST(CollectHostileHttp, AWrongTokenIsRefusedBeforeTheBodyIsRead) {
             std::vector<std::string>{"authorised-0"});
 }
 
-// A connection from `source` (a loopback address such as 127.0.0.2) to `address`; -1 on failure.
-int connect_from(const std::string& address, const char* source) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  ::inet_pton(AF_INET, source, &local.sin_addr);
-  const auto colon = address.rfind(':');
-  sockaddr_in remote{};
-  remote.sin_family = AF_INET;
-  remote.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
-  remote.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&remote), sizeof(remote)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // Issue 36 point 3: 1,100 slow connections from one address (127.0.0.2) held every HTTP thread
 // and a healthy request waited 57.8 s; past --http-max-connections-per-peer (256) the newest are
 // closed, and healthy requests from another address are served in under a second.
@@ -395,7 +332,7 @@ TEST(CollectHostileHttp, SlowConnectionsOfOnePeerAreCappedAndOthersAreServed) {
   std::vector<int> slow;
   const std::string start = "POST /v1/traces HTTP/1.1\r\nHost: x\r\nX-Slow: a";
   for (int i = 0; i < 1100; ++i) {
-    const int fd = connect_from(collector.http(), "127.0.0.2");
+    const int fd = lens::testing::connect_loopback(collector.http(), "127.0.0.2");
     if (fd < 0) break;
     (void)::send(fd, start.data(), start.size(), MSG_NOSIGNAL);  // and nothing more
     slow.push_back(fd);
@@ -429,7 +366,7 @@ TEST(CollectHostileHttp, ARequestPastItsDeadlineIsClosed) {
   TempDir dir;
   Collector collector(dir.path / "out", dir.path / "stderr.txt", {"--http-request-timeout", "1"});
   ASSERT_FALSE(collector.http().empty()) << read_text(dir.path / "stderr.txt");
-  const int fd = connect_to(collector.http());
+  const int fd = lens::testing::connect_loopback(collector.http());
   ASSERT_GE(fd, 0);
   const std::string request = "POST /v1/traces HTTP/1.1\r\nHost: x\r\nX-Slow: ";
   bool closed = false;
@@ -458,7 +395,7 @@ TEST(CollectHostileHttp, ARequestPastItsDeadlineIsClosed) {
 TEST(CollectHostileHttp, StopEndsATricklingConnectionAfterTheGrace) {
   TempDir dir;
   Collector collector(dir.path / "out", dir.path / "stderr.txt");
-  const int fd = connect_to(collector.http());
+  const int fd = lens::testing::connect_loopback(collector.http());
   ASSERT_GE(fd, 0);
   std::atomic<bool> done{false};
   std::thread trickle([&] {

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "lens_run_child.hpp"
 #include "support/spawn_args.hpp"
 #include "support/spawned_child.hpp"
 #include "test_directory.hpp"
@@ -33,15 +34,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 using lens::testing::file_text;
-
-// `lens run ARGS` in a child process, stdout and stderr into DIR's files, with bounded waits.
-class LensRun : public lens::testing::SpawnedChild {
- public:
-  LensRun(const fs::path& dir, const std::vector<std::string>& args,
-          const std::map<std::string, std::string>& env)
-      : SpawnedChild(lens::testing::joined({LENS_CLI_PATH, "run"}, args), dir / "stdout.txt",
-                     dir / "stderr.txt", env) {}
-};
 
 class HangVerdict : public TestDirectory {
  protected:

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "lens_run_child.hpp"
 #include "support/spawn_args.hpp"
 #include "support/spawned_child.hpp"
 #include "test_directory.hpp"
@@ -53,15 +54,6 @@ std::vector<pid_t> processes_with(const std::string& token) {
   }
   return found;
 }
-
-// `lens run ARGS` in a child process, stdout and stderr into DIR's files, with a bounded wait.
-class LensRun : public lens::testing::SpawnedChild {
- public:
-  LensRun(const fs::path& dir, const std::vector<std::string>& args,
-          const std::map<std::string, std::string>& env = {})
-      : SpawnedChild(lens::testing::joined({LENS_CLI_PATH, "run"}, args), dir / "stdout.txt",
-                     dir / "stderr.txt", env) {}
-};
 
 class RunCommand : public TestDirectory {
  protected:

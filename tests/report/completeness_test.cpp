@@ -1,12 +1,13 @@
 // The report's telemetry completeness: received records against the ranks' own lens.exporter.*
 // counts, read from OTLP metrics the way lens collect stores them.
+#include "report/completeness.hpp"
+
 #include <gtest/gtest.h>
 #include <opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h>
 
 #include <string>
 #include <vector>
 
-#include "report/completeness.hpp"
 #include "report/run_builder.hpp"
 
 namespace lens::report {
@@ -20,7 +21,7 @@ struct Counts {
 
 // One collection of a rank's self-metrics at `time_ns`: 3 counters x 3 signals = 9 points.
 collector::ExportMetricsServiceRequest self_metrics(int rank, std::uint64_t time_ns, Counts spans,
-                                                   Counts points, Counts logs) {
+                                                    Counts points, Counts logs) {
   collector::ExportMetricsServiceRequest request;
   auto* resource_metrics = request.add_resource_metrics();
   auto* attribute = resource_metrics->mutable_resource()->add_attributes();
@@ -34,8 +35,8 @@ collector::ExportMetricsServiceRequest self_metrics(int rank, std::uint64_t time
   for (const auto& [name, field] : fields) {
     auto* metric = scope->add_metrics();
     metric->set_name(name);
-    for (const auto& [signal, counts] : {std::pair{"traces", spans}, std::pair{"metrics", points},
-                                         std::pair{"logs", logs}}) {
+    for (const auto& [signal, counts] :
+         {std::pair{"traces", spans}, std::pair{"metrics", points}, std::pair{"logs", logs}}) {
       auto* point = metric->mutable_sum()->add_data_points();
       point->set_time_unix_nano(time_ns);
       point->set_as_int(counts.*field);
@@ -47,18 +48,25 @@ collector::ExportMetricsServiceRequest self_metrics(int rank, std::uint64_t time
   return request;
 }
 
+// The run a builder makes of `collections` (self-metrics requests), read in this order.
+RunData run_with_self_metrics(
+    const std::vector<collector::ExportMetricsServiceRequest>& collections) {
+  RunBuilder builder;
+  for (const auto& request : collections) builder.on_metrics(request);
+  return builder.take();
+}
+
 void add_spans(RunData& data, int rank, std::size_t count) {
   data.ranks[rank].rank = rank;
   data.ranks[rank].spans.resize(count);
 }
 
 TEST(ReportCompleteness, TheNewestSelfReportOfARankIsItsAccount) {
-  RunBuilder builder;
   // Out of order on purpose: the collection at t=2000 is the newest.
-  builder.on_metrics(self_metrics(0, 2000, {100, 0, 0}, {9, 0, 0}, {7, 0, 0}));
-  builder.on_metrics(self_metrics(0, 1000, {40, 0, 0}, {0, 0, 0}, {3, 0, 0}));
-  builder.on_metrics(self_metrics(1, 1000, {90, 30, 30}, {0, 0, 0}, {5, 0, 2}));
-  RunData data = builder.take();
+  const RunData data =
+      run_with_self_metrics({self_metrics(0, 2000, {100, 0, 0}, {9, 0, 0}, {7, 0, 0}),
+                             self_metrics(0, 1000, {40, 0, 0}, {0, 0, 0}, {3, 0, 0}),
+                             self_metrics(1, 1000, {90, 30, 30}, {0, 0, 0}, {5, 0, 2})});
   const ReportedTotals& spans0 = data.ranks.at(0).reported.at("traces");
   EXPECT_EQ(spans0.exported, 100U);
   EXPECT_EQ(spans0.time_ns, 2000);
@@ -70,12 +78,10 @@ TEST(ReportCompleteness, TheNewestSelfReportOfARankIsItsAccount) {
 }
 
 TEST(ReportCompleteness, LossesAreCountedPerRankAndSignalAndSaidInTwoSentences) {
-  RunBuilder builder;
   // Each rank's 9 points arrive; rank 0 counted 6 of them (its final export is not in its count).
-  builder.on_metrics(self_metrics(0, 1000, {100, 0, 0}, {6, 0, 0}, {7, 0, 0}));
-  builder.on_metrics(self_metrics(1, 1000, {90, 30, 1560}, {0, 0, 0}, {5, 0, 2}));
-  builder.on_metrics(self_metrics(2, 1000, {50, 0, 0}, {0, 0, 0}, {0, 0, 0}));
-  RunData data = builder.take();
+  RunData data = run_with_self_metrics({self_metrics(0, 1000, {100, 0, 0}, {6, 0, 0}, {7, 0, 0}),
+                                        self_metrics(1, 1000, {90, 30, 1560}, {0, 0, 0}, {5, 0, 2}),
+                                        self_metrics(2, 1000, {50, 0, 0}, {0, 0, 0}, {0, 0, 0})});
   add_spans(data, 0, 100);
   data.ranks[0].log_records = 9;  // more than counted: flushed after the last collection
   add_spans(data, 1, 90);

@@ -191,15 +191,25 @@ struct Group {
   double open_s;
 };
 
-// A hang record carrying the collective state of `groups`.
-std::string collective_line(int rank, const std::vector<std::pair<std::string, double>>& stack,
-                            const std::vector<Group>& groups, std::int64_t iteration,
-                            bool startup = false, double stalled_s = 42.0) {
-  json request = json::parse(hang_line(rank, 100, 1, stalled_s, stack));
+using Stack = std::vector<std::pair<std::string, double>>;
+
+// One rank's hang record with collective state: where it is stuck, each group's state.
+struct CollectiveReport {
+  int rank;
+  Stack stack;
+  std::vector<Group> groups;
+  std::int64_t iteration;
+  bool startup = false;
+  double stalled_s = 42.0;
+};
+
+// The logs.jsonl line of `report`.
+std::string collective_line(const CollectiveReport& report) {
+  json request = json::parse(hang_line(report.rank, 100, 1, report.stalled_s, report.stack));
   json& attributes = request["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]["attributes"];
   const auto column = [&](const std::string& key, auto value_of) {
     json values = json::array();
-    for (const Group& group : groups) values.push_back(value_of(group));
+    for (const Group& group : report.groups) values.push_back(value_of(group));
     attributes.push_back(
         hang_attribute("lens.hang.collective." + key, {{"arrayValue", {{"values", values}}}}));
   };
@@ -211,25 +221,34 @@ std::string collective_line(int rank, const std::vector<std::pair<std::string, d
   column("finished_seq", [](const Group& g) { return hang_int(g.finished_seq); });
   column("finished_op", [](const Group& g) { return hang_string(g.finished_op); });
   column("open_s", [](const Group& g) { return hang_double(g.open_s); });
-  attributes.push_back(hang_attribute("lens.hang.iteration", hang_int(iteration)));
-  attributes.push_back(hang_attribute("lens.hang.startup", {{"boolValue", startup}}));
+  attributes.push_back(hang_attribute("lens.hang.iteration", hang_int(report.iteration)));
+  attributes.push_back(hang_attribute("lens.hang.startup", {{"boolValue", report.startup}}));
   return request.dump();
+}
+
+// The verdicts of a log that read `reports`, in that order.
+std::vector<std::string> verdicts_of(const std::vector<CollectiveReport>& reports) {
+  HangLog log;
+  for (const CollectiveReport& report : reports) log.consume_line(collective_line(report));
+  return hang_verdicts(log.ranks());
 }
 
 TEST(HangVerdict, NamesTheGroupTheSequenceTheWaitingRanksAndTheMissingOne) {
   HangLog log;
   for (int rank : {0, 1, 2, 4, 5, 6, 7}) {
-    log.consume_line(
-        collective_line(rank, kWaiting,
-                        {{"dp", "0-7", "all_reduce", 1234, 1233, "all_reduce", 611.6 + rank * 0.01},
-                         {"pp", "0,8", "send", 40, 40, "send", 0.0}},
-                        57));
+    log.consume_line(collective_line(
+        {rank,
+         kWaiting,
+         {{"dp", "0-7", "all_reduce", 1234, 1233, "all_reduce", 611.6 + rank * 0.01},
+          {"pp", "0,8", "send", 40, 40, "send", 0.0}},
+         57}));
   }
   log.consume_line(
-      collective_line(3, {{"megatron.train_step", 641.0}, {"megatron.data.next_batch", 640.2}},
-                      {{"dp", "0-7", "all_reduce", 1233, 1233, "all_reduce", 0.0},
-                       {"pp", "0,8", "recv", 41, 41, "recv", 0.0}},
-                      57));
+      collective_line({3,
+                       {{"megatron.train_step", 641.0}, {"megatron.data.next_batch", 640.2}},
+                       {{"dp", "0-7", "all_reduce", 1233, 1233, "all_reduce", 0.0},
+                        {"pp", "0,8", "recv", 41, 41, "recv", 0.0}},
+                       57}));
   EXPECT_EQ(hang_verdicts(log.ranks()),
             std::vector<std::string>{
                 "hang in dp all_reduce #1234 (iteration 57): ranks 0-2,4-7 waiting 612 s; rank 3 "
@@ -247,16 +266,10 @@ TEST(HangVerdict, NamesTheGroupTheSequenceTheWaitingRanksAndTheMissingOne) {
 }
 
 TEST(HangVerdict, EveryRankInsideNamesWhereEachIsTheOddOneFirst) {
-  HangLog log;
-  const std::vector<std::pair<std::string, double>> issuing = {{"megatron.train_step", 5.5},
-                                                               {"megatron.grad_sync.start", 4.6}};
-  log.consume_line(
-      collective_line(0, kWaiting, {{"dp", "0-2", "all_reduce", 5, 4, "all_reduce", 4.5}}, 3));
-  log.consume_line(
-      collective_line(1, issuing, {{"dp", "0-2", "all_reduce", 5, 4, "all_reduce", 4.6}}, 3));
-  log.consume_line(
-      collective_line(2, kWaiting, {{"dp", "0-2", "all_reduce", 5, 4, "all_reduce", 4.4}}, 3));
-  EXPECT_EQ(hang_verdicts(log.ranks()),
+  const Stack issuing = {{"megatron.train_step", 5.5}, {"megatron.grad_sync.start", 4.6}};
+  EXPECT_EQ(verdicts_of({{0, kWaiting, {{"dp", "0-2", "all_reduce", 5, 4, "all_reduce", 4.5}}, 3},
+                         {1, issuing, {{"dp", "0-2", "all_reduce", 5, 4, "all_reduce", 4.6}}, 3},
+                         {2, kWaiting, {{"dp", "0-2", "all_reduce", 5, 4, "all_reduce", 4.4}}, 3}}),
             std::vector<std::string>{
                 "hang in dp all_reduce #5 (iteration 3): every rank of dp entered it and none "
                 "finished (stuck inside the collective): rank 1 in megatron.grad_sync.start for "
@@ -264,74 +277,57 @@ TEST(HangVerdict, EveryRankInsideNamesWhereEachIsTheOddOneFirst) {
 }
 
 TEST(HangVerdict, RanksOfOneGroupInDifferentCollectivesAreAMismatch) {
-  HangLog log;
-  log.consume_line(
-      collective_line(0, kWaiting, {{"tp", "0-3", "all_reduce", 12, 11, "all_gather", 9.0}}, 8));
-  log.consume_line(
-      collective_line(1, kWaiting, {{"tp", "0-3", "broadcast", 12, 11, "all_gather", 9.0}}, 8));
-  log.consume_line(
-      collective_line(2, kWaiting, {{"tp", "0-3", "all_reduce", 12, 11, "all_gather", 9.0}}, 8));
-  log.consume_line(
-      collective_line(3, kWaiting, {{"tp", "0-3", "all_gather", 11, 10, "all_reduce", 9.0}}, 8));
-  EXPECT_EQ(hang_verdicts(log.ranks()),
-            std::vector<std::string>{
-                "hang in tp: mismatched collectives: rank 1 in broadcast #12; rank 3 in "
-                "all_gather #11; ranks 0,2 in all_reduce #12"});
+  EXPECT_EQ(
+      verdicts_of({{0, kWaiting, {{"tp", "0-3", "all_reduce", 12, 11, "all_gather", 9.0}}, 8},
+                   {1, kWaiting, {{"tp", "0-3", "broadcast", 12, 11, "all_gather", 9.0}}, 8},
+                   {2, kWaiting, {{"tp", "0-3", "all_reduce", 12, 11, "all_gather", 9.0}}, 8},
+                   {3, kWaiting, {{"tp", "0-3", "all_gather", 11, 10, "all_reduce", 9.0}}, 8}}),
+      std::vector<std::string>{
+          "hang in tp: mismatched collectives: rank 1 in broadcast #12; rank 3 in "
+          "all_gather #11; ranks 0,2 in all_reduce #12"});
 }
 
 TEST(HangVerdict, SilentRanksGroupsOfOneNameAndStartUp) {
-  HangLog log;
   // Two dp groups (one per pipeline stage): each named with its ranks. Rank 3 sent nothing.
-  log.consume_line(
-      collective_line(0, kWaiting, {{"dp", "0,1", "all_reduce", 7, 6, "all_reduce", 30.0}}, 4));
-  log.consume_line(
-      collective_line(1, kWaiting, {{"dp", "0,1", "all_reduce", 7, 6, "all_reduce", 31.0}}, 4));
-  log.consume_line(
-      collective_line(2, kWaiting, {{"dp", "2,3", "all_reduce", 7, 6, "all_reduce", 29.0}}, 4));
-  EXPECT_EQ(hang_verdicts(log.ranks()),
-            (std::vector<std::string>{
-                "hang in dp (ranks 2,3) all_reduce #7 (iteration 4): rank 2 waiting 29 s; rank 3 "
-                "sent no hang report",
-                "hang in dp (ranks 0,1) all_reduce #7 (iteration 4): every rank of dp (ranks 0,1) "
-                "entered it and none finished (stuck inside the collective): ranks 0,1 in "
-                "megatron.grad_sync.finish for 42 s"}));
+  EXPECT_EQ(
+      verdicts_of({{0, kWaiting, {{"dp", "0,1", "all_reduce", 7, 6, "all_reduce", 30.0}}, 4},
+                   {1, kWaiting, {{"dp", "0,1", "all_reduce", 7, 6, "all_reduce", 31.0}}, 4},
+                   {2, kWaiting, {{"dp", "2,3", "all_reduce", 7, 6, "all_reduce", 29.0}}, 4}}),
+      (std::vector<std::string>{
+          "hang in dp (ranks 2,3) all_reduce #7 (iteration 4): rank 2 waiting 29 s; rank 3 "
+          "sent no hang report",
+          "hang in dp (ranks 0,1) all_reduce #7 (iteration 4): every rank of dp (ranks 0,1) "
+          "entered it and none finished (stuck inside the collective): ranks 0,1 in "
+          "megatron.grad_sync.finish for 42 s"}));
 
-  HangLog startup;
-  const std::vector<std::pair<std::string, double>> init = {{"megatron.pretrain", 12.3},
-                                                            {"megatron.model_init", 12.1}};
-  startup.consume_line(collective_line(0, {{"megatron.pretrain", 12.3}},
-                                       {{"world", "0-2", "broadcast", 3, 2, "broadcast", 11.9}}, 0,
-                                       true, 12.3));
-  startup.consume_line(collective_line(
-      1, init, {{"world", "0-2", "broadcast", 2, 2, "broadcast", 0.0}}, 0, true, 12.3));
-  startup.consume_line(collective_line(2, {{"megatron.pretrain", 12.3}},
-                                       {{"world", "0-2", "broadcast", 3, 2, "broadcast", 11.8}}, 0,
-                                       true, 12.3));
-  EXPECT_EQ(hang_verdicts(startup.ranks()),
-            std::vector<std::string>{
-                "hang during start-up in world broadcast #3: ranks 0,2 waiting 12 s; rank 1 never "
-                "entered it — last finished broadcast #2, now in megatron.model_init for 12 s"});
+  const Stack init = {{"megatron.pretrain", 12.3}, {"megatron.model_init", 12.1}};
+  const Stack pretrain = {{"megatron.pretrain", 12.3}};
+  EXPECT_EQ(
+      verdicts_of(
+          {{0, pretrain, {{"world", "0-2", "broadcast", 3, 2, "broadcast", 11.9}}, 0, true, 12.3},
+           {1, init, {{"world", "0-2", "broadcast", 2, 2, "broadcast", 0.0}}, 0, true, 12.3},
+           {2, pretrain, {{"world", "0-2", "broadcast", 3, 2, "broadcast", 11.8}}, 0, true, 12.3}}),
+      std::vector<std::string>{
+          "hang during start-up in world broadcast #3: ranks 0,2 waiting 12 s; rank 1 never "
+          "entered it — last finished broadcast #2, now in megatron.model_init for 12 s"});
   // A rooted broadcast: the root waits in #1 for rank 1, which never came, while rank 2 got
   // its part and went on to #2: not a mismatch; the oldest open collective is the one named.
-  HangLog rooted;
-  rooted.consume_line(collective_line(0, {{"megatron.pretrain", 2.3}},
-                                      {{"world", "0-2", "broadcast", 1, 0, "", 2.1}}, 0, true,
-                                      2.3));
-  rooted.consume_line(
-      collective_line(1, init, {{"world", "0-2", "", 0, 0, "", 0.0}}, 0, true, 2.3));
-  rooted.consume_line(collective_line(2, {{"megatron.pretrain", 2.3}},
-                                      {{"world", "0-2", "broadcast", 2, 1, "broadcast", 2.0}}, 0,
-                                      true, 2.3));
-  EXPECT_EQ(hang_verdicts(rooted.ranks()),
-            std::vector<std::string>{
-                "hang during start-up in world broadcast #1: rank 0 waiting 2 s; rank 1 never "
-                "entered it — no collective of it finished, now in megatron.model_init for 12 s; "
-                "rank 2 finished it, now in broadcast #2"});
+  const Stack pretrain_2s = {{"megatron.pretrain", 2.3}};
+  EXPECT_EQ(
+      verdicts_of({{0, pretrain_2s, {{"world", "0-2", "broadcast", 1, 0, "", 2.1}}, 0, true, 2.3},
+                   {1, init, {{"world", "0-2", "", 0, 0, "", 0.0}}, 0, true, 2.3},
+                   {2,
+                    pretrain_2s,
+                    {{"world", "0-2", "broadcast", 2, 1, "broadcast", 2.0}},
+                    0,
+                    true,
+                    2.3}}),
+      std::vector<std::string>{
+          "hang during start-up in world broadcast #1: rank 0 waiting 2 s; rank 1 never "
+          "entered it — no collective of it finished, now in megatron.model_init for 12 s; "
+          "rank 2 finished it, now in broadcast #2"});
   // No collective open: the ranks' places.
-  HangLog quiet;
-  quiet.consume_line(collective_line(0, init, {}, 0, true, 20.4));
-  quiet.consume_line(collective_line(1, {}, {}, 0, true, 20.0));
-  EXPECT_EQ(hang_verdicts(quiet.ranks()),
+  EXPECT_EQ(verdicts_of({{0, init, {}, 0, true, 20.4}, {1, {}, {}, 0, true, 20.0}}),
             std::vector<std::string>{"hang during start-up (no step for 20 s): rank 0 in "
                                      "megatron.model_init for 12 s; rank 1 with no open span"});
   // Not start-up and no collective open: no verdict (the no-progress line says where).
@@ -343,26 +339,27 @@ TEST(HangVerdict, SilentRanksGroupsOfOneNameAndStartUp) {
 TEST(HangVerdict, PointToPointIsNotMatchedBySequenceNumberAndComesAfterTheCollectives) {
   // Pipeline 2 x data parallel 2 (real layout): rank 1 (stage 0) stuck loading data; rank 3
   // (stage 1) waits for its activations; ranks 0 and 2 wait in their stage's gradient all-reduce.
-  const std::vector<std::pair<std::string, double>> receiving = {
-      {"megatron.train_step", 2.4}, {"megatron.p2p.recv_forward", 2.3}};
-  HangLog log;
-  log.consume_line(collective_line(0, kWaiting,
-                                   {{"dp", "0,1", "all_reduce", 5, 4, "all_reduce", 2.2},
-                                    {"pp", "0,2", "all_reduce", 8, 8, "all_reduce", 0.0}},
-                                   3));
-  log.consume_line(collective_line(1, kLoading,
-                                   {{"dp", "0,1", "all_reduce", 4, 4, "all_reduce", 0.0},
-                                    {"pp", "1,3", "all_reduce", 8, 8, "all_reduce", 0.0}},
-                                   3));
-  log.consume_line(collective_line(2, kWaiting,
-                                   {{"dp", "2,3", "all_reduce", 5, 4, "all_reduce", 2.2},
-                                    {"pp", "0,2", "all_reduce", 8, 8, "all_reduce", 0.0}},
-                                   3));
-  log.consume_line(collective_line(3, receiving,
-                                   {{"dp", "2,3", "all_reduce", 4, 4, "all_reduce", 0.0},
-                                    {"pp", "1,3", "recv", 9, 8, "all_reduce", 2.3}},
-                                   3));
-  EXPECT_EQ(hang_verdicts(log.ranks()),
+  const Stack receiving = {{"megatron.train_step", 2.4}, {"megatron.p2p.recv_forward", 2.3}};
+  EXPECT_EQ(verdicts_of({{0,
+                          kWaiting,
+                          {{"dp", "0,1", "all_reduce", 5, 4, "all_reduce", 2.2},
+                           {"pp", "0,2", "all_reduce", 8, 8, "all_reduce", 0.0}},
+                          3},
+                         {1,
+                          kLoading,
+                          {{"dp", "0,1", "all_reduce", 4, 4, "all_reduce", 0.0},
+                           {"pp", "1,3", "all_reduce", 8, 8, "all_reduce", 0.0}},
+                          3},
+                         {2,
+                          kWaiting,
+                          {{"dp", "2,3", "all_reduce", 5, 4, "all_reduce", 2.2},
+                           {"pp", "0,2", "all_reduce", 8, 8, "all_reduce", 0.0}},
+                          3},
+                         {3,
+                          receiving,
+                          {{"dp", "2,3", "all_reduce", 4, 4, "all_reduce", 0.0},
+                           {"pp", "1,3", "recv", 9, 8, "all_reduce", 2.3}},
+                          3}}),
             (std::vector<std::string>{
                 "hang in dp (ranks 0,1) all_reduce #5 (iteration 3): rank 0 waiting 2 s; rank 1 "
                 "never entered it — last finished all_reduce #4, now in megatron.data.next_batch "
@@ -381,9 +378,9 @@ TEST(RunHangs, TheVerdictComesFirstOnItsOwnLine) {
   const std::filesystem::path logs = dir / "logs.jsonl";
   {
     std::ofstream out(logs);
-    out << collective_line(0, kWaiting, {{"dp", "0,1", "all_reduce", 5, 4, "all_reduce", 3.2}}, 3)
+    out << collective_line({0, kWaiting, {{"dp", "0,1", "all_reduce", 5, 4, "all_reduce", 3.2}}, 3})
         << "\n"
-        << collective_line(1, kLoading, {{"dp", "0,1", "all_reduce", 4, 4, "all_reduce", 0.0}}, 3)
+        << collective_line({1, kLoading, {{"dp", "0,1", "all_reduce", 4, 4, "all_reduce", 0.0}}, 3})
         << "\n";
   }
   cli::RunHangs hangs(logs, 2);

@@ -62,11 +62,11 @@ TEST(ReportAssets, NoAssetEndsItsInlineElementEarly) {
 TEST(ReportAssets, PagesCarryTheAssetsVerbatim) {
   HtmlContext context;
   context.source_dir = "/runs/x";
-  std::ostringstream report;
-  write_html(testing::analyze_spec({.ranks = 2, .iterations = 5}), context, report);
+  const std::string report =
+      testing::html_page(testing::analyze_spec({.ranks = 2, .iterations = 5}), context);
   const std::string style = "<style>" + std::string(report_css()) + "</style>\n";
-  EXPECT_NE(report.str().find(style), std::string::npos);
-  EXPECT_NE(report.str().find("<script>" + std::string(report_script()) + "</script>\n</body>"),
+  EXPECT_NE(report.find(style), std::string::npos);
+  EXPECT_NE(report.find("<script>" + std::string(report_script()) + "</script>\n</body>"),
             std::string::npos);
 
   std::ostringstream compare;

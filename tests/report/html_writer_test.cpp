@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 
 #include "report/summary.hpp"
 #include "report_test_support.hpp"
@@ -19,16 +18,7 @@ std::string page(const RunAnalysis& analysis) {
   context.source_dir = "/runs/x";
   context.perfetto_path = "/runs/x/trace.json";
   context.summary_lines = summary_lines(analysis);
-  std::ostringstream out;
-  write_html(analysis, context, out);
-  return out.str();
-}
-
-// The JSON the page's script reads.
-nlohmann::json page_data(const std::string& html) {
-  const std::string open = "<script type=\"application/json\" id=\"lens-data\">";
-  const std::size_t start = html.find(open) + open.size();
-  return nlohmann::json::parse(html.substr(start, html.find("</script>", start) - start));
+  return testing::html_page(analysis, context);
 }
 
 TEST(ReportHtml, CurvesAreAgainstTheIterationOnePointPerStep) {
@@ -40,7 +30,7 @@ TEST(ReportHtml, CurvesAreAgainstTheIterationOnePointPerStep) {
   data.ranks.at(0).resource.emplace_back("dl.sequence_length", 39);
   data.ranks.at(1).gauges["lens.spans.dropped"] = {{testing::kOriginNs, 3.0}};
   data.ranks.at(1).gauges["megatron.training.loss"] = {{testing::kOriginNs, 2.5}};
-  const nlohmann::json json = page_data(page(analyze(std::move(data), {})));
+  const nlohmann::json json = testing::page_data(page(analyze(std::move(data), {})));
 
   const nlohmann::json& curves = json["iterationCurves"];
   ASSERT_EQ(curves.size(), 2u) << curves.dump();

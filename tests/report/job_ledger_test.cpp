@@ -34,6 +34,17 @@ void add(LedgerRunInput& run, int rank, SpanRecord record) {
   run.data.ranks[rank].spans.push_back(std::move(record));
 }
 
+// A run read from DIR `source` with the given identity, no rank yet.
+LedgerRunInput run_input(std::string source, std::string run_id, std::string run_uuid,
+                         std::string job_uuid) {
+  LedgerRunInput run;
+  run.source = std::move(source);
+  run.run_id = std::move(run_id);
+  run.run_uuid = std::move(run_uuid);
+  run.job_uuid = std::move(job_uuid);
+  return run;
+}
+
 std::int64_t ms(const CauseTimes& times, Cause cause) { return times[index_of(cause)] / kMs; }
 
 // Run A (crashed: no job span, not the last run): steps 1-4 on rank 0, 1-3 on rank 1 (its step 4
@@ -41,11 +52,7 @@ std::int64_t ms(const CauseTimes& times, Cause cause) { return times[index_of(ca
 // all-reduce. Run B resumes from iteration 2 (load 100 ms), steps 3-5, an evaluation after
 // step 4, a final save, and completes.
 std::vector<LedgerRunInput> crashed_then_resumed() {
-  LedgerRunInput a;
-  a.source = "dir-a";
-  a.run_id = "a";
-  a.run_uuid = "uuid-a";
-  a.job_uuid = "job";
+  LedgerRunInput a = run_input("dir-a", "a", "uuid-a", "job");
   for (int rank : {0, 1}) {
     add(a, rank, span("megatron.model_init", rank * 10, 120));
     add(a, rank, span("megatron.train_step", 200, 300, 1));
@@ -55,11 +62,7 @@ std::vector<LedgerRunInput> crashed_then_resumed() {
     add(a, rank, span("megatron.train_step", 450, 550, 3));
   }
   add(a, 0, span("megatron.train_step", 550, 650, 4));
-  LedgerRunInput b;
-  b.source = "dir-b";
-  b.run_id = "b";
-  b.run_uuid = "uuid-b";
-  b.job_uuid = "job";
+  LedgerRunInput b = run_input("dir-b", "b", "uuid-b", "job");
   for (int rank : {0, 1}) {
     add(b, rank, span("megatron.load_checkpoint", 1000, 1100));
     add(b, rank, span("megatron.train", 1150, 1600));

@@ -46,6 +46,15 @@ void expect_same_as_general(const std::string& line) {
   EXPECT_EQ(fast->SerializeAsString(), general.SerializeAsString());
 }
 
+// `form` (a request broken over lines for reading) on one line, and `empty`: each decoded
+// alike both ways.
+template <class Message>
+void expect_forms_same_as_general(std::string form, const std::string& empty) {
+  std::erase(form, '\n');
+  expect_same_as_general<Message>(form);
+  expect_same_as_general<Message>(empty);
+}
+
 bool declines(const std::string& line) {
   FastOtlpDecoder decoder;
   std::string copy = line;
@@ -91,16 +100,12 @@ constexpr const char* kEveryForm = R"({"resource_spans":[{"resource":{"attribute
  "schema_url":"https://y"}]})";
 
 TEST(ReportFastTraces, AgreesWithTheGeneralDecoderOnEveryAcceptedForm) {
-  std::string line = kEveryForm;
-  std::erase(line, '\n');
-  expect_same_as_general<ExportTraceServiceRequest>(line);
-  expect_same_as_general<ExportTraceServiceRequest>(R"({"resourceSpans":[]})");
+  expect_forms_same_as_general<ExportTraceServiceRequest>(kEveryForm, R"({"resourceSpans":[]})");
 }
 
 TEST(ReportFastTraces, DeclinesWhatItDoesNotKnow) {
-  const std::string span_prefix =
-      R"({"resourceSpans":[{"scopeSpans":[{"spans":[)"
-      R"({"traceId":"0123456789abcdef0123456789abcdef",)";
+  const std::string span_prefix = R"({"resourceSpans":[{"scopeSpans":[{"spans":[)"
+                                  R"({"traceId":"0123456789abcdef0123456789abcdef",)";
   const std::string suffix = "}]}]}]}";
   const char* cases[] = {
       R"("name":"x","events":[{"name":"e","timeUnixNano":"1"}])",     // an event
@@ -190,10 +195,8 @@ constexpr const char* kEveryMetricsForm = R"({"resource_metrics":[{"resource":{"
    {"count":0,"bucket_counts":[],"explicit_bounds":[]}]}}]}]}]})";
 
 TEST(ReportFastMetrics, AgreesWithTheGeneralDecoderOnEveryAcceptedForm) {
-  std::string line = kEveryMetricsForm;
-  std::erase(line, '\n');
-  expect_same_as_general<ExportMetricsServiceRequest>(line);
-  expect_same_as_general<ExportMetricsServiceRequest>(R"({"resourceMetrics":[]})");
+  expect_forms_same_as_general<ExportMetricsServiceRequest>(kEveryMetricsForm,
+                                                            R"({"resourceMetrics":[]})");
 }
 
 TEST(ReportFastMetrics, DeclinesWhatItDoesNotKnow) {

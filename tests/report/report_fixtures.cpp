@@ -9,11 +9,11 @@
 #include <stdexcept>
 
 #include "lens/otlp_json.hpp"
+#include "support/synthetic_otlp.hpp"
 
 namespace lens::report::testing {
 namespace {
 
-namespace common = opentelemetry::proto::common::v1;
 namespace trace = opentelemetry::proto::trace::v1;
 namespace metrics = opentelemetry::proto::metrics::v1;
 using opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
@@ -29,33 +29,11 @@ std::string id_bytes(int rank, std::uint64_t counter, int size) {
   return out;
 }
 
-void set_int(google::protobuf::RepeatedPtrField<common::KeyValue>* to, const std::string& key,
-             std::int64_t value) {
-  common::KeyValue* kv = to->Add();
-  kv->set_key(key);
-  kv->mutable_value()->set_int_value(value);
-}
-
-void set_string(google::protobuf::RepeatedPtrField<common::KeyValue>* to, const std::string& key,
-                const std::string& value) {
-  common::KeyValue* kv = to->Add();
-  kv->set_key(key);
-  kv->mutable_value()->set_string_value(value);
-}
-
 void fill_resource(opentelemetry::proto::resource::v1::Resource* resource, const RunSpec& spec,
                    int rank) {
-  auto* attributes = resource->mutable_attributes();
-  set_string(attributes, "service.name", "megatron-lm");
-  set_string(attributes, "nemo.run.id", spec.run_id);
-  set_int(attributes, "dl.rank", rank);
-  set_int(attributes, "dl.world_size", spec.world_size > 0 ? spec.world_size : spec.ranks);
-  set_int(attributes, "dl.local_rank", rank % 8);
-  set_string(attributes, "host.name", "node" + std::to_string(rank / 8));
-  set_int(attributes, "dl.tensor_parallel.size", 1);
-  set_int(attributes, "dl.pipeline_parallel.size", 1);
-  set_int(attributes, "dl.data_parallel.size", spec.ranks);
-  set_int(attributes, "host.gpu.count", 8);
+  lens::testing::add_megatron_rank_resource(
+      resource, spec.run_id, rank, spec.world_size > 0 ? spec.world_size : spec.ranks, spec.ranks);
+  lens::testing::add_int_attribute(resource->mutable_attributes(), "host.gpu.count", 8);
 }
 
 std::vector<int> reporting_ranks(const RunSpec& spec) {
@@ -139,10 +117,9 @@ std::vector<ExportTraceServiceRequest> make_traces(const RunSpec& spec) {
       const std::string step =
           w.add("megatron.train_step", trace_id, spec.steps_are_roots ? "" : train, base, 0,
                 step_duration_ms(spec, rank), &step_span);
-      set_int(step_span->mutable_attributes(), "megatron.iteration", i);
-      common::KeyValue* loss = step_span->add_attributes();
-      loss->set_key("megatron.loss");
-      loss->mutable_value()->set_double_value(spec.loss_start - 0.1 * i);
+      lens::testing::add_int_attribute(step_span->mutable_attributes(), "megatron.iteration", i);
+      lens::testing::add_double_attribute(step_span->mutable_attributes(), "megatron.loss",
+                                          spec.loss_start - 0.1 * i);
       const double f = s.forward;
       const std::string fb = w.add("megatron.forward_backward", trace_id, step, base, 5, 205 + f);
       const std::string mf = w.add("megatron.microbatch.forward", trace_id, fb, base, 5, 105 + f);

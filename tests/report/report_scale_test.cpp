@@ -178,15 +178,7 @@ std::string page(const RunAnalysis& analysis, std::size_t lanes_max) {
   const RankSelectionLimits limits{.all_ranks_up_to = lanes_max, .typical_ranks = 2};
   context.detail_ranks = select_ranks(analysis, limits);
   context.perfetto_ranks = context.detail_ranks.describe();
-  std::ostringstream out;
-  write_html(analysis, context, out);
-  return out.str();
-}
-
-json data_of(const std::string& html) {
-  const std::string open = "<script type=\"application/json\" id=\"lens-data\">";
-  const std::size_t start = html.find(open) + open.size();
-  return json::parse(html.substr(start, html.find("</script>", start) - start));
+  return testing::html_page(analysis, context);
 }
 
 TEST(ReportScaleHtml, PastTheLimitTheTimelineIsAHeatmapAndChartsKeepTheSelectedRanks) {
@@ -201,7 +193,7 @@ TEST(ReportScaleHtml, PastTheLimitTheTimelineIsAHeatmapAndChartsKeepTheSelectedR
   EXPECT_NE(html.find("The Perfetto trace /runs/x/trace.json has every span of ranks 2 (stall "
                       "suspect), 0, 1 (typical) of 6 (lens report --perfetto-all-ranks"),
             std::string::npos);
-  const json data = data_of(html);
+  const json data = testing::page_data(html);
   EXPECT_TRUE(data["ranks"].empty());
   const json& heatmap = data["heatmap"];
   ASSERT_EQ(heatmap["rows"].size(), 6u);
@@ -238,7 +230,7 @@ TEST(ReportScaleHtml, ASlowNodeIsOneBandOverItsRanksRows) {
             std::string::npos);
   EXPECT_NE(html.find("Outlined bands mark the stall suspects, each over its ranks' rows"),
             std::string::npos);
-  const json bands = data_of(html)["heatmap"]["bands"];
+  const json bands = testing::page_data(html)["heatmap"]["bands"];
   const json expected = json::array({{{"kind", "node"},
                                       {"label", "node gpu-b (ranks 8-15)"},
                                       {"phase", "forward_backward"},
@@ -249,14 +241,14 @@ TEST(ReportScaleHtml, ASlowNodeIsOneBandOverItsRanksRows) {
   HtmlContext context;
   context.heatmap.max_rows = 16;
   context.summary_lines = summary_lines(analysis);
-  std::ostringstream grouped;
-  write_html(analysis, context, grouped);
-  EXPECT_EQ(data_of(grouped.str())["heatmap"]["bands"][0]["rows"], json::parse("[[2, 3]]"));
+  EXPECT_EQ(
+      testing::page_data(testing::html_page(analysis, context))["heatmap"]["bands"][0]["rows"],
+      json::parse("[[2, 3]]"));
   // A page with a lane per rank marks the same ranks: lane i is rank i.
-  EXPECT_EQ(data_of(page(analysis, 64))["bands"], expected);
+  EXPECT_EQ(testing::page_data(page(analysis, 64))["bands"], expected);
   // No suspect, no band and no word of them.
   const std::string quiet = page(testing::analyze_spec({.ranks = 40, .iterations = 10}), 32);
-  EXPECT_EQ(data_of(quiet)["heatmap"]["bands"], json::array());
+  EXPECT_EQ(testing::page_data(quiet)["heatmap"]["bands"], json::array());
   EXPECT_EQ(quiet.find("Outlined bands"), std::string::npos);
 }
 
@@ -267,7 +259,7 @@ TEST(ReportScaleHtml, SmallRunsKeepTheTimelineAndEveryRank) {
   EXPECT_EQ(html.find("id=\"heatmaps\""), std::string::npos);
   EXPECT_EQ(html.find("Showing "), std::string::npos);
   EXPECT_NE(html.find("Every span is in the Perfetto trace /runs/x/trace.json"), std::string::npos);
-  const json data = data_of(html);
+  const json data = testing::page_data(html);
   EXPECT_FALSE(data.contains("heatmap"));
   EXPECT_EQ(data["ranks"].size(), 6u);
   EXPECT_EQ(data["stepSeries"].size(), 6u);
@@ -283,9 +275,7 @@ TEST(ReportScaleHtml, PastTheTableLimitTheTablesKeepTheTopRanksAndTheDistributio
   context.detail_ranks = select_ranks(analysis, {.all_ranks_up_to = 4, .typical_ranks = 1});
   context.table_ranks_max = 4;
   context.table_top_ranks = 2;
-  std::ostringstream out;
-  write_html(analysis, context, out);
-  const std::string html = out.str();
+  const std::string html = testing::html_page(analysis, context);
   // Per-rank medians: rank 2 (the straggler: +50 ms in forward_backward), then rank 0 (every
   // step lasts 340 ms: no excess, the first rank), then the distribution over the 6 ranks.
   const std::size_t medians = html.find("<h2>Per-rank medians</h2>");
@@ -326,10 +316,9 @@ TEST(ReportScaleHtml, PastTheTableLimitTheTablesKeepTheTopRanksAndTheDistributio
             std::string::npos);
   // Every rank in the charts (a caller that did not select): the first table_top_ranks rows.
   context.detail_ranks = RankSelection{};
-  std::ostringstream all;
-  write_html(analysis, context, all);
-  EXPECT_NE(all.str().find("6 ranks (more than 4): the rows of the first 2 ranks, then the "
-                           "distribution over all ranks of steps, step median and spans."),
+  EXPECT_NE(testing::html_page(analysis, context)
+                .find("6 ranks (more than 4): the rows of the first 2 ranks, then the "
+                      "distribution over all ranks of steps, step median and spans."),
             std::string::npos);
 }
 
@@ -340,9 +329,7 @@ TEST(ReportScaleHtml, TheTablesOfALargeRunAreBounded) {
   HtmlContext context;
   context.summary_lines = summary_lines(analysis);
   context.detail_ranks = select_ranks(analysis, RankSelectionLimits{});
-  std::ostringstream out;
-  write_html(analysis, context, out);
-  const std::string html = out.str();
+  const std::string html = testing::html_page(analysis, context);
   EXPECT_LE(testing_count(html, "<tr"), 100u);
   EXPECT_LT(html.size(), 200'000u);
   EXPECT_NE(html.find("4000 ranks (more than 1000): the table shows 20 ranks, the stragglers "
@@ -403,8 +390,8 @@ TEST(ReportChartRange, OutlyingIterationsAndTimesAreLeftOutOfTheChartsWithAWarni
 
   // The page: the charts span what the run without outliers spans, and say what they left out.
   const std::string html = page(analysis, 32);
-  const json page_data = data_of(html);
-  const json baseline_data = data_of(page(baseline, 32));
+  const json page_data = testing::page_data(html);
+  const json baseline_data = testing::page_data(page(baseline, 32));
   EXPECT_EQ(page_data["endMs"], baseline_data["endMs"]);
   EXPECT_EQ(page_data["stepQuantiles"].size(), 9u);
   EXPECT_EQ(page_data["stepQuantiles"].back()[0], 9);
@@ -426,7 +413,7 @@ TEST(ReportChartRange, OutlyingIterationsAndTimesAreLeftOutOfTheChartsWithAWarni
     EXPECT_NE(html.find("<li>" + html_escape(warning) + "</li>"), std::string::npos) << warning;
   }
   // A large run's heatmap spans iterations 1-9, one column each.
-  const json heatmap = data_of(page(analysis, 1))["heatmap"];
+  const json heatmap = testing::page_data(page(analysis, 1))["heatmap"];
   ASSERT_EQ(heatmap["columns"].size(), 9u);
   EXPECT_EQ(heatmap["columns"][0], json::parse("[1, 1]"));
   EXPECT_EQ(heatmap["columns"][8], json::parse("[9, 9]"));

@@ -7,7 +7,6 @@
 
 #include <iostream>
 #include <random>
-#include <sstream>
 
 #include "report/analysis.hpp"
 #include "report/html_writer.hpp"
@@ -15,6 +14,7 @@
 #include "report/stall_attribution.hpp"
 #include "report/summary.hpp"
 #include "report/summary_json.hpp"
+#include "report_test_support.hpp"
 #include "synthetic_runs.hpp"
 
 namespace lens::report {
@@ -125,11 +125,10 @@ TEST(ReportStallSensitivity, TheFalseAlarmRateHoldsOnManyBalancedRuns) {
   // show a suspect; the Bonferroni bound is conservative.
   int alarms = 0;
   for (int i = 0; i < 200; ++i) {
-    SyntheticRun spec;
-    spec.seed = 35000 + static_cast<std::uint64_t>(i);
-    spec.ranks = 8;
-    spec.iterations = 80;
-    spec.noise_ms = 3.0;
+    const SyntheticRun spec{.seed = 35000 + static_cast<std::uint64_t>(i),
+                            .ranks = 8,
+                            .iterations = 80,
+                            .noise_ms = 3.0};
     const StallResult result = sensitivity_attribute(spec);
     if (!result.suspects.empty()) {
       ++alarms;
@@ -142,12 +141,12 @@ TEST(ReportStallSensitivity, TheFalseAlarmRateHoldsOnManyBalancedRuns) {
 
 TEST(ReportStallSensitivity, ReportsTheExcessWithItsConfidenceInterval) {
   // 8 ranks, 2 ms of noise, rank 5 +3 ms in forward_backward in iterations 41-120 of 160.
-  SyntheticRun spec;
-  spec.seed = 36001;
-  spec.ranks = 8;
-  spec.iterations = 160;
-  spec.noise_ms = 2.0;
-  spec.stalls = {{.rank = 5, .phase = Phase::forward_backward, .ms = 3.0, .from = 41, .to = 120}};
+  const SyntheticRun spec{
+      .seed = 36001,
+      .ranks = 8,
+      .iterations = 160,
+      .noise_ms = 2.0,
+      .stalls = {{.rank = 5, .phase = Phase::forward_backward, .ms = 3.0, .from = 41, .to = 120}}};
   const StallResult result = sensitivity_attribute(spec);
   ASSERT_EQ(result.suspects.size(), 1u) << ::testing::PrintToString(stall_lines(result));
   const StallSuspect& suspect = result.suspects[0];
@@ -168,15 +167,13 @@ TEST(ReportStallSensitivity, ReportsTheExcessWithItsConfidenceInterval) {
 }
 
 SyntheticRun grouped(int ranks, int per_host, int tensor, int pipeline) {
-  SyntheticRun spec;
-  spec.seed = 37001;
-  spec.ranks = ranks;
-  spec.iterations = 80;
-  spec.noise_ms = 1.0;
-  spec.ranks_per_host = per_host;
-  spec.tensor_size = tensor;
-  spec.pipeline_size = pipeline;
-  return spec;
+  return {.seed = 37001,
+          .ranks = ranks,
+          .iterations = 80,
+          .noise_ms = 1.0,
+          .ranks_per_host = per_host,
+          .tensor_size = tensor,
+          .pipeline_size = pipeline};
 }
 
 void slow(SyntheticRun& spec, int first, int last, Phase phase, double ms, int from) {
@@ -230,10 +227,9 @@ TEST(ReportStallGroups, TheSummaryJsonAndThePageSayTheSame) {
   EXPECT_EQ(summary_lines(analysis).at(0), suspect_sentence(node, analysis.stalls));
   HtmlContext context;
   context.summary_lines = summary_lines(analysis);
-  std::ostringstream page;
-  write_html(analysis, context, page);
-  EXPECT_NE(page.str().find("<tr class=\"straggler\"><td>node gpu-b: ranks 8-15</td>"
-                            "<td>data_loading</td>"),
+  EXPECT_NE(testing::html_page(analysis, context)
+                .find("<tr class=\"straggler\"><td>node gpu-b: ranks 8-15</td>"
+                      "<td>data_loading</td>"),
             std::string::npos);
 }
 
@@ -315,11 +311,9 @@ TEST(ReportStallGroups, TheStagesGoToSummaryJsonAndThePage) {
                 "pipeline stage 1 of 2 (ranks 4-7): +6.0 ms per step in forward_backward from "
                 "iteration 1 on; stage 0 waits in pipeline receives (15% of the run; 95% CI +6.0 "
                 "to +6.0 ms)"});
-  HtmlContext context;
-  std::ostringstream page;
-  write_html(analysis, context, page);
-  EXPECT_NE(page.str().find("<tr><td>0 of 2</td><td>0-3</td><td class=\"num\">39.0</td>"
-                            "<td class=\"num\">30.0</td><td class=\"num\">6.0</td></tr>"),
+  EXPECT_NE(testing::html_page(analysis).find(
+                "<tr><td>0 of 2</td><td>0-3</td><td class=\"num\">39.0</td>"
+                "<td class=\"num\">30.0</td><td class=\"num\">6.0</td></tr>"),
             std::string::npos);
 }
 

@@ -49,7 +49,7 @@ struct SyntheticRun {
   // With pipeline_size > 1: the stages of one pipeline (same tensor- and data-parallel rank)
   // end forward_backward together, the faster ones waiting in megatron.p2p.recv_forward.
   bool pipeline_waits = false;
-  std::vector<InjectedStall> stalls;
+  std::vector<InjectedStall> stalls = {};
 };
 
 RunData make_synthetic_run(const SyntheticRun& spec);
