@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "collect_command.cpp"  // NOLINT(bugprone-suspicious-include)
+#include "cli/options.hpp"
+#include "collect/collect_command.cpp"  // NOLINT(bugprone-suspicious-include)
 #include "collect_server/otlp_receiver.hpp"
 #include "fuzz_input.hpp"
-#include "options.hpp"
 #include "report/report_options.hpp"
 
 namespace lens::fuzz {

@@ -1,7 +1,7 @@
 // Part of the lens_cli fuzz target: `lens run`'s option parsing is file-local to
 // tools/lens/run_command.cpp, so that file is compiled here once more with one named entry added
 // (collect_command.cpp goes into lens_cli_fuzz.cpp: the two define helpers of the same name).
-#include "run_command.cpp"  // NOLINT(bugprone-suspicious-include)
+#include "run/run_command.cpp"  // NOLINT(bugprone-suspicious-include)
 
 namespace lens::fuzz {
 

@@ -10,7 +10,8 @@
 #include <variant>
 #include <vector>
 
-#include "commands.hpp"
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "lens/config.hpp"
 #include "lens/env.hpp"
 #include "lens/groups.hpp"
@@ -21,7 +22,6 @@
 #include "lens/resource.hpp"
 #include "lens/strategies.hpp"
 #include "lens/validate.hpp"
-#include "options.hpp"
 
 namespace lens::cli {
 namespace {

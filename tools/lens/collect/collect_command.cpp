@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "collect_server/otlp_receiver.hpp"
 #include "collect_server/otlp_sink.hpp"
-#include "commands.hpp"
-#include "options.hpp"
 
 namespace lens::cli {
 namespace {

@@ -27,13 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "collect_server/otlp_receiver.hpp"
 #include "collect_server/otlp_sink.hpp"
-#include "commands.hpp"
-#include "options.hpp"
-#include "rank_processes.hpp"
-#include "run_hangs.hpp"
-#include "run_progress.hpp"
+#include "run/rank_processes.hpp"
+#include "run/run_hangs.hpp"
+#include "run/run_progress.hpp"
 
 extern char** environ;
 
@@ -146,11 +146,11 @@ std::vector<std::string> rank_environment(int rank, int world_size, int master_p
   const int per_host = world_size / std::max(1, hosts);
   const int host = hosts > 1 ? rank / per_host : 0;
   if (hosts > 1) {
-    resource_attributes +=
-        (resource_attributes.empty() ? "" : ",") + std::string("host.name=host") +
-        std::to_string(host);
+    resource_attributes += (resource_attributes.empty() ? "" : ",") +
+                           std::string("host.name=host") + std::to_string(host);
   }
-  if (!resource_attributes.empty()) env.push_back("OTEL_RESOURCE_ATTRIBUTES=" + resource_attributes);
+  if (!resource_attributes.empty())
+    env.push_back("OTEL_RESOURCE_ATTRIBUTES=" + resource_attributes);
   const std::vector<std::pair<std::string, std::string>> set = {
       {"RANK", std::to_string(rank)},
       {"WORLD_SIZE", std::to_string(world_size)},
@@ -293,8 +293,8 @@ Result<RunOptions> parse_run_options(const std::vector<std::string>& args, bool&
     }
   }
   OptionSpec spec;
-  spec.with_value = {"--nproc-per-node", "--out", "--grpc", "--http", "--threshold",
-                     "--hosts-per-run"};
+  spec.with_value = {"--nproc-per-node", "--out",       "--grpc",
+                     "--http",           "--threshold", "--hosts-per-run"};
   spec.flags = {"--keep-collector", "--help"};
   Result<ParsedOptions> parsed = parse_options(before, spec, "run");
   if (!parsed.ok()) return parsed.error();
@@ -320,8 +320,8 @@ Result<RunOptions> parse_run_options(const std::vector<std::string>& args, bool&
     if (!n.ok()) return n.error();
     if (options.ranks % *n != 0) {
       return Error("invalid value for --hosts-per-run: '" + *value +
-                   "'; accepted: a divisor of --nproc-per-node (" +
-                   std::to_string(options.ranks) + "), so that every host has as many ranks");
+                   "'; accepted: a divisor of --nproc-per-node (" + std::to_string(options.ranks) +
+                   "), so that every host has as many ranks");
     }
     options.hosts = *n;
   }
@@ -427,10 +427,10 @@ int run_command(const std::vector<std::string>& args) {
   const int master_port = free_port();
   std::vector<RankLaunch> launches;
   for (int rank = 0; rank < options.ranks; ++rank) {
-    launches.push_back({options.program,
-                        rank_environment(rank, options.ranks, master_port, run_id, endpoint,
-                                         options.hosts),
-                        options.out / "logs" / ("rank" + std::to_string(rank) + ".log")});
+    launches.push_back(
+        {options.program,
+         rank_environment(rank, options.ranks, master_port, run_id, endpoint, options.hosts),
+         options.out / "logs" / ("rank" + std::to_string(rank) + ".log")});
   }
   Result<RankProcesses> started = RankProcesses::start(launches);
   if (!started.ok()) {
