@@ -10,15 +10,13 @@
 #include <string_view>
 #include <vector>
 
-#include "collect_command.cpp"  // NOLINT(bugprone-suspicious-include)
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "collect/collect_options.hpp"
 #include "collect_server/otlp_receiver.hpp"
 #include "fuzz_input.hpp"
-#include "options.hpp"
 #include "report/report_options.hpp"
-
-namespace lens::fuzz {
-Result<bool> parse_run_flags(const std::vector<std::string>& args);  // lens_cli_run.cpp
-}  // namespace lens::fuzz
+#include "run/run_options.hpp"
 
 namespace {
 
@@ -95,7 +93,6 @@ void collect(const std::vector<std::string>& args) {
 }  // namespace
 
 // Input: byte 0 % 4 picks config, collect, run or report; the rest is argv, NUL-separated.
-// `lens collect`'s flag helpers are file-local to collect_command.cpp, included above.
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const bool environment_set = (set_environment(), true);
   (void)environment_set;
@@ -112,12 +109,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 1:
       collect(args);
       break;
-    case 2:
-      (void)lens::fuzz::parse_run_flags(args);
+    case 2: {
+      bool help = false;
+      (void)lens::cli::parse_run_options(args, help);
       for (const std::string& arg : args) {
         endpoint(arg);  // the HOST:PORT grammar of --grpc and --http, on every argument
       }
       break;
+    }
     default:
       (void)lens::report::parse_report_options(args);
       break;

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "run_hangs.hpp"
+#include "run/run_hangs.hpp"
 
 namespace lens::report {
 namespace {

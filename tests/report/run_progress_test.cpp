@@ -1,7 +1,7 @@
 // `lens run`'s progress: the iteration every rank reached, and the rank the others wait for —
 // the one with the most work outside communication, not the one with the lowest iteration or
 // the longest step (in a synchronous run all steps last the same).
-#include "run_progress.hpp"
+#include "run/run_progress.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 namespace lens::cli {
 
@@ -61,6 +62,27 @@ int shut_down_connections_on_port(int local_port) {
     if (shut_down_if_unchanged(socket, SHUT_RDWR)) ++count;
   }
   return count;
+}
+
+SweepThread::SweepThread(std::chrono::milliseconds interval, std::function<void()> sweep)
+    : interval_(interval), sweep_(std::move(sweep)), thread_([this] { run(); }) {}
+
+SweepThread::~SweepThread() { stop(); }
+
+void SweepThread::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SweepThread::run() {
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
+    sweep_();
+  }
 }
 
 }  // namespace lens::cli

@@ -6,17 +6,12 @@
 // Capping the open-file limit instead does not work: at EMFILE gRPC 1.51 stops accepting for good.
 #pragma once
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <set>
-#include <thread>
+
+#include "collect_server/connection_sweep.hpp"
 
 namespace lens::cli {
 
@@ -40,19 +35,14 @@ class GrpcConnectionCap {
   std::uint64_t refused() const { return refused_.load(); }
 
  private:
-  void run();
   void sweep();
 
   const int local_port_;
   const std::size_t max_connections_;
   std::uint64_t sweep_number_ = 0;
-  std::map<ino_t, std::uint64_t> first_seen_;  // socket inode -> sweep that first saw it
-  std::set<ino_t> shut_down_;                  // already shut down, until gRPC closes them
+  SweptSockets<std::uint64_t> sockets_;  // first seen: the sweep's number
   std::atomic<std::uint64_t> refused_{0};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  SweepThread sweeper_;  // last: it sweeps as soon as it is made
 };
 
 }  // namespace lens::cli

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -40,18 +41,11 @@ std::string key_of(const std::string& address, int port) {
 }  // namespace
 
 HttpConnectionGuard::HttpConnectionGuard(int local_port, const HttpConnectionLimits& limits)
-    : local_port_(local_port), limits_(limits), thread_([this] { run(); }) {}
+    : local_port_(local_port), limits_(limits), sweeper_(kSweepInterval, [this] { sweep(); }) {}
 
 HttpConnectionGuard::~HttpConnectionGuard() { stop(); }
 
-void HttpConnectionGuard::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void HttpConnectionGuard::stop() { sweeper_.stop(); }
 
 void HttpConnectionGuard::body_read(const std::string& address, int port) {
   std::lock_guard lock(activity_mutex_);
@@ -73,13 +67,6 @@ void HttpConnectionGuard::stop_reading(const std::string& address, int port) con
   }
 }
 
-void HttpConnectionGuard::run() {
-  std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, kSweepInterval, [this] { return stopping_; })) {
-    sweep();
-  }
-}
-
 void HttpConnectionGuard::sweep() {
   const Clock::time_point now = Clock::now();
   struct Connection {
@@ -88,26 +75,14 @@ void HttpConnectionGuard::sweep() {
     std::string address;
     std::string key;
   };
-  std::vector<Connection> open;  // not shut down yet
-  std::set<ino_t> present;
-  for (const ConnectedSocket& socket : connected_sockets_on_port(local_port_)) {
-    present.insert(socket.inode);
-    const auto seen = first_seen_.try_emplace(socket.inode, now).first;
-    if (shut_down_.count(socket.inode) != 0) continue;
+  std::vector<Connection> open;  // not shut down yet, with a peer
+  for (const auto& [socket, first_seen] : sockets_.open_on_port(local_port_, now)) {
     int port = 0;
     std::string address = peer_of(socket.fd, port);
     if (address.empty()) continue;
     std::string key = key_of(address, port);
-    open.push_back({socket, seen->second, std::move(address), std::move(key)});
+    open.push_back({socket, first_seen, std::move(address), std::move(key)});
   }
-  std::erase_if(first_seen_, [&](const auto& item) { return present.count(item.first) == 0; });
-  std::erase_if(shut_down_, [&](ino_t inode) { return present.count(inode) == 0; });
-
-  auto shut_down = [&](const Connection& connection) {
-    if (!shut_down_if_unchanged(connection.socket, SHUT_RDWR)) return false;
-    shut_down_.insert(connection.socket.inode);
-    return true;
-  };
 
   std::vector<Connection> kept;
   {
@@ -124,7 +99,7 @@ void HttpConnectionGuard::sweep() {
         }
         start = std::max(start, it->second.request_start);
       }
-      if (now - start > limits_.request_timeout && shut_down(connection)) {
+      if (now - start > limits_.request_timeout && sockets_.shut_down(connection.socket)) {
         timed_out_.fetch_add(1);
         continue;
       }
@@ -142,7 +117,7 @@ void HttpConnectionGuard::sweep() {
   std::size_t run = 0;
   for (std::size_t i = 0; i < kept.size(); ++i) {
     run = i > 0 && kept[i].address == kept[i - 1].address ? run + 1 : 1;
-    if (run > limits_.per_peer && shut_down(kept[i])) over_peer_cap_.fetch_add(1);
+    if (run > limits_.per_peer && sockets_.shut_down(kept[i].socket)) over_peer_cap_.fetch_add(1);
   }
 }
 

@@ -9,18 +9,15 @@
 // has been read and when it is answered. Thread-safe.
 #pragma once
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
-#include <thread>
+
+#include "collect_server/connection_sweep.hpp"
 
 namespace lens::cli {
 
@@ -67,7 +64,6 @@ class HttpConnectionGuard {
     Clock::time_point request_start;  // when the current request's time began
   };
 
-  void run();
   void sweep();
 
   const int local_port_;
@@ -75,16 +71,11 @@ class HttpConnectionGuard {
   std::mutex activity_mutex_;
   std::map<std::string, Activity> activity_;  // "address port" -> its connection's request
 
-  // The sweep thread's own (no lock).
-  std::map<ino_t, Clock::time_point> first_seen_;  // socket inode -> when first seen
-  std::set<ino_t> shut_down_;                      // already shut down, until closed
+  SweptSockets<Clock::time_point> sockets_;  // the sweep thread's own (no lock)
 
   std::atomic<std::uint64_t> timed_out_{0};
   std::atomic<std::uint64_t> over_peer_cap_{0};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  SweepThread sweeper_;  // last: it sweeps as soon as it is made
 };
 
 }  // namespace lens::cli

@@ -1,5 +1,5 @@
 // `lens` subcommand dispatch, usage text and version.
-#include "commands.hpp"
+#include "cli/commands.hpp"
 
 #include <iostream>
 

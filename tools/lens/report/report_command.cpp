@@ -2,7 +2,7 @@
 // (tools/lens/report/, docs/report.md).
 #include <iostream>
 
-#include "commands.hpp"
+#include "cli/commands.hpp"
 #include "report/report.hpp"
 #include "report/report_options.hpp"
 

@@ -1,5 +1,5 @@
 // Following logs.jsonl for the ranks' hang reports (see run_hangs.hpp).
-#include "run_hangs.hpp"
+#include "run/run_hangs.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,5 +1,5 @@
 // Spawning, reading and reaping the ranks of `lens run` (see rank_processes.hpp).
-#include "rank_processes.hpp"
+#include "run/rank_processes.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

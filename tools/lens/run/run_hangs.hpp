@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "appended_lines.hpp"
 #include "report/hangs.hpp"
+#include "run/appended_lines.hpp"
 
 namespace lens::cli {
 

@@ -1,10 +1,10 @@
 // Following traces.jsonl for the run's progress (see run_progress.hpp).
-#include "run_progress.hpp"
+#include "run/run_progress.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <vector>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace lens::cli {
 namespace {
@@ -49,9 +49,7 @@ double duration_ms(std::int64_t start, std::int64_t end) {
          1e6;
 }
 
-bool starts_with(const std::string& text, const char* prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
 bool is_communication(const std::string& name) {
   return starts_with(name, "megatron.grad_sync.") || starts_with(name, "megatron.p2p.") ||
@@ -99,8 +97,7 @@ void RunProgress::consume(const std::string& line) {
         }
         if (name != "megatron.train_step") continue;
         const auto pending = work.communication_ms.find(trace);
-        const double communication =
-            pending == work.communication_ms.end() ? 0.0 : pending->second;
+        const double communication = pending == work.communication_ms.end() ? 0.0 : pending->second;
         if (pending != work.communication_ms.end()) work.communication_ms.erase(pending);
         work.work_ms.push_back(std::max(0.0, ms - communication));
         work.step_ms.push_back(ms);
@@ -140,9 +137,9 @@ std::optional<RunProgress::WaitedFor> RunProgress::waited_for() const {
   if (medians.size() < 2) return std::nullopt;
   const double across = median_of(works);
   const double margin = std::max(1.0, 0.05 * median_of(steps));
-  const auto slowest = std::max_element(
-      medians.begin(), medians.end(),
-      [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto slowest =
+      std::max_element(medians.begin(), medians.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
   if (slowest->second - across <= margin) return std::nullopt;
   return WaitedFor{slowest->first, slowest->second - across};
 }

@@ -1,5 +1,5 @@
 // Following an appended file (see appended_lines.hpp).
-#include "appended_lines.hpp"
+#include "run/appended_lines.hpp"
 
 #include <filesystem>
 #include <fstream>

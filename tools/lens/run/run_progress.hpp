@@ -19,7 +19,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "appended_lines.hpp"
+#include "run/appended_lines.hpp"
 
 namespace lens::cli {
 

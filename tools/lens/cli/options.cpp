@@ -1,5 +1,5 @@
 // Option parsing for the `lens` subcommands (see options.hpp).
-#include "options.hpp"
+#include "cli/options.hpp"
 
 #include <charconv>
 #include <iostream>

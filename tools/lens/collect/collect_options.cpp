@@ -1,39 +1,17 @@
-// `lens collect`: an OTLP receiver for one machine. Serves OTLP/gRPC and OTLP/HTTP on loopback
-// by default, appends every request as one OTLP JSON line to traces.jsonl, metrics.jsonl or
-// logs.jsonl under --out, shows a live per-rank summary on stderr and stops cleanly on SIGINT
-// or SIGTERM. Exit status: 0 after a clean stop, 1 when it cannot start, 2 on invalid flags.
-#include <sys/ioctl.h>
-#include <sys/resource.h>
-#include <unistd.h>
+// `lens collect`'s flags (see collect_options.hpp).
+#include "collect/collect_options.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <limits>
-#include <optional>
 #include <sstream>
-#include <string>
-#include <vector>
-
-#include "collect_server/otlp_receiver.hpp"
-#include "collect_server/otlp_sink.hpp"
-#include "commands.hpp"
-#include "options.hpp"
 
 namespace lens::cli {
-namespace {
 
-constexpr const char* kDefaultGrpc = "127.0.0.1:4317";
-constexpr const char* kDefaultHttp = "127.0.0.1:4318";
-constexpr const char* kDefaultOut = "lens-otlp";
-
-constexpr const char* kCollectUsage =
+const char* const kCollectUsage =
     "usage: lens collect [--grpc HOST:PORT|off] [--http HOST:PORT|off] [--out DIR]\n"
     "                    [--max-bytes N] [--token T | --token-file PATH]\n"
     "                    [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
@@ -84,52 +62,18 @@ constexpr const char* kCollectUsage =
     "On start it prints one line on stdout:\n"
     "  lens collect: listening grpc=HOST:PORT http=HOST:PORT [tls=on|mtls] out=DIR\n";
 
-int fail(const std::string& message) {
-  std::cerr << "lens: " << message << "\n";
-  return 2;
-}
+const OptionSpec kCollectFlags{
+    {"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file", "--tls-cert",
+     "--tls-key", "--tls-client-ca", "--max-request-items", "--max-request-memory",
+     "--grpc-max-streams", "--grpc-max-connections", "--http-request-timeout",
+     "--http-max-connections-per-peer", "--max-memory-in-flight"},
+    {"--help"}};
 
-// N, NK, NM or NG (powers of 1024).
-std::optional<std::uint64_t> parse_bytes(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  std::uint64_t multiplier = 1;
-  std::string digits = text;
-  switch (text.back()) {
-    case 'K':
-    case 'k':
-      multiplier = 1ull << 10;
-      break;
-    case 'M':
-    case 'm':
-      multiplier = 1ull << 20;
-      break;
-    case 'G':
-    case 'g':
-      multiplier = 1ull << 30;
-      break;
-    default:
-      break;
-  }
-  if (multiplier != 1) digits.pop_back();
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
-      digits.size() > 19) {
-    return std::nullopt;
-  }
-  const unsigned long long value = std::stoull(digits);
-  if (value > std::numeric_limits<std::uint64_t>::max() / multiplier) {
-    return std::nullopt;
-  }
-  return value * multiplier;
-}
+namespace {
 
-// A token read from a file or the environment: surrounding whitespace (a trailing newline) is
-// not part of it.
-std::string trimmed(std::string text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
+constexpr const char* kDefaultGrpc = "127.0.0.1:4317";
+constexpr const char* kDefaultHttp = "127.0.0.1:4318";
+constexpr const char* kDefaultOut = "lens-otlp";
 
 // Reads one of the --tls-* files and checks that it holds the PEM block `label` (e.g.
 // "CERTIFICATE"; "PRIVATE KEY" also matches "EC PRIVATE KEY" and "RSA PRIVATE KEY").
@@ -164,9 +108,10 @@ std::optional<std::uint64_t> parse_count(const std::string& text, std::uint64_t 
   return value;
 }
 
-// --max-request-items, --max-request-memory, --grpc-max-streams and --grpc-max-connections;
-// returns the error for the first bad one ("" when all are valid).
-std::string parse_limits(const ParsedOptions& options, ReceiverOptions& receiver) {
+// The count limits: --max-request-items, --grpc-max-streams, --grpc-max-connections,
+// --http-request-timeout and --http-max-connections-per-peer; the error for the first bad one
+// ("" when all are valid).
+std::string parse_count_limits(const ParsedOptions& options, ReceiverOptions& receiver) {
   constexpr std::uint64_t kMaxStreams = 1u << 30;
   constexpr std::uint64_t kMaxConnections = 1'000'000;
   if (auto value = options.get("--max-request-items")) {
@@ -209,6 +154,11 @@ std::string parse_limits(const ParsedOptions& options, ReceiverOptions& receiver
     }
     receiver.http_connections.per_peer = static_cast<std::size_t>(*count);
   }
+  return {};
+}
+
+// The memory limits: --max-memory-in-flight, then --max-request-memory.
+std::string parse_memory_limits(const ParsedOptions& options, ReceiverOptions& receiver) {
   if (auto value = options.get("--max-memory-in-flight")) {
     auto bytes = parse_bytes(*value);
     if (!bytes || *bytes < (1u << 20)) {
@@ -227,91 +177,6 @@ std::string parse_limits(const ParsedOptions& options, ReceiverOptions& receiver
   }
   return {};
 }
-
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
-// Rank labels in numeric order ("2" before "10"), anything else after them.
-std::vector<std::pair<std::string, RankCounts>> sorted_ranks(
-    const std::map<std::string, RankCounts>& ranks) {
-  std::vector<std::pair<std::string, RankCounts>> out(ranks.begin(), ranks.end());
-  auto numeric = [](const std::string& s) {
-    return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos;
-  };
-  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
-    const bool na = numeric(a.first);
-    const bool nb = numeric(b.first);
-    if (na != nb) return na;
-    if (na) return std::stol(a.first) < std::stol(b.first);
-    return a.first < b.first;
-  });
-  return out;
-}
-
-std::string rank_text(const std::string& rank, const RankCounts& counts) {
-  return "rank " + rank + ": " + std::to_string(counts.spans) + " spans, " +
-         std::to_string(counts.points) + " points, " + std::to_string(counts.logs) + " logs";
-}
-
-std::string requests_text(const SinkStats& sink, const ReceiverStats& receiver) {
-  const std::uint64_t rejected = receiver.malformed + receiver.unauthenticated;
-  std::string text = std::to_string(sink.requests + rejected) + " requests";
-  if (rejected != 0) text += ", " + std::to_string(rejected) + " rejected";
-  if (sink.dropped_requests != 0) {
-    text += ", " + std::to_string(sink.dropped_items) + " items dropped";
-  }
-  if (receiver.grpc_connections_refused != 0) {
-    text += ", " + std::to_string(receiver.grpc_connections_refused) +
-            " gRPC connections closed (--grpc-max-connections)";
-  }
-  if (receiver.over_budget != 0) {
-    text += ", " + std::to_string(receiver.over_budget) +
-            " refused for a retry (--max-memory-in-flight)";
-  }
-  if (receiver.http_timed_out != 0) {
-    text += ", " + std::to_string(receiver.http_timed_out) +
-            " HTTP connections closed (--http-request-timeout)";
-  }
-  if (receiver.http_over_peer_cap != 0) {
-    text += ", " + std::to_string(receiver.http_over_peer_cap) +
-            " HTTP connections closed (--http-max-connections-per-peer)";
-  }
-  if (sink.retry_requests != 0) {
-    // Answered 503 / UNAVAILABLE: lost unless the client sent them again.
-    text += ", " + std::to_string(sink.retry_items) + " items refused for a retry (write failed)";
-  }
-  return text;
-}
-
-// The live line: totals, then up to eight ranks.
-std::string summary_line(const SinkStats& sink, const ReceiverStats& receiver) {
-  constexpr std::size_t kShownRanks = 8;
-  std::string line = "lens collect: " + requests_text(sink, receiver);
-  const auto ranks = sorted_ranks(sink.ranks);
-  for (std::size_t i = 0; i < ranks.size() && i < kShownRanks; ++i) {
-    line += " | " + rank_text(ranks[i].first, ranks[i].second);
-  }
-  if (ranks.size() > kShownRanks) {
-    line += " | +" + std::to_string(ranks.size() - kShownRanks) + " more ranks";
-  }
-  return line;
-}
-
-std::size_t terminal_width() {
-  winsize size{};
-  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1) {
-    return size.ws_col - 1;
-  }
-  return 200;
-}
-
-// What `lens collect`'s flags ask for.
-struct CollectOptions {
-  ReceiverOptions receiver;
-  std::string out;
-  std::uint64_t max_bytes = 0;
-};
 
 // --grpc and --http; the error for the first bad one ("" when both are valid).
 std::string parse_endpoints(const ParsedOptions& options, ReceiverOptions& receiver) {
@@ -410,7 +275,47 @@ std::string parse_tls(const ParsedOptions& options, std::optional<TlsServerFiles
   return {};
 }
 
-// All of `lens collect`'s flags, in the order their errors are reported.
+}  // namespace
+
+std::optional<std::uint64_t> parse_bytes(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::uint64_t multiplier = 1;
+  std::string digits = text;
+  switch (text.back()) {
+    case 'K':
+    case 'k':
+      multiplier = 1ull << 10;
+      break;
+    case 'M':
+    case 'm':
+      multiplier = 1ull << 20;
+      break;
+    case 'G':
+    case 'g':
+      multiplier = 1ull << 30;
+      break;
+    default:
+      break;
+  }
+  if (multiplier != 1) digits.pop_back();
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+      digits.size() > 19) {
+    return std::nullopt;
+  }
+  const unsigned long long value = std::stoull(digits);
+  if (value > std::numeric_limits<std::uint64_t>::max() / multiplier) {
+    return std::nullopt;
+  }
+  return value * multiplier;
+}
+
+std::string trimmed(std::string text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return text.substr(first, last - first + 1);
+}
+
 std::string parse_collect_options(const ParsedOptions& options, CollectOptions& collect) {
   if (std::string error = parse_endpoints(options, collect.receiver); !error.empty()) {
     return error;
@@ -425,130 +330,16 @@ std::string parse_collect_options(const ParsedOptions& options, CollectOptions& 
     }
     collect.max_bytes = *bytes;
   }
-  if (std::string error = parse_limits(options, collect.receiver); !error.empty()) return error;
+  if (std::string error = parse_count_limits(options, collect.receiver); !error.empty()) {
+    return error;
+  }
+  if (std::string error = parse_memory_limits(options, collect.receiver); !error.empty()) {
+    return error;
+  }
   if (std::string error = parse_token(options, collect.receiver.token); !error.empty()) {
     return error;
   }
   return parse_tls(options, collect.receiver.tls);
-}
-
-// Readies the process for serving before any thread starts; returns the stop signals (SIGINT,
-// SIGTERM), blocked so that they are taken with sigtimedwait and every thread inherits the mask.
-sigset_t prepare_process() {
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not end the collector
-  // A file size limit (ulimit -f) makes a write fail with EFBIG, answered like a full disk,
-  // instead of ending the collector.
-  std::signal(SIGXFSZ, SIG_IGN);
-  // gRPC 1.51 stops accepting for good when accept() fails with EMFILE; connections past
-  // --grpc-max-connections are accepted before they are closed, so keep the open-file limit as
-  // high as this process may set it.
-  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &files);
-  }
-  return stop_signals;
-}
-
-// The start line on stdout, and a warning for each address off loopback without a token.
-void print_listening(const OtlpReceiver& server, const CollectOptions& collect) {
-  auto bound = [](const std::optional<Endpoint>& e) { return e ? e->to_string() : "off"; };
-  const ReceiverOptions& receiver = collect.receiver;
-  std::error_code ec;
-  const std::filesystem::path out_path = std::filesystem::absolute(collect.out, ec);
-  std::cout << "lens collect: listening grpc=" << bound(server.grpc_endpoint())
-            << " http=" << bound(server.http_endpoint())
-            << (receiver.tls ? (receiver.tls->client_ca_pem.empty() ? " tls=on" : " tls=mtls") : "")
-            << " out=" << (ec ? collect.out : out_path.lexically_normal().string()) << std::endl;
-  for (const auto& endpoint : {server.grpc_endpoint(), server.http_endpoint()}) {
-    if (endpoint && !is_loopback(endpoint->host) && receiver.token.empty()) {
-      std::cerr << "lens collect: warning: listening on " << endpoint->to_string()
-                << " without --token; anyone who can reach it can write to " << collect.out << "\n";
-    }
-  }
-}
-
-// The live summary until a stop signal: rewritten in place on a terminal, else a line every few
-// seconds when it changed (log files stay readable). True when a line is left open on the
-// terminal.
-bool show_summary_until_stopped(const sigset_t& stop_signals, const OtlpSink& sink,
-                                const OtlpReceiver& server) {
-  const bool tty = ::isatty(STDERR_FILENO) == 1;
-  const timespec wait = tty ? timespec{0, 500'000'000} : timespec{5, 0};
-  std::string last_line;
-  int signal_number = -1;
-  while (signal_number < 0) {
-    signal_number = sigtimedwait(&stop_signals, nullptr, &wait);
-    if (signal_number < 0 && errno != EAGAIN && errno != EINTR) {
-      break;
-    }
-    const std::string line = summary_line(sink.stats(), server.stats());
-    if (line == last_line) continue;
-    last_line = line;
-    if (tty) {
-      std::cerr << "\r" << line.substr(0, terminal_width()) << "\x1b[K" << std::flush;
-    } else if (signal_number < 0) {
-      std::cerr << line << "\n";
-    }
-  }
-  return tty && !last_line.empty();
-}
-
-// The totals once stopped, and a line per rank.
-void print_stopped(const SinkStats& stats, const ReceiverStats& receiver_stats,
-                   const std::string& out) {
-  std::cerr << "lens collect: stopped; " << requests_text(stats, receiver_stats) << " ("
-            << receiver_stats.malformed << " malformed, " << receiver_stats.unauthenticated
-            << " unauthenticated, " << stats.dropped_requests << " dropped); " << stats.bytes
-            << " bytes in " << out << "\n";
-  for (const auto& [rank, counts] : sorted_ranks(stats.ranks)) {
-    std::cerr << "lens collect: " << rank_text(rank, counts) << "\n";
-  }
-}
-
-}  // namespace
-
-int collect_command(const std::vector<std::string>& args) {
-  const OptionSpec spec{
-      {"--grpc", "--http", "--out", "--max-bytes", "--token", "--token-file", "--tls-cert",
-       "--tls-key", "--tls-client-ca", "--max-request-items", "--max-request-memory",
-       "--grpc-max-streams", "--grpc-max-connections", "--http-request-timeout",
-       "--http-max-connections-per-peer", "--max-memory-in-flight"},
-      {"--help"}};
-  auto parsed = parse_command_options(args, spec, "collect", kCollectUsage);
-  if (const int* exit_status = std::get_if<int>(&parsed)) return *exit_status;
-  CollectOptions collect;
-  if (std::string error = parse_collect_options(std::get<ParsedOptions>(parsed), collect);
-      !error.empty()) {
-    return fail(error);
-  }
-
-  const sigset_t stop_signals = prepare_process();
-  auto sink = OtlpSink::open(collect.out, collect.max_bytes);
-  if (!sink.ok()) {
-    std::cerr << "lens collect: " << sink.message() << "\n";
-    return 1;
-  }
-  auto receiver = OtlpReceiver::start(collect.receiver, **sink);
-  if (!receiver.ok()) {
-    std::cerr << "lens collect: " << receiver.message() << "\n";
-    return 1;
-  }
-  OtlpReceiver& server = **receiver;
-  print_listening(server, collect);
-  const bool line_open = show_summary_until_stopped(stop_signals, **sink, server);
-
-  server.stop();  // requests in flight finish and are written before the files close
-  const SinkStats stats = (*sink)->stats();
-  const ReceiverStats receiver_stats = server.stats();
-  sink->reset();
-  if (line_open) std::cerr << "\n";
-  print_stopped(stats, receiver_stats, collect.out);
-  return 0;
 }
 
 }  // namespace lens::cli
