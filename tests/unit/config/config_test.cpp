@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <string>
 
 #include "unit/support/test_support.hpp"
 
@@ -21,22 +23,56 @@ std::string first_problem(const Config& config) {
   return "";
 }
 
+// The fields that the defaults and a full environment both give, with their expected values.
+struct MainFields {
+  bool enabled;
+  std::string service_name;
+  std::string rank_strategy;
+  std::int64_t export_rank;
+  double export_sample_rate;
+  std::string sampling_strategy;
+  bool traces_enabled;
+  bool metrics_enabled;
+  bool logs_enabled;
+  std::string span_groups;
+  ExporterKind exporter;
+  std::string file_path;
+  std::string run_id;
+  std::string user_id;
+};
+
+void expect_main_fields(const Config& config, const MainFields& expected) {
+  EXPECT_EQ(config.enabled, expected.enabled);
+  EXPECT_EQ(config.service_name, expected.service_name);
+  EXPECT_EQ(config.rank_strategy, expected.rank_strategy);
+  EXPECT_EQ(config.export_rank, expected.export_rank);
+  EXPECT_EQ(config.export_sample_rate, expected.export_sample_rate);
+  EXPECT_EQ(config.sampling_strategy, expected.sampling_strategy);
+  EXPECT_EQ(config.traces_enabled, expected.traces_enabled);
+  EXPECT_EQ(config.metrics_enabled, expected.metrics_enabled);
+  EXPECT_EQ(config.logs_enabled, expected.logs_enabled);
+  EXPECT_EQ(config.span_groups, expected.span_groups);
+  EXPECT_EQ(config.exporter, expected.exporter);
+  EXPECT_EQ(config.file_path, expected.file_path);
+  EXPECT_EQ(config.run_id, expected.run_id);
+  EXPECT_EQ(config.user_id, expected.user_id);
+}
+
 TEST(ConfigDefaults, DefaultConstructedConfigMatchesSpec) {
-  const Config config;
-  EXPECT_FALSE(config.enabled);
-  EXPECT_EQ(config.service_name, "nemo");
-  EXPECT_EQ(config.rank_strategy, "single_rank");
-  EXPECT_EQ(config.export_rank, -1);
-  EXPECT_EQ(config.export_sample_rate, 1.0);
-  EXPECT_EQ(config.sampling_strategy, "");
-  EXPECT_TRUE(config.traces_enabled);
-  EXPECT_TRUE(config.metrics_enabled);
-  EXPECT_FALSE(config.logs_enabled);
-  EXPECT_EQ(config.span_groups, "default");
-  EXPECT_EQ(config.exporter, ExporterKind::otlp);
-  EXPECT_EQ(config.file_path, "./lens-telemetry/");
-  EXPECT_EQ(config.run_id, "");
-  EXPECT_EQ(config.user_id, "");
+  expect_main_fields(Config{}, {.enabled = false,
+                                .service_name = "nemo",
+                                .rank_strategy = "single_rank",
+                                .export_rank = -1,
+                                .export_sample_rate = 1.0,
+                                .sampling_strategy = "",
+                                .traces_enabled = true,
+                                .metrics_enabled = true,
+                                .logs_enabled = false,
+                                .span_groups = "default",
+                                .exporter = ExporterKind::otlp,
+                                .file_path = "./lens-telemetry/",
+                                .run_id = "",
+                                .user_id = ""});
 }
 
 TEST(ConfigFromEnv, NoVariablesGivesDefaultsAllFromDefault) {
@@ -162,21 +198,21 @@ TEST(ConfigFromEnv, EveryKeyIsRead) {
                               {"NEMO_LENS_USER_ID", "team-alpha"},
                               {"WANDB_ENTITY", " ent "},
                               {"WANDB_PROJECT", "proj"}});
-  EXPECT_TRUE(config.enabled);
-  EXPECT_EQ(config.service_name, "my-training-run");
+  expect_main_fields(config, {.enabled = true,
+                              .service_name = "my-training-run",
+                              .rank_strategy = "all_ranks",
+                              .export_rank = 10,
+                              .export_sample_rate = 0.1,
+                              .sampling_strategy = "rank_aware",
+                              .traces_enabled = false,
+                              .metrics_enabled = false,
+                              .logs_enabled = true,
+                              .span_groups = "per_step",
+                              .exporter = ExporterKind::file,
+                              .file_path = "/tmp/out",
+                              .run_id = "run-7",
+                              .user_id = "team-alpha"});
   EXPECT_EQ(config.source_of("service_name"), "env:OTEL_SERVICE_NAME");
-  EXPECT_EQ(config.rank_strategy, "all_ranks");
-  EXPECT_EQ(config.export_rank, 10);
-  EXPECT_DOUBLE_EQ(config.export_sample_rate, 0.1);
-  EXPECT_EQ(config.sampling_strategy, "rank_aware");
-  EXPECT_FALSE(config.traces_enabled);
-  EXPECT_FALSE(config.metrics_enabled);
-  EXPECT_TRUE(config.logs_enabled);
-  EXPECT_EQ(config.span_groups, "per_step");
-  EXPECT_EQ(config.exporter, ExporterKind::file);
-  EXPECT_EQ(config.file_path, "/tmp/out");
-  EXPECT_EQ(config.run_id, "run-7");
-  EXPECT_EQ(config.user_id, "team-alpha");
   EXPECT_EQ(config.wandb_entity, " ent ");  // verbatim, not trimmed
   EXPECT_EQ(config.wandb_project, "proj");
   EXPECT_TRUE(config.problems.empty());
