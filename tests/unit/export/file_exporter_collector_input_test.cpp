@@ -96,11 +96,7 @@ TEST(FileExporterCollectorInput, EveryLineIsOneExportRequestOfTheOtlpSchema) {
   ASSERT_NE(mkdtemp(pattern.data()), nullptr);
   const fs::path dir = pattern;
 
-  Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.run_id = "collector-input";
-  config.exporter = ExporterKind::file;
+  Config config = test_support::exporting_config("collector-input", ExporterKind::file);
   config.logs_enabled = true;
   config.file_path = dir.string();
   config.otel = OtelSettings::from_env(Env::from({{"OTEL_BSP_SCHEDULE_DELAY", "200"}}));

@@ -94,12 +94,8 @@ class FileSpanExporter : public ::testing::Test {
   }
 
   Config file_config(const fs::path& path) const {
-    Config config;
-    config.enabled = true;
-    config.rank_strategy = "all_ranks";
-    config.run_id = "file-run";
+    Config config = test_support::exporting_config("file-run", ExporterKind::file);
     config.service_name = "file-test";
-    config.exporter = lens::ExporterKind::file;
     config.file_path = path.string();
     // opentelemetry-cpp 1.19's batch processor can miss the shutdown wake-up (upstream issue
     // #4373): keep its schedule well below the shutdown timeout.

@@ -19,6 +19,7 @@
 #include "lens/otlp_json.hpp"
 #include "lens/telemetry.hpp"
 #include "telemetry/plan.hpp"
+#include "unit/support/blocking_exporters.hpp"
 #include "unit/support/test_support.hpp"
 
 namespace lens {
@@ -27,11 +28,7 @@ namespace {
 namespace sdkmetrics = opentelemetry::sdk::metrics;
 
 Config exporting(ExporterKind exporter) {
-  Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.run_id = "exp-run";
-  config.exporter = exporter;
+  Config config = test_support::exporting_config("exp-run", exporter);
   config.traces_enabled = false;
   return config;
 }
@@ -244,37 +241,11 @@ TEST(MetricsExporters, TemporalityFollowsThePreference) {
   }
 }
 
-// A metric exporter whose Export blocks until released: a backend that never answers.
-class BlockingMetricExporter final : public sdkmetrics::PushMetricExporter {
- public:
-  struct Gate {
-    std::mutex mutex;
-    std::condition_variable cv;
-    bool open = false;
-  };
-  explicit BlockingMetricExporter(std::shared_ptr<Gate> gate) : gate_(std::move(gate)) {}
-  opentelemetry::sdk::common::ExportResult Export(
-      const sdkmetrics::ResourceMetrics&) noexcept override {
-    std::unique_lock<std::mutex> lock(gate_->mutex);
-    gate_->cv.wait(lock, [&] { return gate_->open; });
-    return opentelemetry::sdk::common::ExportResult::kSuccess;
-  }
-  sdkmetrics::AggregationTemporality GetAggregationTemporality(
-      sdkmetrics::InstrumentType) const noexcept override {
-    return sdkmetrics::AggregationTemporality::kCumulative;
-  }
-  bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
-  bool Shutdown(std::chrono::microseconds) noexcept override { return true; }
-
- private:
-  std::shared_ptr<Gate> gate_;
-};
-
 TEST(MetricsExporters, ShutdownWithABlockedMetricExporterReturnsWithinItsTimeout) {
-  auto gate = std::make_shared<BlockingMetricExporter::Gate>();
+  auto gate = std::make_shared<test_support::ExportGate>();
   SetupOverrides overrides;
   overrides.env = Env::from({});
-  overrides.metric_exporter = std::make_unique<BlockingMetricExporter>(gate);
+  overrides.metric_exporter = std::make_unique<test_support::BlockingMetricExporter>(gate);
   auto handle = setup_telemetry(exporting(ExporterKind::none), test_support::rank_of(0, 1), {},
                                 std::move(overrides));
   ASSERT_TRUE(handle.ok());
@@ -286,11 +257,7 @@ TEST(MetricsExporters, ShutdownWithABlockedMetricExporterReturnsWithinItsTimeout
             "Telemetry shutdown did not finish within 300 ms for metrics; the exporter is still "
             "busy and what it holds may be lost");
   EXPECT_LT(elapsed, std::chrono::milliseconds(1500));
-  {
-    std::lock_guard<std::mutex> lock(gate->mutex);
-    gate->open = true;
-  }
-  gate->cv.notify_all();
+  gate->release();
   // The helper thread finishes once the exporter returns.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
 }

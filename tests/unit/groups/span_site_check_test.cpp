@@ -55,11 +55,7 @@ TEST_F(SpanSiteCheck, ARegisteredGroupIsNotReportedEvenWhenOff) {
 }
 
 TEST_F(SpanSiteCheck, AllMeansTheGroupsRegisteredAtSetupNotLaterOnes) {
-  Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.exporter = ExporterKind::none;
-  config.run_id = "all-test";
+  Config config = test_support::exporting_config("all-test", ExporterKind::none);
   config.metrics_enabled = false;
   config.span_groups = "all";
   SetupOverrides overrides;

@@ -32,12 +32,8 @@ struct Telemetry {
 };
 
 Telemetry set_up(const Env::Map& otel_env) {
-  Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.run_id = "new-trace-run";
+  Config config = test_support::exporting_config("new-trace-run", ExporterKind::none);
   config.span_groups = "all";
-  config.exporter = lens::ExporterKind::none;
   config.metrics_enabled = false;
   Env::Map variables = otel_env;
   variables.emplace("OTEL_BSP_SCHEDULE_DELAY", "100");

@@ -44,11 +44,8 @@ class SpanFixture : public ::testing::Test {
     lens::detail::reset_span_groups_for_testing();
     auto exporter = std::make_unique<InMemorySpanExporter>(100000);
     data_ = exporter->GetData();
-    lens::Config config;
-    config.enabled = true;
-    config.rank_strategy = "all_ranks";
-    config.exporter = lens::ExporterKind::none;
-    config.run_id = "span-test";
+    lens::Config config =
+        lens::test_support::exporting_config("span-test", lens::ExporterKind::none);
     config.metrics_enabled = false;
     lens::SetupOverrides overrides;
     overrides.span_exporter = std::move(exporter);

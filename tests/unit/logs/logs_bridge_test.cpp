@@ -75,11 +75,7 @@ class CapturingExporter final : public sdklogs::LogRecordExporter {
 };
 
 Config logs_config() {
-  Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.run_id = "logs-run";
-  config.exporter = lens::ExporterKind::none;
+  Config config = test_support::exporting_config("logs-run", ExporterKind::none);
   config.metrics_enabled = false;
   config.logs_enabled = true;
   config.otel = OtelSettings::from_env(

@@ -22,11 +22,7 @@ namespace sdkmetrics = opentelemetry::sdk::metrics;
 namespace lens::test_support {
 
 inline Config metrics_only_config(std::string run_id) {
-  Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.run_id = std::move(run_id);
-  config.exporter = lens::ExporterKind::none;
+  Config config = exporting_config(std::move(run_id), ExporterKind::none);
   config.traces_enabled = false;
   return config;
 }

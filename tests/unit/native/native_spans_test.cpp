@@ -30,6 +30,7 @@
 #include "lens/span_ref.hpp"
 #include "lens/telemetry.hpp"
 #include "native/thread_spans.hpp"
+#include "unit/support/blocking_exporters.hpp"
 #include "unit/support/test_support.hpp"
 
 namespace lens {
@@ -587,33 +588,6 @@ TEST_F(NativeSpans, AThreadThatExitsRightAfterItsSpansHandsThemOver) {
   EXPECT_EQ(flushed().size(), 1000U);
 }
 
-// An exporter that blocks every Export until released: the buffer fills up.
-class BlockingExporter final : public sdktrace::SpanExporter {
- public:
-  struct Gate {
-    std::mutex mutex;
-    std::condition_variable cv;
-    bool open = false;
-    std::atomic<std::uint64_t> exported{0};
-  };
-  explicit BlockingExporter(std::shared_ptr<Gate> gate) : gate_(std::move(gate)) {}
-  std::unique_ptr<sdktrace::Recordable> MakeRecordable() noexcept override {
-    return std::make_unique<sdktrace::SpanData>();
-  }
-  otel::sdk::common::ExportResult Export(
-      const otel::nostd::span<std::unique_ptr<sdktrace::Recordable>>& spans) noexcept override {
-    std::unique_lock<std::mutex> lock(gate_->mutex);
-    gate_->cv.wait(lock, [this] { return gate_->open; });
-    gate_->exported += spans.size();
-    return otel::sdk::common::ExportResult::kSuccess;
-  }
-  bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
-  bool Shutdown(std::chrono::microseconds) noexcept override { return true; }
-
- private:
-  std::shared_ptr<Gate> gate_;
-};
-
 TEST(NativeSpansBuffer, AFullBufferDropsAndCountsAndNeverBlocksTheProducer) {
   detail::reset_span_groups_for_testing();
   const Env::Map env = {
@@ -622,9 +596,9 @@ TEST(NativeSpansBuffer, AFullBufferDropsAndCountsAndNeverBlocksTheProducer) {
       {"NEMO_LENS_METRICS_ENABLED", "0"}, {"NEMO_LENS_SPAN_GROUPS", "all"},
       {"NEMO_LENS_SPAN_BUFFER_MB", "1"},  {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "16"}};
   Config config = test_support::config_from(env);
-  auto gate = std::make_shared<BlockingExporter::Gate>();
+  auto gate = std::make_shared<test_support::ExportGate>();
   SetupOverrides overrides;
-  overrides.span_exporter = std::make_unique<BlockingExporter>(gate);
+  overrides.span_exporter = std::make_unique<test_support::BlockingSpanExporter>(gate);
   overrides.env = Env::from(env);
   auto made = setup_telemetry(config, test_support::rank_of(0, 1), {}, std::move(overrides));
   ASSERT_TRUE(made.ok()) << made.message();
@@ -639,11 +613,7 @@ TEST(NativeSpansBuffer, AFullBufferDropsAndCountsAndNeverBlocksTheProducer) {
   const TelemetryStats during = handle.stats();
   EXPECT_EQ(during.spans_started, kProduced);
   EXPECT_GT(during.spans_dropped, kProduced / 2);
-  {
-    std::lock_guard<std::mutex> lock(gate->mutex);
-    gate->open = true;
-  }
-  gate->cv.notify_all();
+  gate->release();
   ASSERT_TRUE(handle.shutdown(5000ms).ok());
   const TelemetryStats after = handle.stats();
   EXPECT_EQ(after.spans_exported, gate->exported.load());

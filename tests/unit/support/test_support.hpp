@@ -1,7 +1,8 @@
 // Small builders shared by the unit tests: a RankInfo and a Config from a fixed environment,
-// failing the current test (not aborting) when they cannot be built; ids (and a trace
-// id's bytes) as lowercase hex; a counter of failures over many items that reports only the
-// first few; the process's thread count; an address-space limit for a forked child.
+// failing the current test (not aborting) when they cannot be built; the Config of an exporting
+// rank; ids (and a trace id's bytes) as lowercase hex; a counter of failures over many items that
+// reports only the first few; the process's thread count; an address-space limit for a forked
+// child.
 #pragma once
 
 #include <dirent.h>
@@ -36,6 +37,17 @@ inline Config config_from(const Env::Map& variables, std::string_view prefix = k
   auto config = Config::from_env(prefix, fallback, Env::from(variables));
   EXPECT_TRUE(config.ok()) << config.message();
   return config.ok() ? *config : Config{};
+}
+
+// An enabled rank that exports (rank strategy all_ranks) to `exporter`, under `run_id`; every
+// other field at its default, for the caller to set.
+inline Config exporting_config(std::string run_id, ExporterKind exporter) {
+  Config config;
+  config.enabled = true;
+  config.rank_strategy = "all_ranks";
+  config.run_id = std::move(run_id);
+  config.exporter = exporter;
+  return config;
 }
 
 inline std::string hex(const opentelemetry::trace::TraceId& id) {

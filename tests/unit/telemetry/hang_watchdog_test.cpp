@@ -208,11 +208,7 @@ class KeepingExporter final : public sdklogs::LogRecordExporter {
 };
 
 TEST(HangWatchdogLive, ExportsTheOpenSpansWhileTheStepWaitsThenTheResumption) {
-  Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.run_id = "hang-run";
-  config.exporter = ExporterKind::none;
+  Config config = test_support::exporting_config("hang-run", ExporterKind::none);
   config.metrics_enabled = false;
   config.logs_enabled = true;
   config.hang_timeout = fixed_timeout(0.2);

@@ -23,6 +23,7 @@
 #include "lens/groups.hpp"
 #include "lens/span.hpp"
 #include "lens/strategies.hpp"
+#include "unit/support/blocking_exporters.hpp"
 #include "unit/support/kept_handles.hpp"
 #include "unit/support/test_support.hpp"
 
@@ -35,13 +36,9 @@ using test_support::rank_of;
 using test_support::thread_count;
 
 Config enabled_config(std::string span_groups = "default") {
-  Config config;
-  config.enabled = true;
-  config.rank_strategy = "all_ranks";
-  config.run_id = "test-run";
-  config.span_groups = std::move(span_groups);
   // Spans go to the tests' own exporter; metrics (on by default) are collected and discarded.
-  config.exporter = lens::ExporterKind::none;
+  Config config = test_support::exporting_config("test-run", ExporterKind::none);
+  config.span_groups = std::move(span_groups);
   // opentelemetry-cpp 1.19's batch processor can miss the shutdown wake-up and sleep until its
   // next scheduled export (upstream issue #4373): keep that well below the tests' timeouts.
   config.otel = OtelSettings::from_env(Env::from({{"OTEL_BSP_SCHEDULE_DELAY", "200"}}));
@@ -416,44 +413,11 @@ TEST_F(Telemetry, ShutdownIsIdempotentAcrossCopies) {
   EXPECT_FALSE(copy.tracer()->StartSpan("after")->IsRecording());
 }
 
-// An exporter whose Export blocks until released: a backend that never answers.
-class BlockingExporter final : public opentelemetry::sdk::trace::SpanExporter {
- public:
-  struct Gate {
-    std::mutex mutex;
-    std::condition_variable cv;
-    bool open = false;
-    std::atomic<int> entered{0};
-    void release() {
-      std::lock_guard<std::mutex> lock(mutex);
-      open = true;
-      cv.notify_all();
-    }
-  };
-  explicit BlockingExporter(std::shared_ptr<Gate> gate) : gate_(std::move(gate)) {}
-  std::unique_ptr<opentelemetry::sdk::trace::Recordable> MakeRecordable() noexcept override {
-    return std::make_unique<opentelemetry::sdk::trace::SpanData>();
-  }
-  opentelemetry::sdk::common::ExportResult Export(
-      const opentelemetry::nostd::span<
-          std::unique_ptr<opentelemetry::sdk::trace::Recordable>>&) noexcept override {
-    gate_->entered.fetch_add(1);
-    std::unique_lock<std::mutex> lock(gate_->mutex);
-    gate_->cv.wait(lock, [&] { return gate_->open; });
-    return opentelemetry::sdk::common::ExportResult::kSuccess;
-  }
-  bool ForceFlush(std::chrono::microseconds) noexcept override { return true; }
-  bool Shutdown(std::chrono::microseconds) noexcept override { return true; }
-
- private:
-  std::shared_ptr<Gate> gate_;
-};
-
 TEST_F(Telemetry, ShutdownWithABlockedExporterReturnsWithinItsTimeout) {
-  auto gate = std::make_shared<BlockingExporter::Gate>();
+  auto gate = std::make_shared<test_support::ExportGate>();
   SetupOverrides overrides;
   overrides.env = Env::from({});
-  overrides.span_exporter = std::make_unique<BlockingExporter>(gate);
+  overrides.span_exporter = std::make_unique<test_support::BlockingSpanExporter>(gate);
   auto handle = keep(setup_telemetry(enabled_config(), rank_of(0, 1), {}, std::move(overrides)));
   handle.tracer()->StartSpan("stuck")->End();
   const auto start = std::chrono::steady_clock::now();
@@ -595,10 +559,10 @@ TEST_F(Telemetry, ForkWhileAnotherThreadHoldsTheExporterBusy) {
   if (!kThreadsAfterForkSupported) {
     GTEST_SKIP() << "ThreadSanitizer cannot follow threads started after a multi-threaded fork";
   }
-  auto gate = std::make_shared<BlockingExporter::Gate>();
+  auto gate = std::make_shared<test_support::ExportGate>();
   SetupOverrides overrides;
   overrides.env = Env::from({});
-  overrides.span_exporter = std::make_unique<BlockingExporter>(gate);
+  overrides.span_exporter = std::make_unique<test_support::BlockingSpanExporter>(gate);
   Config config = enabled_config();
   config.otel = OtelSettings::from_env(Env::from({{"OTEL_BSP_SCHEDULE_DELAY", "1"}}));
   auto handle = keep(setup_telemetry(config, rank_of(0, 1), {}, std::move(overrides)));
