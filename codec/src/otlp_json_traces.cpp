@@ -1,6 +1,6 @@
 // The direct trace-request encoder of otlp_json_traces.hpp. It reproduces what the generic path
 // (protobuf's JSON printer, ids swapped to hex, nlohmann's dump) writes, byte for byte; the
-// differential tests in tests/unit/otlp_json_traces_test.cpp hold it to that. Thread-safe.
+// differential tests in tests/unit/codec/otlp_json_traces_test.cpp hold it to that. Thread-safe.
 #include "otlp_json_traces.hpp"
 
 #include <google/protobuf/descriptor.h>

@@ -4,7 +4,7 @@
 // with default telemetry and no word said.
 //
 // The table is kept true by a test that records every variable Config::from_env looks up and
-// fails when one is missing here (tests/unit/known_variables_test.cpp).
+// fails when one is missing here (tests/unit/config/known_variables_test.cpp).
 // Thread-safety: pure functions over an immutable table; Env as in lens/env.hpp.
 #pragma once
 

@@ -41,7 +41,7 @@
 #include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
 #include "support/run_process.hpp"
 #include "support/spawn_args.hpp"
-#include "unit/otlp_test_servers.hpp"
+#include "unit/support/otlp_test_servers.hpp"
 
 namespace lens {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "support/run_process.hpp"
-#include "unit/otlp_test_servers.hpp"
+#include "unit/support/otlp_test_servers.hpp"
 
 namespace {
 
@@ -32,15 +32,13 @@ TEST_P(SpanBurstExport, DeliversEveryProducedSpanToALoopbackCollector) {
   const std::string protocol = GetParam();
   CollectProcess collector;
   ASSERT_FALSE(collector.address("grpc").empty()) << collector.err();
-  const std::string endpoint =
-      "http://" + collector.address(protocol == "grpc" ? "grpc" : "http");
+  const std::string endpoint = "http://" + collector.address(protocol == "grpc" ? "grpc" : "http");
   const auto result = lens::testing::run_process(
       LENS_SPAN_BURST_PATH,
-      {"--spans", "3000", "--otlp-endpoint", endpoint, "--otlp-protocol", protocol},
-      std::nullopt, std::chrono::seconds(30));
+      {"--spans", "3000", "--otlp-endpoint", endpoint, "--otlp-protocol", protocol}, std::nullopt,
+      std::chrono::seconds(30));
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
-  EXPECT_NE(result.out.find(" exporter=otlp:" + protocol + ":" + endpoint + " "),
-            std::string::npos)
+  EXPECT_NE(result.out.find(" exporter=otlp:" + protocol + ":" + endpoint + " "), std::string::npos)
       << result.out;
   EXPECT_NE(result.out.find(" ended=3000 exported=3000 lost=0 failed=0 "), std::string::npos)
       << result.out;
@@ -48,8 +46,7 @@ TEST_P(SpanBurstExport, DeliversEveryProducedSpanToALoopbackCollector) {
   EXPECT_EQ(spans_in(collector.lines("traces.jsonl")), 3000u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Protocols, SpanBurstExport,
-                         ::testing::Values("grpc", "http/protobuf"),
+INSTANTIATE_TEST_SUITE_P(Protocols, SpanBurstExport, ::testing::Values("grpc", "http/protobuf"),
                          [](const ::testing::TestParamInfo<const char*>& param_info) {
                            return std::string(param_info.param) == "grpc" ? "grpc"
                                                                           : "http_protobuf";

@@ -32,7 +32,7 @@
 #include "lens/strategies.hpp"
 #include "support/spawn_logged.hpp"
 #include "test_directory.hpp"
-#include "unit/otlp_test_servers.hpp"
+#include "unit/support/otlp_test_servers.hpp"
 
 extern char** environ;
 
