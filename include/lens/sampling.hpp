@@ -128,13 +128,11 @@ Result<std::shared_ptr<const Sampler>> make_sampler(const Config& config, const 
 // 'name'. Registered strategies: [...]`.
 Result<SamplingStrategyFactory> get_sampling_strategy(std::string_view name);
 
-// The sampler of a strategy already chosen: `factory`'s, given `default_sampler`; an empty
-// factory gives `default_sampler` itself. `name` names it in errors, as make_sampler's.
+// The sampler of the strategy config.sampling_strategy names, already looked up (`factory`;
+// empty for none): the factory's, given the default sampler; an empty factory gives the default
+// sampler itself. Errors as make_sampler(config, rank)'s, but for the unknown name.
 Result<std::shared_ptr<const Sampler>> make_sampler(const SamplingStrategyFactory& factory,
-                                                    const std::string& name,
-                                                    const StrategySettings& settings,
-                                                    const RankInfo& rank,
-                                                    std::shared_ptr<const Sampler> default_sampler);
+                                                    const Config& config, const RankInfo& rank);
 
 }  // namespace lens
 
