@@ -7,6 +7,8 @@
 // config); the affected setting keeps its default. Value type.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -34,7 +36,18 @@ enum class SamplerKind {
   parentbased_always_off,
   parentbased_traceidratio,
 };
+// The OTEL_TRACES_SAMPLER names, in SamplerKind's order: the one table that to_string,
+// parse_sampler_kind, the OTEL_TRACES_SAMPLER parser and kAcceptedSamplers read.
+inline constexpr std::array<std::string_view, 6> kSamplerKindNames = {"always_on",
+                                                                      "always_off",
+                                                                      "traceidratio",
+                                                                      "parentbased_always_on",
+                                                                      "parentbased_always_off",
+                                                                      "parentbased_traceidratio"};
 std::string_view to_string(SamplerKind kind);
+// The kind whose name `name` is, exactly (lower case; OTEL_TRACES_SAMPLER's parser lowers the
+// variable's value first); nullopt for any other text.
+std::optional<SamplerKind> parse_sampler_kind(std::string_view name);
 
 enum class TemporalityPreference { cumulative, delta, lowmemory };
 std::string_view to_string(TemporalityPreference preference);
@@ -135,11 +148,36 @@ struct OtelSettings {
   static OtelSettings from_env(const Env& env = Env::process());
 };
 
+namespace detail {
+// The names of `Names` (an array of string_view) joined by ", ", built at compile time.
+template <const auto& Names>
+struct JoinedNames {
+  static constexpr std::size_t size = [] {
+    std::size_t n = 0;
+    for (std::string_view name : Names) n += (n == 0 ? 0 : 2) + name.size();
+    return n;
+  }();
+  static constexpr std::array<char, size> chars = [] {
+    std::array<char, size> out{};
+    std::size_t i = 0;
+    for (std::string_view name : Names) {
+      if (i != 0) {
+        out[i++] = ',';
+        out[i++] = ' ';
+      }
+      for (char c : name) out[i++] = c;
+    }
+    return out;
+  }();
+  static constexpr std::string_view view{chars.data(), size};
+};
+}  // namespace detail
+
 // Accepted spellings, for error messages and documentation.
 inline constexpr std::string_view kAcceptedProtocols = "grpc, http/protobuf, http/json";
-inline constexpr std::string_view kAcceptedSamplers =
-    "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, "
-    "parentbased_traceidratio";
+// "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off,
+// parentbased_traceidratio"
+inline constexpr std::string_view kAcceptedSamplers = detail::JoinedNames<kSamplerKindNames>::view;
 inline constexpr std::string_view kAcceptedMetricsExporters =
     "otlp, prometheus, console, none, or a comma-separated list such as otlp,prometheus";
 inline constexpr std::string_view kAcceptedPropagators =

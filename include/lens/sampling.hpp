@@ -33,6 +33,17 @@ struct SamplingParams {
   std::string_view name;
 };
 
+// The rule a sampler applies, when it is one of the few fixed rules that the native span hot path
+// applies itself (no virtual call, no SamplingParams built): answers that depend at most on the
+// parent's sampled flag.
+enum class SamplerShape : std::uint8_t {
+  custom,            // anything else: the hot path calls should_sample
+  always_sample,     // record_and_sample for every span
+  always_drop,       // drop for every span
+  parent_or_sample,  // the parent's sampled flag; roots sampled (parentbased_always_on)
+  parent_or_drop,    // the parent's sampled flag; roots dropped (parentbased_always_off)
+};
+
 class Sampler {
  public:
   virtual ~Sampler() = default;
@@ -41,6 +52,17 @@ class Sampler {
   // "TraceIdRatioBasedSampler{0.100000}" (ratio as std::to_string prints it),
   // "ParentBased{<root sampler's description>}".
   virtual std::string description() const = 0;
+
+  // The fixed rule should_sample follows, as the sampler stated it at construction; `custom`
+  // unless a subclass states one (it must then answer exactly so).
+  SamplerShape shape() const noexcept { return shape_; }
+
+ protected:
+  Sampler() = default;
+  explicit Sampler(SamplerShape shape) noexcept : shape_(shape) {}
+
+ private:
+  SamplerShape shape_ = SamplerShape::custom;
 };
 
 // One of the six standard samplers. traceidratio keeps a trace iff the big-endian uint64 of
@@ -57,7 +79,7 @@ std::shared_ptr<const Sampler> make_default_sampler(const OtelSettings& otel);
 // NaN) drops, otherwise the rank is kept iff sampled_rank_bucket(rank) < rate (the `sampled`
 // rank strategy's test). A dropped rank drops every span; a kept rank returns the delegate's
 // decision, so the rank rate and the delegate's ratio multiply. A null delegate means
-// parentbased_always_on.
+// parentbased_always_on. Its shape: always_drop on a dropped rank, the delegate's on a kept one.
 class RankAwareSampler final : public Sampler {
  public:
   RankAwareSampler(const RankInfo& rank, double rate, std::shared_ptr<const Sampler> delegate);
@@ -73,6 +95,9 @@ class RankAwareSampler final : public Sampler {
   const std::shared_ptr<const Sampler>& delegate() const noexcept { return delegate_; }
 
  private:
+  // `delegate` not null; `kept` decided.
+  RankAwareSampler(int rank, double rate, bool kept, std::shared_ptr<const Sampler> delegate);
+
   int rank_;
   double rate_;
   bool kept_;
@@ -103,13 +128,11 @@ Result<std::shared_ptr<const Sampler>> make_sampler(const Config& config, const 
 // 'name'. Registered strategies: [...]`.
 Result<SamplingStrategyFactory> get_sampling_strategy(std::string_view name);
 
-// The sampler of a strategy already chosen: `factory`'s, given `default_sampler`; an empty
-// factory gives `default_sampler` itself. `name` names it in errors, as make_sampler's.
+// The sampler of the strategy config.sampling_strategy names, already looked up (`factory`;
+// empty for none): the factory's, given the default sampler; an empty factory gives the default
+// sampler itself. Errors as make_sampler(config, rank)'s, but for the unknown name.
 Result<std::shared_ptr<const Sampler>> make_sampler(const SamplingStrategyFactory& factory,
-                                                    const std::string& name,
-                                                    const StrategySettings& settings,
-                                                    const RankInfo& rank,
-                                                    std::shared_ptr<const Sampler> default_sampler);
+                                                    const Config& config, const RankInfo& rank);
 
 }  // namespace lens
 

@@ -22,16 +22,6 @@ struct PySampler {
   std::shared_ptr<const Sampler> sampler;
 };
 
-std::optional<SamplerKind> sampler_kind(const std::string& name) {
-  for (SamplerKind kind :
-       {SamplerKind::always_on, SamplerKind::always_off, SamplerKind::traceidratio,
-        SamplerKind::parentbased_always_on, SamplerKind::parentbased_always_off,
-        SamplerKind::parentbased_traceidratio}) {
-    if (to_string(kind) == name) return kind;
-  }
-  return std::nullopt;
-}
-
 // A Python callable (settings, rank, world_size, default_sampler) -> Sampler as a factory. Its
 // exception becomes the registry's "Sampling strategy 'x' failed: ..." error at setup. The
 // reference is kept for the life of the process.
@@ -66,12 +56,10 @@ void add_sampler_bindings(py::module_& m) {
   m.def(
       "standard_sampler",
       [](const std::string& kind, double ratio) {
-        auto parsed = sampler_kind(kind);
+        auto parsed = parse_sampler_kind(kind);
         if (!parsed) {
           throw py::value_error("Unknown sampler '" + kind +
-                                "'; accepted: always_on, always_off, traceidratio, "
-                                "parentbased_always_on, parentbased_always_off, "
-                                "parentbased_traceidratio");
+                                "'; accepted: " + std::string(kAcceptedSamplers));
         }
         return PySampler{make_standard_sampler(*parsed, ratio)};
       },

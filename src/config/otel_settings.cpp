@@ -17,15 +17,9 @@ namespace lens {
 namespace {
 
 // Enumerator names in declaration order: to_string indexes them and the parser looks words up in
-// them, so a name is spelled once.
+// them, so a name is spelled once. (The sampler names are public: kSamplerKindNames.)
 constexpr std::array<std::string_view, 3> kSignalNames = {"traces", "metrics", "logs"};
 constexpr std::array<std::string_view, 3> kProtocolNames = {"grpc", "http/protobuf", "http/json"};
-constexpr std::array<std::string_view, 6> kSamplerNames = {"always_on",
-                                                           "always_off",
-                                                           "traceidratio",
-                                                           "parentbased_always_on",
-                                                           "parentbased_always_off",
-                                                           "parentbased_traceidratio"};
 constexpr std::array<std::string_view, 3> kTemporalityNames = {"cumulative", "delta", "lowmemory"};
 constexpr std::array<std::string_view, 2> kCompressionNames = {"gzip", "none"};
 constexpr std::array<std::string_view, 4> kMetricsExporterNames = {"otlp", "prometheus", "console",
@@ -58,7 +52,15 @@ std::string_view to_string(Signal signal) { return name_of(kSignalNames, signal)
 std::string_view to_string(OtlpProtocol protocol) { return name_of(kProtocolNames, protocol); }
 
 std::string_view to_string(SamplerKind kind) {
-  return name_of(kSamplerNames, kind, static_cast<std::size_t>(SamplerKind::parentbased_always_on));
+  return name_of(kSamplerKindNames, kind,
+                 static_cast<std::size_t>(SamplerKind::parentbased_always_on));
+}
+
+static_assert(kSamplerKindNames.size() ==
+              static_cast<std::size_t>(SamplerKind::parentbased_traceidratio) + 1);
+
+std::optional<SamplerKind> parse_sampler_kind(std::string_view name) {
+  return named<SamplerKind>(kSamplerKindNames, name);
 }
 
 std::string_view to_string(TemporalityPreference preference) {
@@ -494,7 +496,8 @@ OtelSettings OtelSettings::from_env(const Env& env) {
     }
   }
 
-  parser.word("OTEL_TRACES_SAMPLER", s.traces_sampler, kSamplerNames, "sampler", kAcceptedSamplers);
+  parser.word("OTEL_TRACES_SAMPLER", s.traces_sampler, kSamplerKindNames, "sampler",
+              kAcceptedSamplers);
   const bool ratio_sampler = s.traces_sampler.value == SamplerKind::traceidratio ||
                              s.traces_sampler.value == SamplerKind::parentbased_traceidratio;
   if (auto value = parser.get("OTEL_TRACES_SAMPLER_ARG"); value && ratio_sampler) {

@@ -87,24 +87,23 @@ inline ThreadSpans* current_thread() noexcept {
   return spans.sampler().should_sample(params);
 }
 
-// The sampler's decision: the fixed rules without a call (see sampler_shape.hpp), anything else
+// The sampler's decision: the fixed rules without a call (Sampler::shape), anything else
 // through should_sample.
 [[gnu::always_inline]] inline SamplingDecision decide(const ThreadSpans& spans,
                                                       const Parent& parent, const Identity& id,
                                                       std::string_view name) noexcept {
-  using strategies::SamplerShape;
   const bool parent_sampled = parent.id != nullptr && (parent.id->flags & kFlagSampled) != 0;
   switch (spans.sampler_shape()) {
-    case SamplerShape::kAlwaysSample:
+    case SamplerShape::always_sample:
       return SamplingDecision::record_and_sample;
-    case SamplerShape::kAlwaysDrop:
+    case SamplerShape::always_drop:
       return SamplingDecision::drop;
-    case SamplerShape::kParentOrSample:
+    case SamplerShape::parent_or_sample:
       return parent.id == nullptr || parent_sampled ? SamplingDecision::record_and_sample
                                                     : SamplingDecision::drop;
-    case SamplerShape::kParentOrDrop:
+    case SamplerShape::parent_or_drop:
       return parent_sampled ? SamplingDecision::record_and_sample : SamplingDecision::drop;
-    case SamplerShape::kCustom:
+    case SamplerShape::custom:
       break;
   }
   return decide_by_call(spans, parent, id, name);
@@ -237,7 +236,7 @@ ThreadSpans::ThreadSpans(std::uint64_t generation, std::shared_ptr<const Sampler
       fork_generation_(core::fork_generation()),
       eh_globals_(eh_globals_of_this_thread()),
       sampler_(std::move(sampler)),
-      sampler_shape_(strategies::sampler_shape(*sampler_)),
+      sampler_shape_(sampler_->shape()),
       ring_(std::move(pool)) {}
 
 ThreadSpans::~ThreadSpans() {

@@ -25,7 +25,6 @@
 #include "native/chunk_ring.hpp"
 #include "native/owner_counter.hpp"
 #include "native/span_record.hpp"
-#include "strategies/sampler_shape.hpp"
 
 namespace lens::native {
 
@@ -55,7 +54,7 @@ class ThreadSpans {
   std::uint64_t generation() const noexcept { return generation_; }
   std::uint64_t fork_generation() const noexcept { return fork_generation_; }
   const Sampler& sampler() const noexcept { return *sampler_; }
-  strategies::SamplerShape sampler_shape() const noexcept { return sampler_shape_; }
+  SamplerShape sampler_shape() const noexcept { return sampler_shape_; }
 
   // Owner thread.
   std::uint32_t depth() const noexcept { return depth_local_; }
@@ -127,7 +126,7 @@ class ThreadSpans {
   const std::uint64_t fork_generation_;
   const void* eh_globals_;  // the owner thread's C++ exception globals (Itanium C++ ABI)
   std::shared_ptr<const Sampler> sampler_;
-  const strategies::SamplerShape sampler_shape_;
+  const SamplerShape sampler_shape_;
   ChunkRing ring_;
   std::array<std::atomic<FrameBlock*>, kMaxBlocks> blocks_{};
   std::uint32_t depth_local_ = 0;

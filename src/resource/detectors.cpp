@@ -101,8 +101,8 @@ Attributes detect_job_identity(const Env& env, std::string_view run_id) {
 
 Attributes detect_slurm_resource(const Env& env, std::string_view run_id) {
   Attributes out;
+  // slurm.job.id comes with the job identity below.
   if (!trimmed(env, "SLURM_JOB_ID").empty()) {
-    put_if_set(out, "slurm.job.id", env, "SLURM_JOB_ID");
     put_if_set(out, "slurm.job.name", env, "SLURM_JOB_NAME");
     put_if_set(out, "slurm.nodelist", env, "SLURM_NODELIST");
     put_if_set(out, "slurm.nnodes", env, "SLURM_NNODES");

@@ -12,12 +12,10 @@
 namespace lens::sdk {
 
 // Mapping: drop -> DROP, record_only -> RECORD_ONLY, record_and_sample -> RECORD_AND_SAMPLE.
-// On RECORD_AND_SAMPLE the incoming attributes are copied into SamplingResult::attributes
-// (nullptr when there are none), as the Python RankAwareSampler does; keys are owned copies,
-// values are views into the caller's attributes, which the Tracer consumes before StartSpan
-// returns. For every decision the result keeps a valid parent's trace state (nullptr for a
-// root span, where the Tracer uses the default empty state): a sampler that only decides
-// must not erase vendor entries a parent propagated.
+// The result carries no attributes of the sampler's own (the SDK sets the span's start
+// attributes itself; handing them back would set each twice). For every decision the result
+// keeps a valid parent's trace state (nullptr for a root span, where the Tracer uses the default
+// empty state): a sampler that only decides must not erase vendor entries a parent propagated.
 class SamplerAdapter final : public opentelemetry::sdk::trace::Sampler {
  public:
   // `sampler` must not be null.

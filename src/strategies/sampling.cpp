@@ -11,13 +11,13 @@
 #include <utility>
 
 #include "lens/strategies.hpp"
-#include "strategies/sampler_shape.hpp"
 
 namespace lens {
 namespace {
 
 class AlwaysOnSampler final : public Sampler {
  public:
+  AlwaysOnSampler() noexcept : Sampler(SamplerShape::always_sample) {}
   SamplingDecision should_sample(const SamplingParams& /*params*/) const noexcept override {
     return SamplingDecision::record_and_sample;
   }
@@ -26,6 +26,7 @@ class AlwaysOnSampler final : public Sampler {
 
 class AlwaysOffSampler final : public Sampler {
  public:
+  AlwaysOffSampler() noexcept : Sampler(SamplerShape::always_drop) {}
   SamplingDecision should_sample(const SamplingParams& /*params*/) const noexcept override {
     return SamplingDecision::drop;
   }
@@ -33,12 +34,16 @@ class AlwaysOffSampler final : public Sampler {
 };
 
 // Keeps a trace iff the low 64 bits of its id (bytes 8..15, big-endian) are below
-// ratio * 2^64, as the OpenTelemetry specification and the Python SDK define it.
+// ratio * 2^64, as the OpenTelemetry specification and the Python SDK define it. At 1 or more
+// and at 0 or less (or NaN) the rule is fixed.
 class TraceIdRatioSampler final : public Sampler {
  public:
   explicit TraceIdRatioSampler(double ratio)
-      : ratio_(ratio), always_(ratio >= 1.0), never_(!(ratio > 0.0)) {
-    if (!always_ && !never_) {
+      : Sampler(ratio >= 1.0     ? SamplerShape::always_sample
+                : !(ratio > 0.0) ? SamplerShape::always_drop
+                                 : SamplerShape::custom),
+        ratio_(ratio) {
+    if (shape() == SamplerShape::custom) {
       // ratio * 2^64 is exact in double and below 2^64; ceil makes "value < threshold" equal
       // to "value < ratio * 2^64" for integer values.
       threshold_ = static_cast<std::uint64_t>(std::ceil(std::ldexp(ratio, 64)));
@@ -46,10 +51,10 @@ class TraceIdRatioSampler final : public Sampler {
   }
 
   SamplingDecision should_sample(const SamplingParams& params) const noexcept override {
-    if (always_) {
+    if (shape() == SamplerShape::always_sample) {
       return SamplingDecision::record_and_sample;
     }
-    if (never_) {
+    if (shape() == SamplerShape::always_drop) {
       return SamplingDecision::drop;
     }
     std::uint64_t value = 0;
@@ -63,22 +68,19 @@ class TraceIdRatioSampler final : public Sampler {
     return "TraceIdRatioBasedSampler{" + std::to_string(ratio_) + "}";
   }
 
-  bool always() const noexcept { return always_; }
-  bool never() const noexcept { return never_; }
-
  private:
   double ratio_;
-  bool always_;
-  bool never_;
   std::uint64_t threshold_ = 0;
 };
 
 // Follows the parent's sampled flag; the root sampler decides only for spans without a parent.
 // (OpenTelemetry's defaults for the four parent cases: sampled -> always_on, not sampled ->
-// always_off, for remote and local parents alike.)
+// always_off, for remote and local parents alike.) Around a root that always samples or always
+// drops, the rule is fixed.
 class ParentBasedSampler final : public Sampler {
  public:
-  explicit ParentBasedSampler(std::shared_ptr<const Sampler> root) : root_(std::move(root)) {}
+  explicit ParentBasedSampler(std::shared_ptr<const Sampler> root)
+      : Sampler(shape_around(*root)), root_(std::move(root)) {}
 
   SamplingDecision should_sample(const SamplingParams& params) const noexcept override {
     if (!params.has_parent) {
@@ -89,9 +91,18 @@ class ParentBasedSampler final : public Sampler {
 
   std::string description() const override { return "ParentBased{" + root_->description() + "}"; }
 
-  const Sampler& root() const noexcept { return *root_; }
-
  private:
+  static SamplerShape shape_around(const Sampler& root) noexcept {
+    switch (root.shape()) {
+      case SamplerShape::always_sample:
+        return SamplerShape::parent_or_sample;
+      case SamplerShape::always_drop:
+        return SamplerShape::parent_or_drop;
+      default:
+        return SamplerShape::custom;
+    }
+  }
+
   std::shared_ptr<const Sampler> root_;
 };
 
@@ -135,14 +146,21 @@ std::shared_ptr<const Sampler> make_default_sampler(const OtelSettings& otel) {
 
 RankAwareSampler::RankAwareSampler(const RankInfo& rank, double rate,
                                    std::shared_ptr<const Sampler> delegate)
-    : rank_(rank.rank),
+    : RankAwareSampler(rank.rank, rate,
+                       rate >= 1.0     ? true
+                       : !(rate > 0.0) ? false
+                                       : sampled_rank_bucket(rank.rank) < rate,
+                       delegate != nullptr
+                           ? std::move(delegate)
+                           : make_standard_sampler(SamplerKind::parentbased_always_on, 1.0)) {}
+
+RankAwareSampler::RankAwareSampler(int rank, double rate, bool kept,
+                                   std::shared_ptr<const Sampler> delegate)
+    : Sampler(kept ? delegate->shape() : SamplerShape::always_drop),
+      rank_(rank),
       rate_(rate),
-      kept_(rate >= 1.0     ? true
-            : !(rate > 0.0) ? false
-                            : sampled_rank_bucket(rank.rank) < rate),
-      delegate_(delegate != nullptr
-                    ? std::move(delegate)
-                    : make_standard_sampler(SamplerKind::parentbased_always_on, 1.0)) {}
+      kept_(kept),
+      delegate_(std::move(delegate)) {}
 
 SamplingDecision RankAwareSampler::should_sample(const SamplingParams& params) const noexcept {
   if (!kept_) {
@@ -156,32 +174,3 @@ std::string RankAwareSampler::description() const {
 }
 
 }  // namespace lens
-
-namespace lens::strategies {
-
-SamplerShape sampler_shape(const Sampler& sampler) noexcept {
-  if (dynamic_cast<const AlwaysOnSampler*>(&sampler) != nullptr) return SamplerShape::kAlwaysSample;
-  if (dynamic_cast<const AlwaysOffSampler*>(&sampler) != nullptr) return SamplerShape::kAlwaysDrop;
-  if (const auto* ratio = dynamic_cast<const TraceIdRatioSampler*>(&sampler)) {
-    if (ratio->always()) return SamplerShape::kAlwaysSample;
-    if (ratio->never()) return SamplerShape::kAlwaysDrop;
-    return SamplerShape::kCustom;
-  }
-  if (const auto* parent_based = dynamic_cast<const ParentBasedSampler*>(&sampler)) {
-    switch (sampler_shape(parent_based->root())) {
-      case SamplerShape::kAlwaysSample:
-        return SamplerShape::kParentOrSample;
-      case SamplerShape::kAlwaysDrop:
-        return SamplerShape::kParentOrDrop;
-      default:
-        return SamplerShape::kCustom;
-    }
-  }
-  if (const auto* rank_aware = dynamic_cast<const RankAwareSampler*>(&sampler)) {
-    if (!rank_aware->rank_kept()) return SamplerShape::kAlwaysDrop;
-    return sampler_shape(*rank_aware->delegate());
-  }
-  return SamplerShape::kCustom;
-}
-
-}  // namespace lens::strategies

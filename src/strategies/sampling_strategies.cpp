@@ -45,17 +45,21 @@ Result<SamplingStrategyFactory> get_sampling_strategy(std::string_view name) {
   return *std::move(factory);
 }
 
-Result<std::shared_ptr<const Sampler>> make_sampler(
-    const SamplingStrategyFactory& factory, const std::string& name,
-    const StrategySettings& settings, const RankInfo& rank,
-    std::shared_ptr<const Sampler> default_sampler) {
+Result<std::shared_ptr<const Sampler>> make_sampler(const SamplingStrategyFactory& factory,
+                                                    const Config& config, const RankInfo& rank) {
+  std::shared_ptr<const Sampler> default_sampler;
+  try {
+    default_sampler = make_default_sampler(config.otel);
+  } catch (const std::exception& e) {  // only std::bad_alloc can get here
+    return Error(std::string("Could not build the default sampler: ") + e.what());
+  }
   if (!factory) {
     return default_sampler;
   }
-  const std::string what = "Sampling strategy '" + name + "'";
+  const std::string what = "Sampling strategy '" + config.sampling_strategy + "'";
   std::shared_ptr<const Sampler> sampler;
   try {
-    sampler = factory(settings, rank, std::move(default_sampler));
+    sampler = factory(StrategySettings::of(config), rank, std::move(default_sampler));
   } catch (const std::exception& e) {
     return Error(what + " failed: " + e.what());
   } catch (...) {
@@ -68,21 +72,14 @@ Result<std::shared_ptr<const Sampler>> make_sampler(
 }
 
 Result<std::shared_ptr<const Sampler>> make_sampler(const Config& config, const RankInfo& rank) {
-  std::shared_ptr<const Sampler> default_sampler;
-  try {
-    default_sampler = make_default_sampler(config.otel);
-  } catch (const std::exception& e) {  // only std::bad_alloc can get here
-    return Error(std::string("Could not build the default sampler: ") + e.what());
-  }
   if (config.sampling_strategy.empty()) {
-    return default_sampler;
+    return make_sampler(SamplingStrategyFactory{}, config, rank);
   }
   auto factory = registry().find(config.sampling_strategy);
   if (!factory) {
     return registry().unknown(config.sampling_strategy, config.label_of("sampling_strategy"));
   }
-  return make_sampler(*factory, config.sampling_strategy, StrategySettings::of(config), rank,
-                      std::move(default_sampler));
+  return make_sampler(*factory, config, rank);
 }
 
 namespace detail {

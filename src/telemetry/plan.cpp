@@ -1,7 +1,6 @@
 // Config → TelemetryPlan (see plan.hpp): the one place that reads the Config for setup.
 #include "telemetry/plan.hpp"
 
-#include <exception>
 #include <utility>
 
 #include "lens/sampling.hpp"
@@ -35,20 +34,6 @@ OtlpSignalSettings otlp_settings(const OtelSettings& otel, Signal signal) {
   return settings;
 }
 
-// The tracer provider's sampler: the resolved sampling strategy's, around OTEL_TRACES_SAMPLER's.
-Result<std::shared_ptr<const Sampler>> plan_sampler(const Config& config,
-                                                    const SamplingStrategyFactory& strategy,
-                                                    const RankInfo& rank) {
-  std::shared_ptr<const Sampler> default_sampler;
-  try {
-    default_sampler = make_default_sampler(config.otel);
-  } catch (const std::exception& e) {  // only std::bad_alloc can get here
-    return Error(std::string("Could not build the default sampler: ") + e.what());
-  }
-  return make_sampler(strategy, config.sampling_strategy, StrategySettings::of(config), rank,
-                      std::move(default_sampler));
-}
-
 Result<TracesPlan> plan_traces(const Config& config, const SamplingStrategyFactory& strategy,
                                const RankInfo& rank, const SetupOverrides& overrides) {
   TracesPlan traces;
@@ -57,7 +42,8 @@ Result<TracesPlan> plan_traces(const Config& config, const SamplingStrategyFacto
   if (overrides.span_exporter == nullptr && config.exporter == ExporterKind::otlp) {
     traces.pipeline.concurrent_exports = kConcurrentOtlpSpanExports;
   }
-  auto sampler = plan_sampler(config, strategy, rank);
+  // The resolved sampling strategy's sampler, around OTEL_TRACES_SAMPLER's.
+  auto sampler = make_sampler(strategy, config, rank);
   if (!sampler.ok()) return Error(sampler.message());
   traces.pipeline.sampler = std::move(sampler).value();
   return traces;

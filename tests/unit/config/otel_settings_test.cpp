@@ -102,6 +102,30 @@ TEST(OtelSettingsParse, AllSixSamplers) {
   }
 }
 
+// One table names the samplers: to_string and parse_sampler_kind read it both ways, and the
+// accepted list of the error messages is made from it.
+TEST(OtelSettingsParse, SamplerNamesRoundTrip) {
+  const SamplerKind kinds[] = {SamplerKind::always_on,
+                               SamplerKind::always_off,
+                               SamplerKind::traceidratio,
+                               SamplerKind::parentbased_always_on,
+                               SamplerKind::parentbased_always_off,
+                               SamplerKind::parentbased_traceidratio};
+  for (SamplerKind kind : kinds) {
+    EXPECT_EQ(parse_sampler_kind(to_string(kind)), kind) << to_string(kind);
+  }
+  EXPECT_EQ(to_string(SamplerKind::parentbased_traceidratio), "parentbased_traceidratio");
+  EXPECT_EQ(parse_sampler_kind("traceidratio"), SamplerKind::traceidratio);
+  // Exact names only: the environment parser lowers the value first, callers of
+  // parse_sampler_kind do not.
+  EXPECT_EQ(parse_sampler_kind("Always_On"), std::nullopt);
+  EXPECT_EQ(parse_sampler_kind("xray"), std::nullopt);
+  EXPECT_EQ(parse_sampler_kind(""), std::nullopt);
+  EXPECT_EQ(kAcceptedSamplers,
+            "always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, "
+            "parentbased_traceidratio");
+}
+
 TEST(OtelSettingsParse, SamplerErrors) {
   EXPECT_EQ(problem({{"OTEL_TRACES_SAMPLER", "xray"}}),
             "Invalid sampler for OTEL_TRACES_SAMPLER: 'xray'; accepted: always_on, always_off, "

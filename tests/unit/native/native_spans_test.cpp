@@ -472,7 +472,7 @@ TEST_F(NativeSpans, TheSamplerDecidesAndDroppedSpansStillPropagateTheirContext) 
   EXPECT_EQ(stats.spans_started, spans.size());
 }
 
-// The samplers the hot path applies without a call (strategies/sampler_shape.hpp) decide as
+// The samplers the hot path applies without a call (Sampler::shape()) decide as
 // the samplers themselves: roots, children of a sampled and of an unsampled remote parent.
 TEST_F(NativeSpans, FixedRuleSamplersDecideAsTheSamplersThemselves) {
   struct Case {

@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lens/config.hpp"
@@ -236,6 +237,55 @@ TEST(SamplingRankAware, NullDelegateIsParentBasedAlwaysOn) {
   EXPECT_EQ(sampler.delegate()->description(), "ParentBased{AlwaysOnSampler}");
   EXPECT_EQ(sampler.should_sample(root_params(5)), kSample);
   EXPECT_EQ(sampler.should_sample(child_params(false, false)), kDrop);
+}
+
+// --- shapes: the fixed rule each sampler states for the span hot path ---------------------------
+
+TEST(SamplingShape, EachStandardSamplerStatesItsRule) {
+  const std::pair<SamplerKind, SamplerShape> at_one[] = {
+      {SamplerKind::always_on, SamplerShape::always_sample},
+      {SamplerKind::always_off, SamplerShape::always_drop},
+      {SamplerKind::traceidratio, SamplerShape::always_sample},
+      {SamplerKind::parentbased_always_on, SamplerShape::parent_or_sample},
+      {SamplerKind::parentbased_always_off, SamplerShape::parent_or_drop},
+      {SamplerKind::parentbased_traceidratio, SamplerShape::parent_or_sample}};
+  for (const auto& [kind, shape] : at_one) {
+    SCOPED_TRACE(std::string(to_string(kind)));
+    EXPECT_EQ(make_standard_sampler(kind, 1.0)->shape(), shape);
+  }
+  // A ratio strictly between 0 and 1 looks at the trace id: no fixed rule.
+  EXPECT_EQ(make_standard_sampler(SamplerKind::traceidratio, 0.5)->shape(), SamplerShape::custom);
+  EXPECT_EQ(make_standard_sampler(SamplerKind::parentbased_traceidratio, 0.5)->shape(),
+            SamplerShape::custom);
+  EXPECT_EQ(make_standard_sampler(SamplerKind::traceidratio, 0.0)->shape(),
+            SamplerShape::always_drop);
+  EXPECT_EQ(make_standard_sampler(SamplerKind::parentbased_traceidratio, 0.0)->shape(),
+            SamplerShape::parent_or_drop);
+  EXPECT_EQ(make_standard_sampler(SamplerKind::traceidratio, 2.0)->shape(),
+            SamplerShape::always_sample);
+}
+
+TEST(SamplingShape, RankAwareDropsItsRankOrTakesTheDelegatesRule) {
+  auto ratio = make_standard_sampler(SamplerKind::traceidratio, 0.5);
+  auto off = make_standard_sampler(SamplerKind::parentbased_always_off, 1.0);
+  EXPECT_EQ(RankAwareSampler(rank_of(0, 16), 0.1, ratio).shape(), SamplerShape::always_drop);
+  EXPECT_EQ(RankAwareSampler(rank_of(3, 16), 0.1, ratio).shape(), SamplerShape::custom);
+  EXPECT_EQ(RankAwareSampler(rank_of(3, 16), 0.1, off).shape(), SamplerShape::parent_or_drop);
+  EXPECT_EQ(RankAwareSampler(rank_of(3, 16), 0.1, nullptr).shape(), SamplerShape::parent_or_sample);
+}
+
+TEST(SamplingShape, ASamplerThatStatesNoRuleIsCustom) {
+  class Named final : public Sampler {
+   public:
+    SamplingDecision should_sample(const SamplingParams& params) const noexcept override {
+      return params.name == "keep" ? SamplingDecision::record_and_sample : SamplingDecision::drop;
+    }
+    std::string description() const override { return "Named"; }
+  };
+  EXPECT_EQ(Named().shape(), SamplerShape::custom);
+  // Around it, parent-based and rank-aware samplers have no fixed rule either.
+  EXPECT_EQ(RankAwareSampler(rank_of(0, 1), 1.0, std::make_shared<Named>()).shape(),
+            SamplerShape::custom);
 }
 
 // --- the 1% composition: rank-aware sampling times OTEL_TRACES_SAMPLER ---------------------------
