@@ -21,6 +21,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -528,11 +529,12 @@ TEST(OtlpGrpcExport, ReceiverDownAtStartThenUpGetsTheData) {
   // The data arrives at gRPC's first reconnect attempt after the collector listens, and those
   // attempts are up to 5 s apart (make_channel). Alone the export takes 4-5 s; run after the
   // other unit tests in one process (scripts/test.sh's shards) 8 s ended it before delivery in
-  // 3 of 3 runs, 20 s delivered in about 4 s. The timeout only bounds a failure; the export
-  // returns as soon as the batch is delivered.
+  // 3 of 3 runs, 20 s delivered in about 4 s, but not always on a loaded machine (issue 36
+  // point 8). The timeout only bounds a failure; the export returns as soon as the batch is
+  // delivered, so it is generous.
   auto exporter = make_otlp_exporter<Signal::traces>(
       settings_from({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:" + std::to_string(port)},
-                     {"OTEL_EXPORTER_OTLP_TIMEOUT", "20000"}}),
+                     {"OTEL_EXPORTER_OTLP_TIMEOUT", "60000"}}),
       captured.report, kFastRetry);
   std::unique_ptr<CollectProcess> collector;
   std::thread starter([&] {
@@ -546,10 +548,11 @@ TEST(OtlpGrpcExport, ReceiverDownAtStartThenUpGetsTheData) {
   EXPECT_EQ(result, ExportResult::kSuccess);
   EXPECT_GE(captured.report->counts().retries, 1u);
   EXPECT_TRUE(captured.lines.empty());
-  // An exporter still connected must not hold the collector's stop.
+  // An exporter still connected must not hold the collector's stop (it would hold it until the
+  // exporter is destroyed, after this test's end: the bound tells a hang from a slow machine).
   const auto stop_start = std::chrono::steady_clock::now();
   ASSERT_EQ(collector->stop(), 0) << collector->err();
-  EXPECT_LT(std::chrono::steady_clock::now() - stop_start, 2s);
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_start, 15s);
   const auto lines = collector->lines("traces.jsonl");
   ASSERT_EQ(lines.size(), 1u);
   collector_trace::ExportTraceServiceRequest decoded;
@@ -639,16 +642,28 @@ TEST(OtlpExportThroughCollect, ReceiverKilledMidRunCountsDropsWithoutCrashing) {
   EXPECT_EQ(exported_before, 200u);
   collector->stop(SIGKILL);
   // The training thread keeps going: the queue is bounded, the rest is dropped and counted.
+  // (How fast it goes is the benchmarks' business: a wall-clock bound here failed under
+  // AddressSanitizer on a loaded machine, issue 36 point 8; the time is printed.)
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 20000; ++i) tracer->StartSpan("after")->End();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  std::cout << "[ measure  ] 20000 spans after the kill in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count()
+            << " ms\n";
   provider->ForceFlush(3s);
   provider->Shutdown(3s);
   pipeline->shutdown(3s);
   const ExportReportCounts counts = captured.report->counts();
+  const auto queue = pipeline->counts();
   EXPECT_EQ(counts.items_exported, exported_before);
   EXPECT_GT(counts.items_failed, 0u);
-  EXPECT_LE(counts.items_failed, 20000u);
+  // Every span after the kill is accounted for once: refused by the full queue, or queued and
+  // failed at export (or still in an export that never returned).
+  EXPECT_EQ(queue.dropped_full_queue + counts.items_failed + counts.items_in_flight + queue.lost,
+            20000u)
+      << "refused " << queue.dropped_full_queue << ", failed " << counts.items_failed
+      << ", in flight " << counts.items_in_flight << ", lost " << queue.lost;
   ASSERT_EQ(captured.lines.size(), 1u) << captured.lines.back();
   EXPECT_NE(captured.lines[0].find("gRPC status UNAVAILABLE"), std::string::npos)
       << captured.lines[0];

@@ -352,8 +352,11 @@ TEST_F(OtlpThroughSetup, ACollectorKilledMidRunLeavesMemoryBoundedAndCountsDrops
             << stats.spans_dropped << " dropped\n";
   EXPECT_TRUE(delivered);
   // The collector is gone: what the final exports held is named (and counted in the stats).
+  // Each outcome is allowed: an export to the dead collector may also outlast the shutdown's
+  // timeout on a loaded machine (seen under AddressSanitizer, issue 36 point 8).
   EXPECT_TRUE(status.ok() ||
-              status.message().rfind("Telemetry shutdown could not deliver ", 0) == 0)
+              status.message().rfind("Telemetry shutdown could not deliver ", 0) == 0 ||
+              status.message().rfind("Telemetry shutdown did not finish within ", 0) == 0)
       << status.message();
   if (kRssIsMeaningful) {
     EXPECT_LT(growth, bound);
