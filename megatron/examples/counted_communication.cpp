@@ -2,6 +2,8 @@
 // counted_communication.hpp).
 #include "counted_communication.hpp"
 
+#include <torch/types.h>
+
 #include <utility>
 #include <vector>
 
@@ -31,20 +33,20 @@ CountedGroups counted_groups(const ParallelState& state) {
   return groups;
 }
 
-std::uint64_t bytes_of(const torch::Tensor& tensor) {
+std::uint64_t bytes_of(const at::Tensor& tensor) {
   return static_cast<std::uint64_t>(tensor.numel()) *
          static_cast<std::uint64_t>(tensor.element_size());
 }
 
-void send(ParallelState& state, CollectiveGroup& group, torch::Tensor tensor, int to_stage) {
-  std::vector<torch::Tensor> tensors = {tensor.contiguous()};
+void send(ParallelState& state, CollectiveGroup& group, at::Tensor tensor, int to_stage) {
+  std::vector<at::Tensor> tensors = {tensor.contiguous()};
   CountedCollective counted(group, "send", bytes_of(tensors[0]));
   state.pipeline->send(tensors, state.pipeline_peer(to_stage), /*tag=*/0)->wait();
 }
 
-torch::Tensor receive(ParallelState& state, CollectiveGroup& group, at::IntArrayRef shape,
-                      int from_stage) {
-  std::vector<torch::Tensor> tensors = {torch::empty(shape)};
+at::Tensor receive(ParallelState& state, CollectiveGroup& group, at::IntArrayRef shape,
+                   int from_stage) {
+  std::vector<at::Tensor> tensors = {torch::empty(shape)};
   CountedCollective counted(group, "recv", bytes_of(tensors[0]));
   state.pipeline->recv(tensors, state.pipeline_peer(from_stage), /*tag=*/0)->wait();
   return tensors[0];
@@ -53,7 +55,7 @@ torch::Tensor receive(ParallelState& state, CollectiveGroup& group, at::IntArray
 double all_reduce_sum(const c10::intrusive_ptr<c10d::ProcessGroup>& group, CollectiveGroup* counter,
                       double value) {
   if (!group) return value;
-  std::vector<torch::Tensor> tensors = {torch::tensor({value}, torch::kDouble)};
+  std::vector<at::Tensor> tensors = {torch::tensor({value}, torch::kDouble)};
   CountedCollective counted(*counter, "all_reduce", sizeof(double));
   group->allreduce(tensors)->wait();
   return tensors[0].item<double>();

@@ -3,7 +3,7 @@
 // receives, small all-reduces and the barrier. Called on the training thread.
 #pragma once
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 
@@ -24,14 +24,14 @@ struct CountedGroups {
 CountedGroups counted_groups(const ParallelState& state);
 
 // The bytes a tensor's elements take.
-std::uint64_t bytes_of(const torch::Tensor& tensor);
+std::uint64_t bytes_of(const at::Tensor& tensor);
 
 // Sends `tensor` to pipeline stage `to_stage`, counted on `group`.
-void send(ParallelState& state, CollectiveGroup& group, torch::Tensor tensor, int to_stage);
+void send(ParallelState& state, CollectiveGroup& group, at::Tensor tensor, int to_stage);
 
 // Receives a float tensor of `shape` from pipeline stage `from_stage`, counted on `group`.
-torch::Tensor receive(ParallelState& state, CollectiveGroup& group, at::IntArrayRef shape,
-                      int from_stage);
+at::Tensor receive(ParallelState& state, CollectiveGroup& group, at::IntArrayRef shape,
+                   int from_stage);
 
 // Sums `value` over a group, counted on `counter` (a no-op without a group).
 double all_reduce_sum(const c10::intrusive_ptr<c10d::ProcessGroup>& group, CollectiveGroup* counter,

@@ -1,11 +1,10 @@
-// The example trainer's injected faults (see injected_faults.hpp): sleeps, endless waits, an
-// overflowing gradient and an exit that skips every exit hook.
+// The example trainer's injected faults (see injected_faults.hpp): sleeps, endless waits and an
+// exit that skips every exit hook.
 #include "injected_faults.hpp"
 
 #include <unistd.h>
 
 #include <cstdio>
-#include <limits>
 #include <thread>
 
 namespace lens::megatron::example {
@@ -30,15 +29,6 @@ void Hang::apply_at_startup() const {
 
 void Hang::forever() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
-}
-
-void GradientOverflow::apply(int iteration, const std::vector<torch::Tensor>& parameters) const {
-  if (every <= 0 || iteration % every != 0) return;
-  for (const auto& parameter : parameters) {
-    if (!parameter.grad().defined()) continue;
-    parameter.grad().view(-1)[0] = std::numeric_limits<float>::infinity();
-    break;
-  }
 }
 
 void Crash::apply(int iteration) const {

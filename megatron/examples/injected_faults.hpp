@@ -1,12 +1,10 @@
 // The faults the example trainer injects on purpose, for the run report and the hang watchdog to
 // find: a straggler (Slowdown), a rank that stops for good (Hang), gradients that overflow
-// (GradientOverflow) and a crash mid-step (Crash). Plain values, applied on the training thread.
+// (GradientOverflow) and a crash mid-step (Crash). Plain values (no libtorch), applied on the
+// training thread.
 #pragma once
 
-#include <torch/torch.h>
-
 #include <chrono>
-#include <vector>
 
 namespace lens::megatron::example {
 
@@ -51,8 +49,8 @@ struct Hang {
 struct GradientOverflow {
   int every = 0;  // 0: never
 
-  // Writes an inf into the first gradient of `parameters` when `iteration` overflows.
-  void apply(int iteration, const std::vector<torch::Tensor>& parameters) const;
+  // Whether `iteration`'s gradients overflow (the trainer then writes an inf into them).
+  bool due(int iteration) const { return every > 0 && iteration % every == 0; }
 };
 
 // --crash-at ITER: every rank dies inside iteration ITER, after its forward and backward passes,

@@ -13,8 +13,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint.hpp"
@@ -22,6 +24,7 @@
 #include "example_options.hpp"
 #include "gpt_model.hpp"
 #include "interval_report.hpp"
+#include "lens/collectives.hpp"
 #include "lens/distributed.hpp"
 #include "lens/log.hpp"
 #include "lens/megatron/spans.hpp"
@@ -116,7 +119,7 @@ struct StepOutcome {
 };
 
 // Trains `iteration` inside its megatron.train_step span, the root of a trace of its own (the
-// same trace on every rank, from `step_traces`) linked under `train_context`; the first
+// same trace on every rank, from `step_traces`) linked to `train_context`; the first
 // iteration of the run also inside megatron.first_iteration.
 StepOutcome train_step(Trainer& trainer, int iteration, bool first, const TraceSeed& step_traces,
                        const SpanContext& train_context) {

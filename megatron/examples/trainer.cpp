@@ -3,6 +3,7 @@
 #include "trainer.hpp"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -50,6 +51,13 @@ torch::Tensor Trainer::stage_input(const torch::Tensor& batch, int microbatch, b
   return training ? input.requires_grad_() : input;
 }
 
+torch::Tensor Trainer::generated_batch(int iteration, int microbatch, bool evaluation) const {
+  return torch::tensor(generated_tokens(state.data_parallel_rank, iteration, microbatch, evaluation,
+                                        args.micro_batch_size, args.seq_length),
+                       torch::kLong)
+      .reshape({args.micro_batch_size, args.seq_length + 1});
+}
+
 torch::Tensor Trainer::loss_of(const torch::Tensor& logits, const torch::Tensor& batch) {
   const torch::Tensor labels = batch.slice(1, 1, args.seq_length + 1);
   return torch::nn::functional::cross_entropy(logits.reshape({-1, kVocabSize}),
@@ -81,8 +89,7 @@ double Trainer::forward_microbatch(int iteration, int m, torch::Tensor& input,
     torch::Tensor batch;
     if (state.first_stage() || state.last_stage()) {
       LENS_SPAN(spans::kDataNextBatch);
-      batch = make_batch(state.data_parallel_rank, iteration, m, false, args.micro_batch_size,
-                         args.seq_length);
+      batch = generated_batch(iteration, m, false);
       faults.apply(SlowStage::data, iteration, microbatches);
     }
     if (state.first_stage()) input = stage_input(batch, m, true);
@@ -168,7 +175,13 @@ void Trainer::sync_gradients() {
 
 double Trainer::optimizer_step() {
   torch::NoGradGuard no_grad;
-  faults.overflow.apply(current_iteration, model->parameters());
+  if (faults.overflow.due(current_iteration)) {
+    for (auto& parameter : model->parameters()) {
+      if (!parameter.grad().defined()) continue;
+      parameter.grad().view(-1)[0] = std::numeric_limits<float>::infinity();
+      break;
+    }
+  }
   double squares = 0.0;
   for (auto& parameter : model->parameters()) {
     if (parameter.grad().defined()) squares += parameter.grad().pow(2).sum().item<double>();
@@ -205,8 +218,7 @@ double Trainer::evaluate(int iteration) {
   double loss_sum = 0.0;
   for (int e = 0; e < args.eval_iters; ++e) {
     LENS_SPAN(spans::kEvaluateStep, {attrs::kEvalIteration, e});
-    const torch::Tensor batch = make_batch(state.data_parallel_rank, iteration, e, true,
-                                           args.micro_batch_size, args.seq_length);
+    const torch::Tensor batch = generated_batch(iteration, e, true);
     const torch::Tensor out = model->forward(stage_input(batch, e, false));
     if (state.last_stage()) {
       loss_sum += loss_of(out, batch).item<double>();

@@ -51,6 +51,9 @@ struct Trainer {
   // The stage's input for microbatch `m`: tokens on the first stage, else activations received
   // from the previous stage.
   torch::Tensor stage_input(const torch::Tensor& batch, int microbatch, bool training);
+  // This replica's generated batch (training_data.hpp) of `iteration`, as a tensor
+  // [micro_batch_size, seq_length + 1].
+  torch::Tensor generated_batch(int iteration, int microbatch, bool evaluation) const;
   torch::Tensor loss_of(const torch::Tensor& logits, const torch::Tensor& batch);
 
   // Microbatch `m`'s forward pass: sets its `input` and `output` (on the last stage the loss

@@ -1,14 +1,12 @@
 // The example trainer's generated token sequences (see training_data.hpp).
 #include "training_data.hpp"
 
-#include <cstdint>
 #include <random>
-#include <vector>
 
 namespace lens::megatron::example {
 
-torch::Tensor make_batch(int dp_rank, int iteration, int microbatch, bool evaluation, int rows,
-                         int seq_length) {
+std::vector<std::int64_t> generated_tokens(int dp_rank, int iteration, int microbatch,
+                                           bool evaluation, int rows, int seq_length) {
   std::seed_seq seed{dp_rank, iteration, microbatch, evaluation ? 1 : 0, 20261203};
   std::mt19937 generator(seed);
   std::uniform_int_distribution<int> start(0, kVocabSize - 1);
@@ -20,7 +18,7 @@ torch::Tensor make_batch(int dp_rank, int iteration, int microbatch, bool evalua
     const int step = stride(generator);
     for (int t = 0; t <= seq_length; ++t) tokens.push_back((first + t * step) % kVocabSize);
   }
-  return torch::tensor(tokens, torch::kLong).reshape({rows, seq_length + 1});
+  return tokens;
 }
 
 }  // namespace lens::megatron::example
