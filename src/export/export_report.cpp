@@ -80,27 +80,27 @@ ExportReport::ExportReport(Signal signal, Sink sink)
     : signal_(signal), sink_(sink ? std::move(sink) : Sink(&write_to_stderr)) {}
 
 void ExportReport::add_succeeded(std::uint64_t items) noexcept {
-  exports_succeeded_.fetch_add(1, std::memory_order_relaxed);
-  items_exported_.fetch_add(items, std::memory_order_relaxed);
+  core::AtomicSignalCounts::add(counts_.exports_succeeded, 1);
+  core::AtomicSignalCounts::add(counts_.items_exported, items);
 }
 
 void ExportReport::add_failed(std::uint64_t items) noexcept {
-  exports_failed_.fetch_add(1, std::memory_order_relaxed);
-  items_failed_.fetch_add(items, std::memory_order_relaxed);
+  core::AtomicSignalCounts::add(counts_.exports_failed, 1);
+  core::AtomicSignalCounts::add(counts_.items_failed, items);
 }
 
 void ExportReport::add_rejected(std::uint64_t items) noexcept {
-  items_rejected_.fetch_add(items, std::memory_order_relaxed);
+  core::AtomicSignalCounts::add(counts_.items_rejected, items);
 }
 
-void ExportReport::add_retry() noexcept { retries_.fetch_add(1, std::memory_order_relaxed); }
+void ExportReport::add_retry() noexcept { core::AtomicSignalCounts::add(counts_.retries, 1); }
 
 void ExportReport::begin_export(std::uint64_t items) noexcept {
-  items_in_flight_.fetch_add(items, std::memory_order_relaxed);
+  core::AtomicSignalCounts::add(counts_.items_in_flight, items);
 }
 
 void ExportReport::end_export(std::uint64_t items) noexcept {
-  items_in_flight_.fetch_sub(items, std::memory_order_relaxed);
+  core::AtomicSignalCounts::sub(counts_.items_in_flight, items);
 }
 
 void ExportReport::report(std::string_view cause, std::string_view line) noexcept {
@@ -120,17 +120,7 @@ void ExportReport::report(std::string_view cause, std::string_view line) noexcep
   }
 }
 
-ExportReportCounts ExportReport::counts() const noexcept {
-  ExportReportCounts counts;
-  counts.exports_succeeded = exports_succeeded_.load(std::memory_order_relaxed);
-  counts.exports_failed = exports_failed_.load(std::memory_order_relaxed);
-  counts.items_exported = items_exported_.load(std::memory_order_relaxed);
-  counts.items_failed = items_failed_.load(std::memory_order_relaxed);
-  counts.items_rejected = items_rejected_.load(std::memory_order_relaxed);
-  counts.retries = retries_.load(std::memory_order_relaxed);
-  counts.items_in_flight = items_in_flight_.load(std::memory_order_relaxed);
-  return counts;
-}
+ExportReportCounts ExportReport::counts() const noexcept { return counts_.load(); }
 
 std::uint64_t count_points(const sdkmetrics::ResourceMetrics& data) noexcept {
   std::uint64_t points = 0;

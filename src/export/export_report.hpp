@@ -73,13 +73,7 @@ class ExportReport {
  private:
   const Signal signal_;
   Sink sink_;
-  std::atomic<std::uint64_t> exports_succeeded_{0};
-  std::atomic<std::uint64_t> exports_failed_{0};
-  std::atomic<std::uint64_t> items_exported_{0};
-  std::atomic<std::uint64_t> items_failed_{0};
-  std::atomic<std::uint64_t> items_rejected_{0};
-  std::atomic<std::uint64_t> retries_{0};
-  std::atomic<std::uint64_t> items_in_flight_{0};
+  core::AtomicSignalCounts counts_;  // the exports' fields only
   std::atomic<std::uint64_t> reports_{0};
   std::mutex mutex_;
   std::set<std::string, std::less<>> causes_;

@@ -31,22 +31,10 @@
 
 namespace lens::native {
 
-// The counters that PipelineCounts reads (the registry's totals come on top).
-struct PipelineCounters {
-  std::atomic<std::uint64_t> foreign_started{0};
-  std::atomic<std::uint64_t> foreign_accepted{0};
-  std::atomic<std::uint64_t> foreign_dropped{0};
-  std::atomic<std::uint64_t> lost{0};
-  std::atomic<std::uint64_t> truncated{0};
-  std::atomic<std::uint64_t> dropped_attributes{0};
-  std::atomic<std::uint64_t> dropped_events{0};
-  std::atomic<std::uint64_t> dropped_links{0};
-  std::atomic<std::uint64_t> truncated_values{0};
-
-  static void add(std::atomic<std::uint64_t>& counter, std::uint64_t n = 1) noexcept {
-    counter.fetch_add(n, std::memory_order_relaxed);
-  }
-};
+// The counters that PipelineCounts reads, the pipeline's fields only (the registry's totals come on
+// top): API records started, queued and refused (dropped_full_queue), lost, truncated, and what
+// the limits cut.
+using PipelineCounters = core::AtomicSignalCounts;
 
 // Calls `sink` with `value`, strings (and each string of an array) shortened to `max_chars` code
 // points when a limit is set, never inside a UTF-8 sequence; counts a shortened value. The
@@ -185,7 +173,7 @@ struct ExportPipeline<Signal>::Core {
       } catch (...) {
       }
     }
-    PipelineCounters::add(queued ? counters->foreign_accepted : counters->foreign_dropped);
+    PipelineCounters::add(queued ? counters->foreign_accepted : counters->dropped_full_queue);
   }
 
   // Moves up to `limit` finished records into `batch` (sorted by end time within the pass),
@@ -434,22 +422,12 @@ bool ExportPipeline<Signal>::shutdown(std::chrono::microseconds timeout,
 
 template <class Signal>
 PipelineCounts ExportPipeline<Signal>::counts() const noexcept {
-  PipelineCounts c;
+  PipelineCounts c = core_->counters->load();
   try {
-    core_->signal->count(c);
+    core_->signal->count(c);  // started, accepted and dropped_full_buffer from the rings
   } catch (...) {
   }
-  const PipelineCounters& n = *core_->counters;
-  c.truncated = n.truncated.load(std::memory_order_relaxed);
   c.accepted += c.truncated;
-  c.foreign_started = n.foreign_started.load(std::memory_order_relaxed);
-  c.foreign_accepted = n.foreign_accepted.load(std::memory_order_relaxed);
-  c.dropped_full_queue = n.foreign_dropped.load(std::memory_order_relaxed);
-  c.lost = n.lost.load(std::memory_order_relaxed);
-  c.dropped_attributes = n.dropped_attributes.load(std::memory_order_relaxed);
-  c.dropped_events = n.dropped_events.load(std::memory_order_relaxed);
-  c.dropped_links = n.dropped_links.load(std::memory_order_relaxed);
-  c.truncated_values = n.truncated_values.load(std::memory_order_relaxed);
   return c;
 }
 
