@@ -128,11 +128,13 @@ Result<std::shared_ptr<const Sampler>> make_sampler(const Config& config, const 
 // 'name'. Registered strategies: [...]`.
 Result<SamplingStrategyFactory> get_sampling_strategy(std::string_view name);
 
-// The sampler of the strategy config.sampling_strategy names, already looked up (`factory`;
-// empty for none): the factory's, given the default sampler; an empty factory gives the default
-// sampler itself. Errors as make_sampler(config, rank)'s, but for the unknown name.
+// The sampler of a strategy already looked up (`factory`, registered as `name`; empty for none):
+// the factory's, given the default sampler that `otel` selects; an empty factory gives that
+// default sampler itself. Errors as make_sampler(config, rank)'s, but for the unknown name.
 Result<std::shared_ptr<const Sampler>> make_sampler(const SamplingStrategyFactory& factory,
-                                                    const Config& config, const RankInfo& rank);
+                                                    std::string_view name,
+                                                    const StrategySettings& settings,
+                                                    const OtelSettings& otel, const RankInfo& rank);
 
 }  // namespace lens
 

@@ -5,6 +5,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "lens/sampling.hpp"
@@ -46,20 +47,23 @@ Result<SamplingStrategyFactory> get_sampling_strategy(std::string_view name) {
 }
 
 Result<std::shared_ptr<const Sampler>> make_sampler(const SamplingStrategyFactory& factory,
-                                                    const Config& config, const RankInfo& rank) {
+                                                    std::string_view name,
+                                                    const StrategySettings& settings,
+                                                    const OtelSettings& otel,
+                                                    const RankInfo& rank) {
   std::shared_ptr<const Sampler> default_sampler;
   try {
-    default_sampler = make_default_sampler(config.otel);
+    default_sampler = make_default_sampler(otel);
   } catch (const std::exception& e) {  // only std::bad_alloc can get here
     return Error(std::string("Could not build the default sampler: ") + e.what());
   }
   if (!factory) {
     return default_sampler;
   }
-  const std::string what = "Sampling strategy '" + config.sampling_strategy + "'";
+  const std::string what = "Sampling strategy '" + std::string(name) + "'";
   std::shared_ptr<const Sampler> sampler;
   try {
-    sampler = factory(StrategySettings::of(config), rank, std::move(default_sampler));
+    sampler = factory(settings, rank, std::move(default_sampler));
   } catch (const std::exception& e) {
     return Error(what + " failed: " + e.what());
   } catch (...) {
@@ -72,14 +76,16 @@ Result<std::shared_ptr<const Sampler>> make_sampler(const SamplingStrategyFactor
 }
 
 Result<std::shared_ptr<const Sampler>> make_sampler(const Config& config, const RankInfo& rank) {
-  if (config.sampling_strategy.empty()) {
-    return make_sampler(SamplingStrategyFactory{}, config, rank);
+  SamplingStrategyFactory factory;
+  if (!config.sampling_strategy.empty()) {
+    auto found = registry().find(config.sampling_strategy);
+    if (!found) {
+      return registry().unknown(config.sampling_strategy, config.label_of("sampling_strategy"));
+    }
+    factory = *std::move(found);
   }
-  auto factory = registry().find(config.sampling_strategy);
-  if (!factory) {
-    return registry().unknown(config.sampling_strategy, config.label_of("sampling_strategy"));
-  }
-  return make_sampler(*factory, config, rank);
+  return make_sampler(factory, config.sampling_strategy, StrategySettings::of(config), config.otel,
+                      rank);
 }
 
 namespace detail {

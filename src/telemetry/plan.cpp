@@ -43,7 +43,8 @@ Result<TracesPlan> plan_traces(const Config& config, const SamplingStrategyFacto
     traces.pipeline.concurrent_exports = kConcurrentOtlpSpanExports;
   }
   // The resolved sampling strategy's sampler, around OTEL_TRACES_SAMPLER's.
-  auto sampler = make_sampler(strategy, config, rank);
+  auto sampler = make_sampler(strategy, config.sampling_strategy, StrategySettings::of(config),
+                              config.otel, rank);
   if (!sampler.ok()) return Error(sampler.message());
   traces.pipeline.sampler = std::move(sampler).value();
   return traces;
