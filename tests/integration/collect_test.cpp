@@ -41,6 +41,7 @@
 #include "opentelemetry/proto/collector/logs/v1/logs_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.grpc.pb.h"
+#include "support/curl_post.hpp"
 #include "support/run_process.hpp"
 #include "support/spawn_args.hpp"
 
@@ -141,35 +142,13 @@ struct HttpResult {
   std::string headers;  // the response's header lines, as received
 };
 
-std::size_t append_body(char* data, std::size_t size, std::size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
-}
-
+// One POST (tests/support/curl_post.hpp), without the 100-continue round trip, within 10 s.
 HttpResult http_post(const std::string& url, const std::string& body,
-                     const std::vector<std::string>& headers) {
-  HttpResult result;
-  CURL* curl = curl_easy_init();
-  curl_slist* list = nullptr;
-  for (const auto& header : headers) list = curl_slist_append(list, header.c_str());
-  list = curl_slist_append(list, "Expect:");  // no 100-continue round trip
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_POST, 1L);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, append_body);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &result.headers);
-  const CURLcode code = curl_easy_perform(curl);
-  EXPECT_EQ(code, CURLE_OK) << curl_easy_strerror(code);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
-  curl_slist_free_all(list);
-  curl_easy_cleanup(curl);
-  return result;
+                     std::vector<std::string> headers) {
+  headers.push_back("Expect:");
+  const lens::testing::PostAnswer answer = lens::testing::curl_post(url, body, headers, 10000);
+  EXPECT_EQ(answer.result, CURLE_OK) << curl_easy_strerror(answer.result);
+  return {answer.status, answer.body, answer.headers};
 }
 
 const std::string kProtobuf = "Content-Type: application/x-protobuf";
