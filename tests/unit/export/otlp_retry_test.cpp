@@ -4,8 +4,7 @@
 
 #include <google/protobuf/any.pb.h>
 #include <google/protobuf/duration.pb.h>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/unknown_field_set.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -19,25 +18,15 @@ namespace {
 using namespace std::chrono_literals;
 using Kind = Attempt::Kind;
 
-// google.rpc.Status {code = 1, message = 2, details = 3 (Any)} written field by field.
+// google.rpc.Status {code = 1, message = 2, details = 3 (Any)}, as fields of no message type.
 std::string rpc_status(int code, const std::string& message,
                        const std::vector<google::protobuf::Any>& details) {
+  google::protobuf::UnknownFieldSet status;
+  status.AddVarint(1, static_cast<std::uint64_t>(code));
+  status.AddLengthDelimited(2, message);
+  for (const auto& any : details) status.AddLengthDelimited(3, any.SerializeAsString());
   std::string out;
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.WriteTag(1 << 3);
-    coded.WriteVarint32(static_cast<std::uint32_t>(code));
-    coded.WriteTag((2 << 3) | 2);
-    coded.WriteVarint32(static_cast<std::uint32_t>(message.size()));
-    coded.WriteString(message);
-    for (const auto& any : details) {
-      const std::string bytes = any.SerializeAsString();
-      coded.WriteTag((3 << 3) | 2);
-      coded.WriteVarint32(static_cast<std::uint32_t>(bytes.size()));
-      coded.WriteString(bytes);
-    }
-  }
+  status.SerializeToString(&out);
   return out;
 }
 

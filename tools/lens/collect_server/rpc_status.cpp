@@ -1,51 +1,48 @@
 // google.rpc.Status encodings of `lens collect`'s error answers (see rpc_status.hpp).
 #include "collect_server/rpc_status.hpp"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/unknown_field_set.h>
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
 namespace lens::cli {
+namespace {
 
-std::string status_protobuf(int code, const std::string& message) {
+using google::protobuf::UnknownFieldSet;
+
+std::string serialized(const UnknownFieldSet& fields) {
   std::string out;
-  {
-    google::protobuf::io::StringOutputStream stream(&out);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.WriteTag(1 << 3);
-    coded.WriteVarint32(static_cast<std::uint32_t>(code));
-    coded.WriteTag((2 << 3) | 2);
-    coded.WriteVarint32(static_cast<std::uint32_t>(message.size()));
-    coded.WriteString(message);
-  }
+  fields.SerializeToString(&out);
   return out;
 }
 
+// google.rpc.Status {code = 1, message = 2}.
+void add_status_fields(UnknownFieldSet& status, int code, const std::string& message) {
+  status.AddVarint(1, static_cast<std::uint64_t>(code));
+  status.AddLengthDelimited(2, message);
+}
+
+}  // namespace
+
+std::string status_protobuf(int code, const std::string& message) {
+  UnknownFieldSet status;
+  add_status_fields(status, code, message);
+  return serialized(status);
+}
+
 std::string status_with_retry_info(int code, const std::string& message, int seconds) {
-  auto message_field = [](int number, const std::string& bytes) {
-    std::string out;
-    {
-      google::protobuf::io::StringOutputStream stream(&out);
-      google::protobuf::io::CodedOutputStream coded(&stream);
-      coded.WriteTag((static_cast<std::uint32_t>(number) << 3) | 2);
-      coded.WriteVarint32(static_cast<std::uint32_t>(bytes.size()));
-      coded.WriteString(bytes);
-    }
-    return out;
-  };
-  std::string duration;  // google.protobuf.Duration {seconds = 1}
-  {
-    google::protobuf::io::StringOutputStream stream(&duration);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.WriteTag(1 << 3);
-    coded.WriteVarint64(static_cast<std::uint64_t>(seconds));
-  }
-  const std::string retry_info = message_field(1, duration);
-  const std::string any =
-      message_field(1, "type.googleapis.com/google.rpc.RetryInfo") + message_field(2, retry_info);
-  return status_protobuf(code, message) + message_field(3, any);
+  UnknownFieldSet duration;  // google.protobuf.Duration {seconds = 1}
+  duration.AddVarint(1, static_cast<std::uint64_t>(seconds));
+  UnknownFieldSet retry_info;  // google.rpc.RetryInfo {retry_delay = 1}
+  retry_info.AddLengthDelimited(1, serialized(duration));
+  UnknownFieldSet any;  // google.protobuf.Any {type_url = 1, value = 2}
+  any.AddLengthDelimited(1, "type.googleapis.com/google.rpc.RetryInfo");
+  any.AddLengthDelimited(2, serialized(retry_info));
+  UnknownFieldSet status;
+  add_status_fields(status, code, message);
+  status.AddLengthDelimited(3, serialized(any));  // details = 3
+  return serialized(status);
 }
 
 std::string status_json(int code, const std::string& message) {
