@@ -36,6 +36,9 @@ namespace lens {
 namespace {
 
 using namespace std::chrono_literals;
+using opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest;
+using opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
+using opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
 using test_servers::CapturedOutput;
 using test_servers::CollectProcess;
 using test_servers::eventually;
@@ -44,9 +47,6 @@ using test_servers::ScriptedHttpReceiver;
 using test_servers::ScriptedResponse;
 using test_servers::TlsFiles;
 using test_support::rank_of;
-namespace collector_logs = opentelemetry::proto::collector::logs::v1;
-namespace collector_metrics = opentelemetry::proto::collector::metrics::v1;
-namespace collector_trace = opentelemetry::proto::collector::trace::v1;
 using Clock = std::chrono::steady_clock;
 
 using test_servers::kRssIsMeaningful;
@@ -229,7 +229,7 @@ TEST_F(OtlpThroughSetup, TheLastBatchSurvivesOneRetryableAnswerAtShutdown) {
     ASSERT_EQ(requests.size(), 2u);
     EXPECT_EQ(requests[0].answered, 503);
     EXPECT_EQ(requests[1].answered, 200);
-    collector_trace::ExportTraceServiceRequest delivered;
+    ExportTraceServiceRequest delivered;
     ASSERT_TRUE(delivered.ParseFromString(requests[1].body));
     int spans = 0;
     for (const auto& resource : delivered.resource_spans()) {
@@ -416,7 +416,7 @@ TEST_F(OtlpThroughSetup, MetricsAndLogsRoundTripThroughCollectOverEveryProtocol)
     // Metrics: the counter's last (cumulative) point is 5 + 7, with its attribute.
     std::int64_t last_sum = -1;
     for (const std::string& line : collector.lines("metrics.jsonl")) {
-      collector_metrics::ExportMetricsServiceRequest request;
+      ExportMetricsServiceRequest request;
       ASSERT_TRUE(otlp_json::decode(line, request).ok()) << line;
       for (const auto& rm : request.resource_metrics()) {
         for (const auto& sm : rm.scope_metrics()) {
@@ -443,7 +443,7 @@ TEST_F(OtlpThroughSetup, MetricsAndLogsRoundTripThroughCollectOverEveryProtocol)
     // Logs: one record, its body, severity and attribute, inside the span that was active.
     const auto log_lines = collector.lines("logs.jsonl");
     ASSERT_EQ(log_lines.size(), 1u) << protocol;
-    collector_logs::ExportLogsServiceRequest logs;
+    ExportLogsServiceRequest logs;
     ASSERT_TRUE(otlp_json::decode(log_lines[0], logs).ok()) << log_lines[0];
     ASSERT_EQ(logs.resource_logs_size(), 1);
     ASSERT_EQ(logs.resource_logs(0).scope_logs_size(), 1);
@@ -463,7 +463,7 @@ TEST_F(OtlpThroughSetup, MetricsAndLogsRoundTripThroughCollectOverEveryProtocol)
     // Traces: the span the log record points at.
     bool found = false;
     for (const std::string& line : collector.lines("traces.jsonl")) {
-      collector_trace::ExportTraceServiceRequest request;
+      ExportTraceServiceRequest request;
       ASSERT_TRUE(otlp_json::decode(line, request).ok()) << line;
       for (const auto& rs : request.resource_spans()) {
         for (const auto& ss : rs.scope_spans()) {

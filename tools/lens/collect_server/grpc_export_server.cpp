@@ -39,10 +39,9 @@ class GrpcByteBufferPeer {
 namespace lens::cli {
 namespace {
 
-namespace logs_v1 = opentelemetry::proto::collector::logs::v1;
-namespace metrics_v1 = opentelemetry::proto::collector::metrics::v1;
-namespace trace_v1 = opentelemetry::proto::collector::trace::v1;
-using google::protobuf::Message;
+using opentelemetry::proto::collector::logs::v1::LogsService;
+using opentelemetry::proto::collector::metrics::v1::MetricsService;
+using opentelemetry::proto::collector::trace::v1::TraceService;
 
 // gRPC logs to stderr on its own; keep the tool's stderr to its own lines unless asked.
 void quiet_grpc_log(gpr_log_func_args* /*args*/) {}
@@ -89,12 +88,9 @@ Status GrpcExportServer::listen(const Endpoint& endpoint, const std::optional<Tl
   if (std::getenv("GRPC_VERBOSITY") == nullptr) {
     gpr_set_log_function(quiet_grpc_log);
   }
-  services_.push_back(
-      std::make_unique<GrpcExportService<trace_v1::TraceService, Signal::kTraces>>(*this));
-  services_.push_back(
-      std::make_unique<GrpcExportService<metrics_v1::MetricsService, Signal::kMetrics>>(*this));
-  services_.push_back(
-      std::make_unique<GrpcExportService<logs_v1::LogsService, Signal::kLogs>>(*this));
+  services_.push_back(std::make_unique<GrpcExportService<TraceService, Signal::kTraces>>(*this));
+  services_.push_back(std::make_unique<GrpcExportService<MetricsService, Signal::kMetrics>>(*this));
+  services_.push_back(std::make_unique<GrpcExportService<LogsService, Signal::kLogs>>(*this));
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (tls) {
     grpc::SslServerCredentialsOptions ssl(
@@ -202,7 +198,7 @@ grpc::Status GrpcExportServer::export_call(Signal signal, grpc::CallbackServerCo
     return read;
   }
   google::protobuf::Arena arena(request_arena_options());
-  Message* request = new_request(signal, arena);
+  google::protobuf::Message* request = new_request(signal, arena);
   if (DecodeProblem problem =
           decode_request(signal, BodyFormat::kProtobuf, body, accounting_.limits, release, share,
                          compressed, *request);

@@ -23,17 +23,18 @@
 namespace lens::cli {
 namespace {
 
-namespace common = opentelemetry::proto::common::v1;
-namespace resource = opentelemetry::proto::resource::v1;
-namespace metrics = opentelemetry::proto::metrics::v1;
 using opentelemetry::proto::collector::logs::v1::ExportLogsServiceRequest;
 using opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
 using opentelemetry::proto::collector::trace::v1::ExportTraceServiceRequest;
+using opentelemetry::proto::common::v1::AnyValue;
+using opentelemetry::proto::common::v1::KeyValue;
+using opentelemetry::proto::metrics::v1::Metric;
+using opentelemetry::proto::resource::v1::Resource;
 
-std::string rank_of(const resource::Resource& res) {
-  const common::AnyValue* rank = nullptr;
-  const common::AnyValue* fallback = nullptr;
-  for (const common::KeyValue& kv : res.attributes()) {
+std::string rank_of(const Resource& res) {
+  const AnyValue* rank = nullptr;
+  const AnyValue* fallback = nullptr;
+  for (const KeyValue& kv : res.attributes()) {
     if (kv.key() == "dl.rank") {
       rank = &kv.value();
     } else if (kv.key() == "rank") {
@@ -47,26 +48,26 @@ std::string rank_of(const resource::Resource& res) {
     return "?";
   }
   switch (rank->value_case()) {
-    case common::AnyValue::kStringValue:
+    case AnyValue::kStringValue:
       return rank->string_value().empty() ? "?" : rank->string_value();
-    case common::AnyValue::kIntValue:
+    case AnyValue::kIntValue:
       return std::to_string(rank->int_value());
     default:
       return "?";
   }
 }
 
-std::uint64_t data_points(const metrics::Metric& metric) {
+std::uint64_t data_points(const Metric& metric) {
   switch (metric.data_case()) {
-    case metrics::Metric::kGauge:
+    case Metric::kGauge:
       return static_cast<std::uint64_t>(metric.gauge().data_points_size());
-    case metrics::Metric::kSum:
+    case Metric::kSum:
       return static_cast<std::uint64_t>(metric.sum().data_points_size());
-    case metrics::Metric::kHistogram:
+    case Metric::kHistogram:
       return static_cast<std::uint64_t>(metric.histogram().data_points_size());
-    case metrics::Metric::kExponentialHistogram:
+    case Metric::kExponentialHistogram:
       return static_cast<std::uint64_t>(metric.exponential_histogram().data_points_size());
-    case metrics::Metric::kSummary:
+    case Metric::kSummary:
       return static_cast<std::uint64_t>(metric.summary().data_points_size());
     default:
       return 0;

@@ -14,7 +14,6 @@ namespace {
 namespace dom = simdjson::dom;
 namespace common = opentelemetry::proto::common::v1;
 namespace trace = opentelemetry::proto::trace::v1;
-namespace resource_pb = opentelemetry::proto::resource::v1;
 namespace metrics_pb = opentelemetry::proto::metrics::v1;
 
 // Nested arrays and kvlists deeper than this are left to the general decoder.
@@ -335,7 +334,7 @@ bool read_scope(dom::element value, common::InstrumentationScope& out) {
   });
 }
 
-bool read_resource(dom::element value, resource_pb::Resource& out) {
+bool read_resource(dom::element value, opentelemetry::proto::resource::v1::Resource& out) {
   return read_object(value, [&](std::string_view key, dom::element member, std::uint32_t& seen) {
     bool ok = false;
     if (key == "attributes") {
