@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 #include <opentelemetry/context/runtime_context.h>
-#include <opentelemetry/exporters/memory/in_memory_span_data.h>
-#include <opentelemetry/exporters/memory/in_memory_span_exporter.h>
 #include <opentelemetry/nostd/variant.h>
 #include <opentelemetry/sdk/trace/span_data.h>
 #include <opentelemetry/trace/context.h>
@@ -24,17 +22,19 @@
 
 #include "lens/groups.hpp"
 #include "lens/telemetry.hpp"
+#include "unit/support/in_memory_spans.hpp"
 #include "unit/support/test_support.hpp"
 
 namespace {
 
 namespace otel = opentelemetry;
 namespace sdktrace = opentelemetry::sdk::trace;
-using otel::exporter::memory::InMemorySpanData;
-using otel::exporter::memory::InMemorySpanExporter;
-using SpanDataPtr = std::unique_ptr<sdktrace::SpanData>;
 
+using lens::test_support::has_attr;
 using lens::test_support::hex;
+using lens::test_support::InMemorySpanData;
+using lens::test_support::InMemorySpanExporter;
+using lens::test_support::SpanDataPtr;
 
 // An exporting rank (setup_telemetry, native spans) whose exporter keeps spans in memory; no
 // span group on until a test enables some.
@@ -73,10 +73,7 @@ class SpanFixture : public ::testing::Test {
   }
 
   static std::string str_attr(const sdktrace::SpanData& span, const std::string& key) {
-    return otel::nostd::get<std::string>(span.GetAttributes().at(key));
-  }
-  static bool has_attr(const sdktrace::SpanData& span, const std::string& key) {
-    return span.GetAttributes().count(key) != 0;
+    return lens::test_support::attr<std::string>(span, key);
   }
   static std::string event_attr(const sdktrace::SpanDataEvent& event, const std::string& key) {
     return otel::nostd::get<std::string>(event.GetAttributes().at(key));

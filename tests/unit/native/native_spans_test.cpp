@@ -5,7 +5,6 @@
 // exactly once), fork.
 #include <gtest/gtest.h>
 #include <opentelemetry/context/runtime_context.h>
-#include <opentelemetry/exporters/memory/in_memory_span_exporter.h>
 #include <opentelemetry/nostd/variant.h>
 #include <opentelemetry/sdk/trace/span_data.h>
 #include <opentelemetry/trace/context.h>
@@ -31,43 +30,26 @@
 #include "lens/telemetry.hpp"
 #include "native/thread_spans.hpp"
 #include "unit/support/blocking_exporters.hpp"
+#include "unit/support/in_memory_spans.hpp"
 #include "unit/support/test_support.hpp"
 
 namespace lens {
 namespace {
 
+using lens::test_support::failure_of;
+
 namespace otel = opentelemetry;
 namespace sdktrace = opentelemetry::sdk::trace;
-using otel::exporter::memory::InMemorySpanData;
-using otel::exporter::memory::InMemorySpanExporter;
-using SpanDataPtr = std::unique_ptr<sdktrace::SpanData>;
 using namespace std::chrono_literals;
 
-using lens::test_support::hex;
-
-template <class T>
-T attr(const sdktrace::SpanData& span, const std::string& key) {
-  const auto& attributes = span.GetAttributes();
-  auto it = attributes.find(key);
-  if (it == attributes.end()) {
-    ADD_FAILURE() << "no attribute " << key << " on " << span.GetName();
-    return T{};
-  }
-  return otel::nostd::get<T>(it->second);
-}
-
-bool has_attr(const sdktrace::SpanData& span, const std::string& key) {
-  return span.GetAttributes().count(key) != 0;
-}
-
-const sdktrace::SpanData* find(const std::vector<SpanDataPtr>& spans, std::string_view name) {
-  for (const auto& span : spans) {
-    if (std::string_view(span->GetName().data(), span->GetName().size()) == name) {
-      return span.get();
-    }
-  }
-  return nullptr;
-}
+using test_support::attr;
+using test_support::find_span;
+using test_support::find_spans;
+using test_support::has_attr;
+using test_support::hex;
+using test_support::InMemorySpanData;
+using test_support::InMemorySpanExporter;
+using test_support::SpanDataPtr;
 
 // An exporting rank with the in-memory exporter; every test shuts it down.
 class NativeSpans : public ::testing::Test {
@@ -284,7 +266,7 @@ TEST_F(NativeSpans, EveryPathRedactsExactlyTheKeysOfTheOneTable) {
   ASSERT_EQ(spans.size(), cases.size());
   for (const auto& [key, redact] : cases) {
     const std::string expected = redact ? "[REDACTED]" : "v";
-    const auto* span = find(spans, "redact:" + key);
+    const auto* span = find_span(spans, "redact:" + key);
     ASSERT_NE(span, nullptr) << key;
     EXPECT_EQ(attr<std::string>(*span, key), expected) << key;
     EXPECT_EQ(attr<std::string>(*span, "set." + key), "v") << key;
@@ -318,7 +300,7 @@ TEST_F(NativeSpans, ExceptionsEventsAndStatusReachTheRecord) {
   }
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 3U);
-  const auto* fails = find(spans, "fails");
+  const auto* fails = find_span(spans, "fails");
   ASSERT_NE(fails, nullptr);
   EXPECT_EQ(fails->GetStatus(), otel::trace::StatusCode::kError);
   EXPECT_EQ(fails->GetDescription(), "disk full");
@@ -334,7 +316,7 @@ TEST_F(NativeSpans, ExceptionsEventsAndStatusReachTheRecord) {
             "disk full");
   EXPECT_GE(events[1].GetTimestamp().time_since_epoch(), fails->GetStartTime().time_since_epoch());
 
-  const auto* unknown = find(spans, "unknown");
+  const auto* unknown = find_span(spans, "unknown");
   ASSERT_NE(unknown, nullptr);
   EXPECT_EQ(unknown->GetStatus(), otel::trace::StatusCode::kError);
   EXPECT_EQ(unknown->GetDescription(), "unknown exception");
@@ -343,7 +325,7 @@ TEST_F(NativeSpans, ExceptionsEventsAndStatusReachTheRecord) {
       otel::nostd::get<std::string>(unknown->GetEvents()[0].GetAttributes().at("exception.type")),
       "unknown");
 
-  const auto* quiet = find(spans, "quiet");
+  const auto* quiet = find_span(spans, "quiet");
   ASSERT_NE(quiet, nullptr);
   EXPECT_EQ(quiet->GetStatus(), otel::trace::StatusCode::kError);
   EXPECT_EQ(quiet->GetDescription(), "bad");
@@ -393,10 +375,8 @@ TEST_F(NativeSpans, OpenTelemetrySeesTheNativeSpanAsCurrentAndNestsBothWays) {
       otel::trace::GetSpan(otel::context::RuntimeContext::GetCurrent())->GetContext().IsValid());
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 4U);
-  const auto* outer = find(spans, "native-outer");
-  const auto* third = find(spans, "third-party");
-  const auto* inner = find(spans, "native-inner");
-  const auto* after = find(spans, "native-after");
+  const auto [outer, third, inner, after] =
+      find_spans(spans, {"native-outer", "third-party", "native-inner", "native-after"});
   ASSERT_TRUE(outer && third && inner && after);
   EXPECT_EQ(hex(third->GetParentSpanId()), native_id);
   EXPECT_EQ(inner->GetParentSpanId(), third->GetSpanId());
@@ -437,10 +417,10 @@ TEST_F(NativeSpans, ContextHandOffAndPropagationCarryTheNativeSpan) {
   EXPECT_EQ(carrier["traceparent"].substr(53), "01");
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 4U);
-  const auto* outer = find(spans, "outer");
+  const auto* outer = find_span(spans, "outer");
   ASSERT_NE(outer, nullptr);
   for (const char* child : {"pooled", "scoped", "remote-child"}) {
-    const auto* span = find(spans, child);
+    const auto* span = find_span(spans, child);
     ASSERT_NE(span, nullptr) << child;
     EXPECT_EQ(span->GetParentSpanId(), outer->GetSpanId()) << child;
     EXPECT_EQ(span->GetTraceId(), outer->GetTraceId()) << child;
@@ -500,9 +480,9 @@ TEST_F(NativeSpans, FixedRuleSamplersDecideAsTheSamplersThemselves) {
           "step", std::string_view(flags) == "01" ? "child-of-sampled" : "child-of-unsampled");
     }
     const auto spans = flushed();
-    EXPECT_EQ(find(spans, "root") != nullptr, c.root);
-    EXPECT_EQ(find(spans, "child-of-sampled") != nullptr, c.child_of_sampled);
-    EXPECT_EQ(find(spans, "child-of-unsampled") != nullptr, c.child_of_unsampled);
+    EXPECT_EQ(find_span(spans, "root") != nullptr, c.root);
+    EXPECT_EQ(find_span(spans, "child-of-sampled") != nullptr, c.child_of_sampled);
+    EXPECT_EQ(find_span(spans, "child-of-unsampled") != nullptr, c.child_of_unsampled);
     for (const auto& span : spans) {
       if (std::string(span->GetName()) == "root") continue;
       EXPECT_EQ(hex(span->GetParentSpanId()), "b7ad6b7169203331");
@@ -713,8 +693,7 @@ TEST_F(NativeSpans, NewTraceRootsTakeTheGivenTraceIdAndLink) {
   }
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 3U);
-  const auto* step = find(spans, "step");
-  const auto* inside = find(spans, "inside");
+  const auto [step, inside] = find_spans(spans, {"step", "inside"});
   ASSERT_TRUE(step && inside);
   EXPECT_EQ(hex(step->GetTraceId()), "0102030405060708090a0b0c0d0e0f10");
   EXPECT_FALSE(step->GetParentSpanId().IsValid());
@@ -748,9 +727,8 @@ TEST_F(NativeSpans, ASpanThatIsNotAScopeEndsElsewhereAndParentsWhatRunsInItsScop
   job.end();  // a second end does nothing
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 3U);
-  const auto* pretrain = find(spans, "megatron.pretrain");
-  const auto* inside = find(spans, "inside");
-  const auto* outside = find(spans, "outside");
+  const auto [pretrain, inside, outside] =
+      find_spans(spans, {"megatron.pretrain", "inside", "outside"});
   ASSERT_TRUE(pretrain && inside && outside);
   EXPECT_EQ(hex(pretrain->GetSpanId()), hex(context.span_id()));
   EXPECT_FALSE(pretrain->GetParentSpanId().IsValid());
@@ -811,7 +789,7 @@ TEST_F(NativeSpans, ASpanTakesGivenTimesNamesLinksAndStatus) {
   job.end(1'700'000'000'250'000'000);
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 2U);
-  const auto* imports = find(spans, "megatron.startup.imports");
+  const auto* imports = find_span(spans, "megatron.startup.imports");
   ASSERT_NE(imports, nullptr);
   EXPECT_EQ(imports->GetStartTime().time_since_epoch(),
             std::chrono::nanoseconds(1'700'000'000'000'000'000));
@@ -848,9 +826,8 @@ TEST_F(NativeSpans, AHandOpenedStackSpanParentsItsChildrenAndTakesChanges) {
   span_ref::end(root);
   const auto spans = flushed();
   ASSERT_EQ(spans.size(), 3U);
-  const auto* train_step = find(spans, "megatron.train_step");
-  const auto* child = find(spans, "child");
-  const auto* interval = find(spans, "interval");
+  const auto [train_step, child, interval] =
+      find_spans(spans, {"megatron.train_step", "child", "interval"});
   ASSERT_TRUE(train_step && child && interval);
   EXPECT_EQ(hex(child->GetParentSpanId()), hex(step_context.span_id()));
   EXPECT_EQ(attr<std::int64_t>(*train_step, "iteration"), 3);
@@ -942,15 +919,13 @@ TEST(NativeSpansConfig, BufferSizeIsValidated) {
   Env::Map bad_size = base;
   bad_size.emplace("NEMO_LENS_SPAN_BUFFER_MB", "0");
   auto made = setup_telemetry(test_support::config_from(bad_size), test_support::rank_of(0, 1));
-  ASSERT_FALSE(made.ok());
-  EXPECT_EQ(made.message(),
+  ASSERT_EQ(failure_of(made),
             "Invalid value for NEMO_LENS_SPAN_BUFFER_MB: '0'; accepted: a whole number of MiB "
             "from 1 to 65536");
   Env::Map not_a_number = base;
   not_a_number.emplace("NEMO_LENS_SPAN_BUFFER_MB", "lots");
   made = setup_telemetry(test_support::config_from(not_a_number), test_support::rank_of(0, 1));
-  ASSERT_FALSE(made.ok());
-  EXPECT_EQ(made.message(),
+  ASSERT_EQ(failure_of(made),
             "Invalid integer for NEMO_LENS_SPAN_BUFFER_MB: 'lots'; accepted: a whole number of "
             "MiB from 1 to 65536 such as 64");
 }
