@@ -17,6 +17,7 @@
 #include <fstream>
 #include <list>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -33,6 +34,7 @@ namespace lens {
 namespace {
 
 namespace nostd = opentelemetry::nostd;
+using test_support::collect_metric;
 using test_support::find_metric;
 using testing::ManualMetricReader;
 
@@ -66,6 +68,10 @@ std::int64_t sum_of(const sdkmetrics::MetricData* metric, std::size_t i = 0) {
 const sdkmetrics::HistogramPointData& histogram_of(const sdkmetrics::MetricData* metric,
                                                    std::size_t i = 0) {
   return nostd::get<sdkmetrics::HistogramPointData>(metric->point_data_attr_.at(i).point_data);
+}
+const sdkmetrics::HistogramPointData& histogram_of(
+    const std::optional<sdkmetrics::MetricData>& metric) {
+  return histogram_of(&metric.value());
 }
 
 template <class F>
@@ -206,12 +212,9 @@ TEST_F(BoundInstruments, HistogramDeltaAndCumulativeStartTimes) {
                                                           "", "", {10, 20});
   histogram.record(5);
   histogram.record(20);
-  auto d1 = delta.collect();
-  auto c1 = cumulative.collect();
-  const auto* md1 = find_metric(d1, "test.bound.uh");
-  const auto* mc1 = find_metric(c1, "test.bound.uh");
-  ASSERT_NE(md1, nullptr);
-  ASSERT_NE(mc1, nullptr);
+  const auto md1 = collect_metric(delta, "test.bound.uh");
+  const auto mc1 = collect_metric(cumulative, "test.bound.uh");
+  ASSERT_TRUE(md1 && mc1);
   EXPECT_EQ(md1->aggregation_temporality, sdkmetrics::AggregationTemporality::kDelta);
   EXPECT_EQ(mc1->aggregation_temporality, sdkmetrics::AggregationTemporality::kCumulative);
   EXPECT_EQ(md1->instrument_descriptor.value_type_, sdkmetrics::InstrumentValueType::kLong);
@@ -221,12 +224,9 @@ TEST_F(BoundInstruments, HistogramDeltaAndCumulativeStartTimes) {
   EXPECT_EQ(histogram_of(md1).counts_, (std::vector<std::uint64_t>{1, 1, 0}));
   EXPECT_EQ(nostd::get<std::int64_t>(histogram_of(md1).sum_), 25);
   histogram.record(30);
-  auto d2 = delta.collect();
-  auto c2 = cumulative.collect();
-  const auto* md2 = find_metric(d2, "test.bound.uh");
-  const auto* mc2 = find_metric(c2, "test.bound.uh");
-  ASSERT_NE(md2, nullptr);
-  ASSERT_NE(mc2, nullptr);
+  const auto md2 = collect_metric(delta, "test.bound.uh");
+  const auto mc2 = collect_metric(cumulative, "test.bound.uh");
+  ASSERT_TRUE(md2 && mc2);
   // Delta: only the new value, from where the previous interval ended.
   EXPECT_EQ(md2->start_ts, md1->end_ts);
   EXPECT_EQ(histogram_of(md2).count_, 1U);
@@ -241,11 +241,10 @@ TEST_F(BoundInstruments, HistogramDeltaAndCumulativeStartTimes) {
   EXPECT_EQ(nostd::get<std::int64_t>(histogram_of(mc2).min_), 5);
   EXPECT_EQ(nostd::get<std::int64_t>(histogram_of(mc2).max_), 30);
   // Nothing new: no delta point at all, the cumulative one stays.
-  auto d3 = delta.collect();
-  EXPECT_EQ(find_metric(d3, "test.bound.uh"), nullptr);
-  auto c3 = cumulative.collect();
-  ASSERT_NE(find_metric(c3, "test.bound.uh"), nullptr);
-  EXPECT_EQ(histogram_of(find_metric(c3, "test.bound.uh")).count_, 3U);
+  EXPECT_FALSE(collect_metric(delta, "test.bound.uh"));
+  const auto mc3 = collect_metric(cumulative, "test.bound.uh");
+  ASSERT_TRUE(mc3);
+  EXPECT_EQ(histogram_of(mc3).count_, 3U);
 }
 
 TEST_F(BoundInstruments, HistogramFromManyThreadsIsExact) {

@@ -1,11 +1,12 @@
 // Shared by the metrics tests: a configuration that turns on metrics only (no traces, no
 // exporter), telemetry set up with it and collected by manual readers, and a metric looked up by
-// name in one collection.
+// name in one collection or collected anew.
 #pragma once
 
 #include <opentelemetry/sdk/metrics/data/metric_data.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,15 @@ inline const opentelemetry::sdk::metrics::MetricData* find_metric(
     if (metric.instrument_descriptor.name_ == name) return &metric;
   }
   return nullptr;
+}
+
+// The metric called `name` in a new collection of `reader`, or nullopt.
+inline std::optional<opentelemetry::sdk::metrics::MetricData> collect_metric(
+    testing::ManualMetricReader& reader, const std::string& name) {
+  const auto data = reader.collect();
+  const auto* metric = find_metric(data, name);
+  if (metric == nullptr) return std::nullopt;
+  return *metric;
 }
 
 }  // namespace lens::test_support
