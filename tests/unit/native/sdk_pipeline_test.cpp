@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -82,23 +83,32 @@ opentelemetry::trace::SpanContext link_target(std::uint8_t tag) {
                                            opentelemetry::trace::TraceFlags(1), false);
 }
 
+// Every field of `limits`, to compare them all at once.
+std::string described(const SpanLimits& limits) {
+  std::ostringstream out;
+  out << "attributes " << limits.attribute_count << ", value length ";
+  if (limits.attribute_value_length) {
+    out << *limits.attribute_value_length;
+  } else {
+    out << "unlimited";
+  }
+  out << ", events " << limits.event_count << ", links " << limits.link_count
+      << ", event attributes " << limits.event_attribute_count << ", link attributes "
+      << limits.link_attribute_count;
+  return out.str();
+}
+
 TEST(SpanLimits, FromSettingsPreferTheSpanSpecificVariables) {
   lens::LimitSettings settings;
-  SpanLimits limits = SpanLimits::from(settings);
-  EXPECT_EQ(limits.attribute_count, 128U);
-  EXPECT_FALSE(limits.attribute_value_length.has_value());
-  EXPECT_EQ(limits.event_count, 128U);
-  EXPECT_EQ(limits.link_count, 128U);
-  EXPECT_EQ(limits.event_attribute_count, 128U);
-  EXPECT_EQ(limits.link_attribute_count, 128U);
+  EXPECT_EQ(described(SpanLimits::from(settings)),
+            "attributes 128, value length unlimited, events 128, links 128, event attributes "
+            "128, link attributes 128");
 
   settings.attribute_count = {10, "env:OTEL_ATTRIBUTE_COUNT_LIMIT"};
   settings.attribute_value_length = {std::int64_t{20}, "env:OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"};
-  limits = SpanLimits::from(settings);
-  EXPECT_EQ(limits.attribute_count, 10U);
-  EXPECT_EQ(limits.attribute_value_length, 20U);
-  EXPECT_EQ(limits.event_attribute_count, 10U);
-  EXPECT_EQ(limits.link_attribute_count, 10U);
+  EXPECT_EQ(described(SpanLimits::from(settings)),
+            "attributes 10, value length 20, events 128, links 128, event attributes 10, link "
+            "attributes 10");
 
   settings.span_attribute_count = {5, "env:OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT"};
   settings.span_attribute_value_length = {std::int64_t{3},
@@ -107,13 +117,9 @@ TEST(SpanLimits, FromSettingsPreferTheSpanSpecificVariables) {
   settings.span_link_count = {1, "env:OTEL_SPAN_LINK_COUNT_LIMIT"};
   settings.event_attribute_count = {4, "env:OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT"};
   settings.link_attribute_count = {6, "env:OTEL_LINK_ATTRIBUTE_COUNT_LIMIT"};
-  limits = SpanLimits::from(settings);
-  EXPECT_EQ(limits.attribute_count, 5U);
-  EXPECT_EQ(limits.attribute_value_length, 3U);
-  EXPECT_EQ(limits.event_count, 2U);
-  EXPECT_EQ(limits.link_count, 1U);
-  EXPECT_EQ(limits.event_attribute_count, 4U);
-  EXPECT_EQ(limits.link_attribute_count, 6U);
+  EXPECT_EQ(described(SpanLimits::from(settings)),
+            "attributes 5, value length 3, events 2, links 1, event attributes 4, link "
+            "attributes 6");
 }
 
 TEST(SpanLimits, AttributeCountKeepsTheFirstKeysAndAllowsUpdates) {
