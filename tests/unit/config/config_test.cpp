@@ -12,6 +12,8 @@
 namespace lens {
 namespace {
 
+using lens::test_support::failure_of;
+
 Config read(const Env::Map& vars, std::string_view prefix = "NEMO_LENS",
             std::string_view fallback = {}) {
   return test_support::config_from(vars, prefix, fallback);
@@ -128,8 +130,7 @@ TEST(ConfigFromEnv, EnabledFalseSpellings) {
 
 TEST(ConfigFromEnv, InvalidEnabledIsAnErrorNamingTheVariable) {
   auto config = Config::from_env("NEMO_LENS", {}, Env::from({{"NEMO_LENS_ENABLED", "maybe"}}));
-  ASSERT_FALSE(config.ok());
-  EXPECT_EQ(config.message(),
+  ASSERT_EQ(failure_of(config),
             "Invalid boolean for NEMO_LENS_ENABLED: 'maybe'; accepted: 1, true, yes, on / 0, "
             "false, no, off (any case)");
 }

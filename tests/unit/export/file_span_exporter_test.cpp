@@ -31,6 +31,8 @@
 namespace lens {
 namespace {
 
+using lens::test_support::failure_of;
+
 namespace fs = std::filesystem;
 namespace sdktrace = opentelemetry::sdk::trace;
 using opentelemetry::sdk::common::ExportResult;
@@ -278,25 +280,23 @@ TEST_F(FileSpanExporter, UncreatableDirectoryFailsSetup) {
                                              {"NEMO_LENS_EXPORTER", "file"},
                                              {"NEMO_LENS_FILE_PATH", path.string()}});
   auto handle = setup_telemetry(config, rank_of(0, 1), {}, overrides());
-  ASSERT_FALSE(handle.ok());
-  EXPECT_EQ(handle.message(), "Cannot create directory '" + path.string() +
-                                  "' (NEMO_LENS_FILE_PATH) for the file exporter: Not a directory");
+  ASSERT_EQ(failure_of(handle),
+            "Cannot create directory '" + path.string() +
+                "' (NEMO_LENS_FILE_PATH) for the file exporter: Not a directory");
 
   // Set in code, the message names the config field.
   auto made = exporters::make_exporter<Signal::traces>(
       telemetry::exporter_options(file_config(path), Signal::traces));
-  ASSERT_FALSE(made.ok());
-  EXPECT_EQ(made.message(), "Cannot create directory '" + path.string() +
-                                "' (config.file_path) for the file exporter: Not a directory");
+  ASSERT_EQ(failure_of(made), "Cannot create directory '" + path.string() +
+                                  "' (config.file_path) for the file exporter: Not a directory");
 }
 
 TEST_F(FileSpanExporter, UnopenableFileFailsSetup) {
   fs::create_directory(dir_ / "traces.jsonl");  // a directory where the file should be
   auto made = exporters::make_exporter<Signal::traces>(
       telemetry::exporter_options(file_config(dir_), Signal::traces));
-  ASSERT_FALSE(made.ok());
-  EXPECT_EQ(made.message(), "Cannot open '" + (dir_ / "traces.jsonl").string() +
-                                "' (config.file_path) for appending: Is a directory");
+  ASSERT_EQ(failure_of(made), "Cannot open '" + (dir_ / "traces.jsonl").string() +
+                                  "' (config.file_path) for appending: Is a directory");
 }
 
 // Recordables as the SDK fills them, for driving the exporter directly.

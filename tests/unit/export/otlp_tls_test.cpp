@@ -23,9 +23,12 @@
 #include "lens/validate.hpp"
 #include "unit/export/otlp_exporter_support.hpp"
 #include "unit/support/otlp_test_servers.hpp"
+#include "unit/support/test_support.hpp"
 
 namespace lens::exporters {
 namespace {
+
+using lens::test_support::failure_of;
 
 using test_servers::CollectProcess;
 using test_servers::TlsFiles;
@@ -407,8 +410,7 @@ TEST_F(OtlpTls, InsecureSkipsVerificationOverHttp) {
 TEST_F(OtlpTls, AClientKeyWithoutItsCertificateIsRefusedAtSetup) {
   const Status status = check_otlp_settings(
       settings_from({{"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", tls_.client_key()}}), Signal::traces);
-  ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  ASSERT_EQ(failure_of(status),
             "Client TLS files must come in pairs: OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY='" +
                 tls_.client_key() +
                 "' is set but OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE (or its general form) "

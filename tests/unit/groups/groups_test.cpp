@@ -15,8 +15,12 @@
 #include <thread>
 #include <vector>
 
+#include "unit/support/test_support.hpp"
+
 namespace lens {
 namespace {
+
+using lens::test_support::failure_of;
 
 using Groups = std::set<std::string>;
 using ::testing::ElementsAre;
@@ -328,15 +332,13 @@ TEST_F(SpanGroupTest, RegisteredNamesAreTrimmedAndLowerCased) {
 TEST_F(SpanGroupTest, EmptyNamespaceIsRejected) {
   for (const std::string_view ns : {"", "   "}) {
     const Status status = register_span_groups(ns, {"layer"});
-    EXPECT_FALSE(status.ok());
-    EXPECT_EQ(status.message(), "Span group namespace must be a non-empty string");
+    EXPECT_EQ(failure_of(status), "Span group namespace must be a non-empty string");
   }
 }
 
 TEST_F(SpanGroupTest, EmptyGroupNameIsRejected) {
   const Status status = register_span_groups("mega", {"layer", "  "});
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(), "Span group namespace 'mega' has an empty group name");
+  EXPECT_EQ(failure_of(status), "Span group namespace 'mega' has an empty group name");
   const Status in_preset = register_span_groups("mega", {"layer"}, {{"fine", {"layer", ""}}});
   EXPECT_EQ(in_preset.message(),
             "Preset 'fine' of span group namespace 'mega' has an empty group name");
@@ -346,24 +348,21 @@ TEST_F(SpanGroupTest, EmptyGroupNameIsRejected) {
 
 TEST_F(SpanGroupTest, AllIsReservedAsAGroupName) {
   const Status status = register_span_groups("mega", {"quiet", " ALL "});
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(failure_of(status),
             "Span group namespace 'mega' uses 'all' as a group name; 'all' is reserved: it "
             "always means every registered group");
 }
 
 TEST_F(SpanGroupTest, AllIsReservedAsAPresetName) {
   const Status status = register_span_groups("mega", {"layer"}, {{"All", {"layer"}}});
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(failure_of(status),
             "Span group namespace 'mega' uses 'all' as a preset name; 'all' is reserved: it "
             "always means every registered group");
 }
 
 TEST_F(SpanGroupTest, PresetNamingAnUnregisteredGroupIsRejected) {
   const Status status = register_span_groups("mega", {"layer"}, {{"fine", {"layer", "typo"}}});
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(failure_of(status),
             "Preset 'fine' of span group namespace 'mega' names group 'typo', which is not "
             "among its groups and no other namespace has registered it; register the library "
             "that owns the group first");
@@ -373,8 +372,7 @@ TEST_F(SpanGroupTest, PresetNamingAnUnregisteredGroupIsRejected) {
 TEST_F(SpanGroupTest, ReregisteringANamespaceIsRejected) {
   ASSERT_TRUE(register_span_groups("mega", {"layer"}).ok());
   const Status status = register_span_groups("MEGA", {"tile"});
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(failure_of(status),
             "Span group namespace 'mega' is already registered; pass allow_override to replace "
             "it");
   const Status lens_again = register_span_groups("lens", {"job"});
@@ -385,8 +383,7 @@ TEST_F(SpanGroupTest, ReregisteringANamespaceIsRejected) {
 
 TEST_F(SpanGroupTest, ClaimingAnotherNamespacesGroupIsRejected) {
   const Status status = register_span_groups("rl", {"rollout", "step"});
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(failure_of(status),
             "Span group 'step' of namespace 'rl' is already registered by namespace 'lens'");
   ASSERT_TRUE(register_span_groups("mega", {"layer"}).ok());
   EXPECT_EQ(register_span_groups("rl", {"layer"}).message(),
@@ -425,8 +422,7 @@ TEST_F(SpanGroupTest, OverrideCannotReferenceTheGroupsItDrops) {
   ASSERT_TRUE(register_span_groups("mega", {"layer", "tile"}).ok());
   const Status status =
       register_span_groups("mega", {"layer"}, {{"fine", {"layer", "tile"}}}, true);
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(failure_of(status),
             "Preset 'fine' of span group namespace 'mega' names group 'tile', which is not "
             "among its groups and no other namespace has registered it; register the library "
             "that owns the group first");
@@ -449,8 +445,7 @@ TEST_F(SpanGroupTest, OverrideOfAnUnknownNamespaceRegistersIt) {
 
 TEST_F(SpanGroupTest, UnregisteringAnUnknownNamespaceIsAnError) {
   const Status status = unregister_span_groups("nope");
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(), "Span group namespace 'nope' is not registered");
+  EXPECT_EQ(failure_of(status), "Span group namespace 'nope' is not registered");
 }
 
 TEST_F(SpanGroupTest, UnregisteringRemovesOnlyThatNamespace) {
@@ -484,8 +479,7 @@ TEST_F(SpanGroupTest, RegisteringLensTwiceIsHarmless) {
 TEST_F(SpanGroupTest, RegisteringLensOverAnotherLensRegistrationFails) {
   ASSERT_TRUE(register_span_groups("lens", {"job"}, {}, true).ok());
   const Status status = register_lens_span_groups();
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(failure_of(status),
             "Span group namespace 'lens' is already registered; pass allow_override to replace "
             "it");
 }

@@ -14,9 +14,12 @@
 
 #include "lens/groups.hpp"
 #include "lens/megatron/span_groups.hpp"
+#include "unit/support/test_support.hpp"
 
 namespace lens::megatron {
 namespace {
+
+using lens::test_support::failure_of;
 
 using Groups = std::set<std::string>;
 using ::testing::ElementsAre;
@@ -225,8 +228,7 @@ TEST_F(MegatronSpanGroupTest, ConcurrentRegistrationSucceedsEverywhere) {
 TEST_F(MegatronSpanGroupTest, RegistrationNeedsTheLensNamespace) {
   ASSERT_TRUE(::lens::unregister_span_groups("lens").ok());
   const Status status = register_span_groups();
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(failure_of(status),
             "Preset 'default' of span group namespace 'megatron' names group 'checkpoint', which "
             "is not among its groups and no other namespace has registered it; register the "
             "library that owns the group first");
@@ -237,8 +239,7 @@ TEST_F(MegatronSpanGroupTest, RegistrationNeedsTheLensNamespace) {
 TEST_F(MegatronSpanGroupTest, RegistrationReportsAGroupClaimedByAnotherNamespace) {
   ASSERT_TRUE(::lens::register_span_groups("other", {"layer"}).ok());
   const Status status = register_span_groups();
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(failure_of(status),
             "Span group 'layer' of namespace 'megatron' is already registered by namespace "
             "'other'");
 }

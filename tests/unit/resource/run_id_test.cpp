@@ -19,6 +19,8 @@
 namespace lens {
 namespace {
 
+using lens::test_support::failure_of;
+
 bool is_lower_hex12(const std::string& text) {
   if (text.size() != 12) {
     return false;
@@ -202,16 +204,15 @@ TEST(RunIdCollective, NonRootTakesWhatTheBroadcastDelivers) {
 TEST(RunIdCollective, BroadcastErrorIsReturned) {
   RecordingCollective collective(1, 2, Error("MPI_Bcast failed: MPI_ERR_COMM"));
   const auto id = resolve_run_id(Config{}, rank_of(1, 2), Env::from({}), &collective);
-  ASSERT_FALSE(id.ok());
-  EXPECT_EQ(id.message(),
+  ASSERT_EQ(failure_of(id),
             "resolving the run id: broadcast from rank 0 failed: MPI_Bcast failed: MPI_ERR_COMM");
 }
 
 TEST(RunIdCollective, EmptyBroadcastIsAnError) {
   RecordingCollective collective(1, 2, std::string("  "));
   const auto id = resolve_run_id(Config{}, rank_of(1, 2), Env::from({}), &collective);
-  ASSERT_FALSE(id.ok());
-  EXPECT_EQ(id.message(), "resolving the run id: the broadcast from rank 0 delivered an empty id");
+  ASSERT_EQ(failure_of(id),
+            "resolving the run id: the broadcast from rank 0 delivered an empty id");
 }
 
 TEST(RunIdRandom, PerProcessFallbackWarns) {

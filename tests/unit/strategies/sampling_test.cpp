@@ -24,6 +24,8 @@
 namespace lens {
 namespace {
 
+using lens::test_support::failure_of;
+
 using ::testing::HasSubstr;
 
 using test_support::rank_of;
@@ -354,8 +356,7 @@ class SamplingStrategiesTest : public ::testing::Test {
 TEST_F(SamplingStrategiesTest, RankAwareIsBuiltin) {
   EXPECT_EQ(registered_sampling_strategies(), (std::vector<std::string>{"rank_aware"}));
   const Status status = unregister_sampling_strategy("rank_aware");
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(),
+  EXPECT_EQ(failure_of(status),
             "Sampling strategy 'rank_aware' is built-in and cannot be unregistered");
   EXPECT_EQ(registered_sampling_strategies().size(), 1U);
 }
@@ -393,8 +394,7 @@ TEST_F(SamplingStrategiesTest, UnknownStrategyNamesTheVariable) {
   config.sampling_strategy = "x";
   config.sources["sampling_strategy"] = "env:NEMO_LENS_SAMPLING_STRATEGY";
   auto sampler = make_sampler(config, rank_of(0, 1));
-  ASSERT_FALSE(sampler.ok());
-  EXPECT_EQ(sampler.message(),
+  ASSERT_EQ(failure_of(sampler),
             "Unknown sampling strategy 'x' in NEMO_LENS_SAMPLING_STRATEGY. Registered "
             "strategies: [rank_aware].");
 }
@@ -483,12 +483,10 @@ TEST_F(SamplingStrategiesTest, ThrowingOrNullFactoryIsAnError) {
   Config config;
   config.sampling_strategy = "throws";
   auto sampler = make_sampler(config, rank_of(0, 1));
-  ASSERT_FALSE(sampler.ok());
-  EXPECT_EQ(sampler.message(), "Sampling strategy 'throws' failed: no sampler today");
+  ASSERT_EQ(failure_of(sampler), "Sampling strategy 'throws' failed: no sampler today");
   config.sampling_strategy = "null";
   sampler = make_sampler(config, rank_of(0, 1));
-  ASSERT_FALSE(sampler.ok());
-  EXPECT_EQ(sampler.message(),
+  ASSERT_EQ(failure_of(sampler),
             "Sampling strategy 'null' returned no sampler; expected a non-null sampler");
 }
 

@@ -21,9 +21,12 @@
 #include "lens/config.hpp"
 #include "lens/env.hpp"
 #include "lens/rank_info.hpp"
+#include "unit/support/test_support.hpp"
 
 namespace lens {
 namespace {
+
+using lens::test_support::failure_of;
 
 using ::testing::HasSubstr;
 
@@ -145,8 +148,7 @@ TEST_F(StrategiesTest, EmptyNameIsRejected) {
 
 TEST_F(StrategiesTest, EmptyCallableIsRejected) {
   const Status status = register_rank_strategy("nothing", RankStrategy{});
-  EXPECT_FALSE(status.ok());
-  EXPECT_EQ(status.message(), "Rank strategy 'nothing' is empty; expected a callable");
+  EXPECT_EQ(failure_of(status), "Rank strategy 'nothing' is empty; expected a callable");
   EXPECT_FALSE(get_rank_strategy("nothing").ok());
 }
 
@@ -225,8 +227,7 @@ TEST_F(StrategiesTest, UnknownStrategyAtDispatchNamesTheVariable) {
   Config config = config_with("foo");
   config.sources["rank_strategy"] = "env:NEMO_LENS_RANK_STRATEGY";
   auto result = should_export(config, rank_of(0, 1));
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.message(),
+  ASSERT_EQ(failure_of(result),
             "Unknown rank strategy 'foo' in NEMO_LENS_RANK_STRATEGY. Registered strategies: "
             "[all_ranks, first_rank_per_node, sampled, single_rank].");
 }
@@ -235,16 +236,15 @@ TEST_F(StrategiesTest, UnknownStrategyListsCustomNamesAndUsesTheConfigLabel) {
   ASSERT_TRUE(register_rank_strategy("even", even_rank).ok());
   const Config config = config_with("foo");
   auto result = should_export(config, rank_of(0, 1));
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.message(), "Unknown rank strategy 'foo' in " + config.label_of("rank_strategy") +
-                                  ". Registered strategies: [all_ranks, even, "
-                                  "first_rank_per_node, sampled, single_rank].");
+  ASSERT_EQ(failure_of(result), "Unknown rank strategy 'foo' in " +
+                                    config.label_of("rank_strategy") +
+                                    ". Registered strategies: [all_ranks, even, "
+                                    "first_rank_per_node, sampled, single_rank].");
 }
 
 TEST_F(StrategiesTest, GetUnknownStrategyIsAnError) {
   auto result = get_rank_strategy("foo");
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.message(),
+  ASSERT_EQ(failure_of(result),
             "Unknown rank strategy 'foo'. Registered strategies: [all_ranks, "
             "first_rank_per_node, sampled, single_rank].");
 }
@@ -277,8 +277,7 @@ TEST_F(StrategiesTest, PerCallOverrideNeverConsultsTheRegistry) {
 TEST_F(StrategiesTest, EmptyOverrideIsAnError) {
   const RankStrategy empty;
   auto result = should_export(config_with("all_ranks"), rank_of(0, 1), &empty);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.message(), "Rank strategy override is empty; expected a callable");
+  ASSERT_EQ(failure_of(result), "Rank strategy override is empty; expected a callable");
 }
 
 TEST_F(StrategiesTest, ThrowingStrategyBecomesAnError) {
@@ -286,23 +285,20 @@ TEST_F(StrategiesTest, ThrowingStrategyBecomesAnError) {
                 throw std::runtime_error("no topology");
               }).ok());
   auto result = should_export(config_with("boom"), rank_of(0, 1));
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.message(), "Rank strategy 'boom' failed: no topology");
+  ASSERT_EQ(failure_of(result), "Rank strategy 'boom' failed: no topology");
 
   ASSERT_TRUE(
       register_rank_strategy("boom_int", [](const StrategySettings&, const RankInfo&) -> bool {
         throw 42;
       }).ok());
   result = should_export(config_with("boom_int"), rank_of(0, 1));
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.message(), "Rank strategy 'boom_int' failed: unknown exception");
+  ASSERT_EQ(failure_of(result), "Rank strategy 'boom_int' failed: unknown exception");
 
   const RankStrategy throwing = [](const StrategySettings&, const RankInfo&) -> bool {
     throw std::logic_error("bad override");
   };
   result = should_export(config_with("all_ranks"), rank_of(0, 1), &throwing);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.message(), "Rank strategy override failed: bad override");
+  ASSERT_EQ(failure_of(result), "Rank strategy override failed: bad override");
 }
 
 TEST_F(StrategiesTest, StrategyMayUseTheRegistry) {

@@ -1,8 +1,8 @@
 // Small builders shared by the unit tests: a RankInfo and a Config from a fixed environment,
 // failing the current test (not aborting) when they cannot be built; the Config of an exporting
-// rank; ids (and a trace id's bytes) as lowercase hex; a counter of failures over many items that
-// reports only the first few; the process's thread count; an address-space limit for a forked
-// child.
+// rank; a failure's message; ids (and a trace id's bytes) as lowercase hex; a counter of failures
+// over many items that reports only the first few; the process's thread count; an address-space
+// limit for a forked child.
 #pragma once
 
 #include <dirent.h>
@@ -48,6 +48,13 @@ inline Config exporting_config(std::string run_id, ExporterKind exporter) {
   config.run_id = std::move(run_id);
   config.exporter = exporter;
   return config;
+}
+
+// The error message of a failed Status or Result; "(succeeded)" for one that did not fail, so
+// that EXPECT_EQ(failure_of(outcome), "...") checks both at once and prints a readable difference.
+template <class Outcome>
+std::string failure_of(const Outcome& outcome) {
+  return outcome.ok() ? std::string("(succeeded)") : outcome.message();
 }
 
 inline std::string hex(const opentelemetry::trace::TraceId& id) {

@@ -14,6 +14,8 @@
 namespace lens {
 namespace {
 
+using lens::test_support::failure_of;
+
 using test_support::rank_of;
 
 const Env::Map kFileSetup = {{"NEMO_LENS_ENABLED", "true"},
@@ -121,8 +123,7 @@ TEST(TelemetryPlan, AnInvalidConfigFailsWithValidatesMessage) {
   const Config config = test_support::config_from(variables);
   const RankInfo rank = rank_of(0, 1);
   auto plan = plan_of(variables, rank);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.message(), validate(config, &rank).message());
+  ASSERT_EQ(failure_of(plan), validate(config, &rank).message());
   EXPECT_EQ(plan.message().rfind("Unknown rank strategy 'nobody' in NEMO_LENS_RANK_STRATEGY", 0),
             0u);
 }
