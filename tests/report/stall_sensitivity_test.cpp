@@ -30,6 +30,15 @@ StallResult sensitivity_attribute(const SyntheticRun& spec, const StallOptions& 
   return attribute_stalls(steps, rank_coordinates(data.ranks), options);
 }
 
+// The attribution's only suspect; when there is not exactly one, a test failure that lists them
+// and an empty suspect, which fails the caller's own checks.
+StallSuspect only_suspect(const StallResult& result) {
+  if (result.suspects.size() == 1) return result.suspects[0];
+  ADD_FAILURE() << result.suspects.size()
+                << " suspects: " << ::testing::PrintToString(stall_lines(result));
+  return StallSuspect{};
+}
+
 // Whether (rank, phase) is among the first `top` suspects.
 bool in_top(const StallResult& result, int rank, Phase phase, std::size_t top) {
   for (std::size_t i = 0; i < result.suspects.size() && i < top; ++i) {
@@ -148,8 +157,7 @@ TEST(ReportStallSensitivity, ReportsTheExcessWithItsConfidenceInterval) {
       .noise_ms = 2.0,
       .stalls = {{.rank = 5, .phase = Phase::forward_backward, .ms = 3.0, .from = 41, .to = 120}}};
   const StallResult result = sensitivity_attribute(spec);
-  ASSERT_EQ(result.suspects.size(), 1u) << ::testing::PrintToString(stall_lines(result));
-  const StallSuspect& suspect = result.suspects[0];
+  const StallSuspect suspect = only_suspect(result);
   EXPECT_EQ(suspect.kind, SuspectKind::rank);
   EXPECT_EQ(suspect.rank, 5);
   EXPECT_EQ(suspect.phase, Phase::forward_backward);
@@ -186,8 +194,7 @@ TEST(ReportStallGroups, ASlowNodeIsNamedOnce) {
   SyntheticRun spec = grouped(32, 8, 1, 1);
   slow(spec, 8, 15, Phase::data_loading, 3.0, 40);
   const StallResult result = sensitivity_attribute(spec);
-  ASSERT_EQ(result.suspects.size(), 1u) << ::testing::PrintToString(stall_lines(result));
-  const StallSuspect& node = result.suspects[0];
+  const StallSuspect node = only_suspect(result);
   EXPECT_EQ(node.kind, SuspectKind::node);
   EXPECT_EQ(node.group, "node gpu-b");
   EXPECT_EQ(node.ranks, (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));
@@ -207,8 +214,7 @@ TEST(ReportStallGroups, TheSummaryJsonAndThePageSayTheSame) {
   SyntheticRun spec = grouped(32, 8, 1, 1);
   slow(spec, 8, 15, Phase::data_loading, 3.0, 40);
   const RunAnalysis analysis = analyze(testing::make_synthetic_run(spec), {});
-  ASSERT_EQ(analysis.stalls.suspects.size(), 1u);
-  const StallSuspect& node = analysis.stalls.suspects[0];
+  const StallSuspect node = only_suspect(analysis.stalls);
   const nlohmann::json json = summary_json(analysis);
   ASSERT_EQ(json["suspects"].size(), 1u);
   const nlohmann::json& suspect = json["suspects"][0];
@@ -248,10 +254,10 @@ TEST(ReportStallGroups, ASlowRankInsideANodeIsStillARank) {
   SyntheticRun spec = grouped(32, 8, 1, 1);
   slow(spec, 10, 10, Phase::forward_backward, 4.0, 1);
   const StallResult result = sensitivity_attribute(spec);
-  ASSERT_EQ(result.suspects.size(), 1u) << ::testing::PrintToString(stall_lines(result));
-  EXPECT_EQ(result.suspects[0].kind, SuspectKind::rank);
-  EXPECT_EQ(result.suspects[0].rank, 10);
-  EXPECT_EQ(result.suspects[0].ranks, std::vector<int>{10});
+  const StallSuspect suspect = only_suspect(result);
+  EXPECT_EQ(suspect.kind, SuspectKind::rank);
+  EXPECT_EQ(suspect.rank, 10);
+  EXPECT_EQ(suspect.ranks, std::vector<int>{10});
 }
 
 TEST(ReportStallGroups, ASlowPipelineStageIsNamedAndTheOthersWaitInPipelineReceives) {
@@ -261,8 +267,7 @@ TEST(ReportStallGroups, ASlowPipelineStageIsNamedAndTheOthersWaitInPipelineRecei
   spec.pipeline_waits = true;
   slow(spec, 8, 11, Phase::forward_backward, 8.4, 1);
   const StallResult result = sensitivity_attribute(spec);
-  ASSERT_EQ(result.suspects.size(), 1u) << ::testing::PrintToString(stall_lines(result));
-  const StallSuspect& stage = result.suspects[0];
+  const StallSuspect stage = only_suspect(result);
   EXPECT_EQ(stage.kind, SuspectKind::stage);
   EXPECT_EQ(stage.group, "pipeline stage 2 of 4");
   EXPECT_EQ(stage.ranks, (std::vector<int>{8, 9, 10, 11}));
@@ -331,10 +336,10 @@ TEST(ReportStallGroups, ASlowTensorParallelGroupIsNamed) {
   SyntheticRun spec = grouped(16, 0, 2, 2);
   slow(spec, 2, 3, Phase::optimizer, 3.0, 1);
   const StallResult result = sensitivity_attribute(spec);
-  ASSERT_EQ(result.suspects.size(), 1u) << ::testing::PrintToString(stall_lines(result));
-  EXPECT_EQ(result.suspects[0].kind, SuspectKind::group);
-  EXPECT_EQ(result.suspects[0].group, "tensor-parallel group [dp 1, pp 0]");
-  EXPECT_EQ(result.suspects[0].ranks, (std::vector<int>{2, 3}));
+  const StallSuspect suspect = only_suspect(result);
+  EXPECT_EQ(suspect.kind, SuspectKind::group);
+  EXPECT_EQ(suspect.group, "tensor-parallel group [dp 1, pp 0]");
+  EXPECT_EQ(suspect.ranks, (std::vector<int>{2, 3}));
 }
 
 TEST(ReportStallGroups, ANodeThatIsAlsoAStageSaysSo) {
@@ -346,9 +351,9 @@ TEST(ReportStallGroups, ANodeThatIsAlsoAStageSaysSo) {
   spec.spike_probability = 0.0;
   slow(spec, 4, 7, Phase::forward_backward, 3.0, 21);
   const StallResult result = sensitivity_attribute(spec);
-  ASSERT_EQ(result.suspects.size(), 1u) << ::testing::PrintToString(stall_lines(result));
-  EXPECT_EQ(result.suspects[0].kind, SuspectKind::node);
-  EXPECT_EQ(result.suspects[0].also, "pipeline stage 1 of 2");
+  const StallSuspect suspect = only_suspect(result);
+  EXPECT_EQ(suspect.kind, SuspectKind::node);
+  EXPECT_EQ(suspect.also, "pipeline stage 1 of 2");
   EXPECT_EQ(stall_lines(result),
             std::vector<std::string>{
                 "node gpu-b (ranks 4-7; also pipeline stage 1 of 2): +3.0 ms per step in "
