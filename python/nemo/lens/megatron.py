@@ -45,20 +45,12 @@ FALLBACK_PREFIX = "NEMO_LENS"
 DEFAULT_SERVICE_NAME = "megatron-lm"
 
 
-class groups:  # noqa: N801 (a namespace of constants, as lens::megatron::groups)
-    """The span groups of the Megatron vocabulary and its preset names (docs/span-groups.md,
-    "Vocabularies")."""
-    NAMESPACE = "megatron"
-    # The base groups (namespace `lens`): SpanGroup's.
-    JOB = SpanGroup.JOB
-    CHECKPOINT = SpanGroup.CHECKPOINT
-    EVALUATE = SpanGroup.EVALUATE
-    MODEL_INIT = SpanGroup.MODEL_INIT
-    LOAD_CHECKPOINT = SpanGroup.LOAD_CHECKPOINT
-    STEP = SpanGroup.STEP
-    FORWARD_BACKWARD = SpanGroup.FORWARD_BACKWARD
-    OPTIMIZER = SpanGroup.OPTIMIZER
-    # Megatron-only groups.
+class MegatronSpanGroup(SpanGroup):
+    """The span groups of Megatron-LM: the shared ones and Megatron's own, with its presets
+    (``default`` adds first_iteration and inference; ``per_step`` adds communication,
+    data_loading, first_iteration and inference; ``profiling`` and ``all`` are every group).
+    Megatron-LM defines the same class in megatron/core/telemetry/span_groups.py."""
+
     MICROBATCH = "microbatch"                  # per-microbatch forward/backward
     LAYER = "layer"                            # per-layer forward breakdown
     COMMUNICATION = "communication"            # P2P and gradient sync
@@ -67,7 +59,24 @@ class groups:  # noqa: N801 (a namespace of constants, as lens::megatron::groups
     FIRST_ITERATION = "first_iteration"        # the warm-up iteration
     TRACE_REGION = "trace_region"              # shadowed trace regions
     INFERENCE = "inference"                    # inference-server requests
-    # Presets.
+
+    ALL_GROUPS: Final[frozenset] = SpanGroup.ALL_GROUPS | frozenset((
+        MICROBATCH, LAYER, COMMUNICATION, ACTIVATION_OFFLOAD, DATA_LOADING, FIRST_ITERATION,
+        TRACE_REGION, INFERENCE))
+    _PRESETS: ClassVar[dict] = {
+        "default": SpanGroup._PRESETS["default"] | {FIRST_ITERATION, INFERENCE},
+        "per_step": SpanGroup._PRESETS["per_step"] | {
+            COMMUNICATION, DATA_LOADING, FIRST_ITERATION, INFERENCE},
+        "profiling": ALL_GROUPS,
+        "all": ALL_GROUPS,
+    }
+
+
+class groups(MegatronSpanGroup):  # noqa: N801 (a namespace of constants, as lens::megatron::groups)
+    """The span groups of the Megatron vocabulary (MegatronSpanGroup's: the base groups of
+    namespace `lens` and Megatron's own) and its preset names (docs/span-groups.md,
+    "Vocabularies")."""
+    NAMESPACE = "megatron"
     PRESET_DEFAULT = "default"
     PRESET_PER_STEP = "per_step"
     PRESET_PROFILING = "profiling"
@@ -77,38 +86,8 @@ class groups:  # noqa: N801 (a namespace of constants, as lens::megatron::groups
 MEGATRON_GROUPS: Tuple[str, ...] = (
     groups.MICROBATCH, groups.LAYER, groups.COMMUNICATION, groups.ACTIVATION_OFFLOAD,
     groups.DATA_LOADING, groups.FIRST_ITERATION, groups.TRACE_REGION, groups.INFERENCE)
-ALL_GROUPS = frozenset((groups.JOB, groups.CHECKPOINT, groups.EVALUATE, groups.MODEL_INIT,
-                        groups.LOAD_CHECKPOINT, groups.STEP, groups.FORWARD_BACKWARD,
-                        groups.OPTIMIZER) + MEGATRON_GROUPS)
-PRESETS: Dict[str, frozenset] = {
-    groups.PRESET_DEFAULT: frozenset((groups.JOB, groups.CHECKPOINT, groups.EVALUATE,
-                                      groups.FIRST_ITERATION, groups.INFERENCE)),
-    groups.PRESET_PER_STEP: frozenset((
-        groups.JOB, groups.CHECKPOINT, groups.EVALUATE, groups.MODEL_INIT,
-        groups.LOAD_CHECKPOINT, groups.STEP, groups.FORWARD_BACKWARD, groups.OPTIMIZER,
-        groups.COMMUNICATION, groups.DATA_LOADING, groups.FIRST_ITERATION, groups.INFERENCE)),
-    groups.PRESET_PROFILING: ALL_GROUPS,
-    groups.PRESET_ALL: ALL_GROUPS,
-}
-
-
-class MegatronSpanGroup(SpanGroup):
-    """The span groups of Megatron-LM: the shared ones and Megatron's own, with its presets
-    (``default`` adds first_iteration and inference; ``per_step`` adds communication,
-    data_loading, first_iteration and inference; ``profiling`` and ``all`` are every group).
-    Megatron-LM defines the same class in megatron/core/telemetry/span_groups.py."""
-
-    MICROBATCH = groups.MICROBATCH
-    LAYER = groups.LAYER
-    COMMUNICATION = groups.COMMUNICATION
-    ACTIVATION_OFFLOAD = groups.ACTIVATION_OFFLOAD
-    DATA_LOADING = groups.DATA_LOADING
-    FIRST_ITERATION = groups.FIRST_ITERATION
-    TRACE_REGION = groups.TRACE_REGION
-    INFERENCE = groups.INFERENCE
-
-    ALL_GROUPS: Final[frozenset] = ALL_GROUPS
-    _PRESETS: ClassVar[dict] = dict(PRESETS)
+ALL_GROUPS = MegatronSpanGroup.ALL_GROUPS
+PRESETS: Dict[str, frozenset] = dict(MegatronSpanGroup._PRESETS)
 
 
 class attributes:  # noqa: N801 (a namespace of constants, as lens::megatron::spans::attributes)
