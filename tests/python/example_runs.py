@@ -46,6 +46,13 @@ class Collector(LensCollect):
         return {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + self.grpc,
                 "OTEL_BSP_SCHEDULE_DELAY": "200"}
 
+    def megatron_env(self, span_groups, **variables):
+        """export_env() plus what makes every rank of a Megatron run export the `span_groups`
+        (MEGATRON_OTEL_ENABLED=1, MEGATRON_OTEL_RANK_STRATEGY=all_ranks), and `variables`."""
+        return {**self.export_env(), "MEGATRON_OTEL_ENABLED": "1",
+                "MEGATRON_OTEL_RANK_STRATEGY": "all_ranks",
+                "MEGATRON_OTEL_SPAN_GROUPS": span_groups, **variables}
+
     def lines(self, name):
         return json_lines(os.path.join(self.out, name))
 

@@ -45,13 +45,9 @@ EXPECTED = {
 
 def test_two_ranks_export_the_documented_run_to_lens_collect_and_lens_report_reads_it(tmp_path):
     collector = Collector(tmp_path)
-    result = run_example(PRETRAIN_GPT, tmp_path, {
-        **collector.export_env(),
-        "MEGATRON_OTEL_ENABLED": "1",
-        "MEGATRON_OTEL_RANK_STRATEGY": "all_ranks",
-        "MEGATRON_OTEL_SPAN_GROUPS": "all",
-        "MEGATRON_OTEL_LOGS_ENABLED": "1",
-    }, ARGS, nproc=2)
+    result = run_example(PRETRAIN_GPT, tmp_path,
+                         collector.megatron_env("all", MEGATRON_OTEL_LOGS_ENABLED="1"), ARGS,
+                         nproc=2)
     assert result.returncode == 0, result.stdout
     assert "training done: 4 iterations" in result.stdout
     assert collector.stop() == 0, collector.err()

@@ -18,13 +18,9 @@ ARGS = ["--train-iters", "200", "--log-interval", "50", "--eval-iters", "0", "--
 
 def test_per_step_with_traceidratio_keeps_whole_iterations_alike_on_every_rank(tmp_path):
     collector = Collector(tmp_path)
-    result = run_example(PRETRAIN_GPT, tmp_path, {
-        **collector.export_env(),
-        "MEGATRON_OTEL_ENABLED": "1",
-        "MEGATRON_OTEL_SPAN_GROUPS": "per_step",
-        "MEGATRON_OTEL_RANK_STRATEGY": "all_ranks",
-        "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
-        "OTEL_TRACES_SAMPLER_ARG": "0.1"}, ARGS, nproc=2)
+    result = run_example(PRETRAIN_GPT, tmp_path, collector.megatron_env(
+        "per_step", OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG="0.1"),
+        ARGS, nproc=2)
     assert result.returncode == 0, result.stdout
     assert collector.stop() == 0, collector.err()
     spans = collector.spans()
