@@ -237,6 +237,9 @@ def test_logs_enabled_attaches_the_logging_handler_to_the_root_logger(monkeypatc
         monkeypatch.setenv("MEGATRON_OTEL_ENABLED", "0")
         lm.set_telemetry(training_args())  # disabled: the handler stays (as NeMo Lens's) and
         logging.getLogger("megatron.training").info("dropped")  # records nothing, never raises
+        root = logging.getLogger()  # leave the root logger as the test found it
+        for h in [h for h in root.handlers if isinstance(h, LensLoggingHandler)]:
+            root.removeHandler(h)
 
 
 def test_training_metrics_are_recorded_with_the_cpp_instruments(monkeypatch, tmp_path):
