@@ -1,5 +1,6 @@
 """Fixtures of the nemo.lens Python suite: telemetry set up with the file exporter into a temporary
-directory, and readers that decode what it exported (OTLP JSON lines) independently of lens."""
+directory, readers that decode what it exported (OTLP JSON lines) independently of lens, and the
+logging bridge's handlers on a logger."""
 
 import json
 import os
@@ -7,6 +8,7 @@ import os
 import pytest
 
 import nemo.lens as lens
+from nemo.lens.logging_bridge import LensLoggingHandler
 
 
 def _value(v):
@@ -20,6 +22,18 @@ def _value(v):
 
 def attributes(item):
     return {a["key"]: _value(a["value"]) for a in item.get("attributes", [])}
+
+
+def lens_handlers(logger):
+    """The logging bridge's handlers on `logger`."""
+    return [h for h in logger.handlers if isinstance(h, LensLoggingHandler)]
+
+
+def remove_lens_handlers(logger):
+    """Takes the logging bridge's handlers off `logger`: a test leaves the loggers as it found
+    them, or every later test in the process gets each bridged record twice."""
+    for handler in lens_handlers(logger):
+        logger.removeHandler(handler)
 
 
 def json_lines(path):

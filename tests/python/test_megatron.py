@@ -11,8 +11,7 @@ import pytest
 import nemo.lens as lens
 import nemo.lens.megatron as lm
 from nemo.lens import _lens
-from nemo.lens.logging_bridge import LensLoggingHandler
-from conftest import Exported, attributes
+from conftest import Exported, attributes, lens_handlers, remove_lens_handlers
 
 LAUNCHER_VARIABLES = ("SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid",
                       "PMIX_NAMESPACE")
@@ -214,7 +213,7 @@ def test_a_disabled_run_builds_nothing_and_gates_every_group():
 def test_logs_enabled_attaches_the_logging_handler_to_the_root_logger(monkeypatch, tmp_path):
     exported = exporting_to_files(monkeypatch, tmp_path, logs=True)
     handle = lm.set_telemetry(training_args(), _allow_reinit=True)
-    handlers = [h for h in logging.getLogger().handlers if isinstance(h, LensLoggingHandler)]
+    handlers = lens_handlers(logging.getLogger())
     assert len(handlers) == 1
     # The bridge leaves the loggers' levels to the application (as NeMo Lens's): Megatron-LM
     # sets its own (--logging-level); a trainer logging at INFO sets INFO.
@@ -230,16 +229,13 @@ def test_logs_enabled_attaches_the_logging_handler_to_the_root_logger(monkeypatc
         assert span is not None
         # A second enabled set-up keeps the one handler (no duplicate records).
         handle = lm.set_telemetry(training_args(), _allow_reinit=True)
-        assert [h for h in logging.getLogger().handlers
-                if isinstance(h, LensLoggingHandler)] == handlers
+        assert lens_handlers(logging.getLogger()) == handlers
         handle.shutdown(1000)
     finally:
         monkeypatch.setenv("MEGATRON_OTEL_ENABLED", "0")
         lm.set_telemetry(training_args())  # disabled: the handler stays (as NeMo Lens's) and
         logging.getLogger("megatron.training").info("dropped")  # records nothing, never raises
-        root = logging.getLogger()  # leave the root logger as the test found it
-        for h in [h for h in root.handlers if isinstance(h, LensLoggingHandler)]:
-            root.removeHandler(h)
+        remove_lens_handlers(logging.getLogger())
 
 
 def test_training_metrics_are_recorded_with_the_cpp_instruments(monkeypatch, tmp_path):

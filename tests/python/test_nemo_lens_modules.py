@@ -12,7 +12,8 @@ import pytest
 
 import nemo.lens as lens
 from nemo.lens import trace as lens_trace
-from conftest import Exported, attributes, clear_telemetry_variables
+from conftest import (Exported, attributes, clear_telemetry_variables, lens_handlers,
+                      remove_lens_handlers)
 
 MODULES = [
     "nemo.lens", "nemo.lens.config", "nemo.lens.groups", "nemo.lens.handle", "nemo.lens.helpers",
@@ -400,21 +401,20 @@ def test_ray_traced_remote_call_parents_under_the_carrier(telemetry):
 # ---- logging bridge ------------------------------------------------------------------------------
 
 def test_setup_logging_bridge_correlates_records_with_the_active_span(telemetry):
-    from nemo.lens.logging_bridge import LensLoggingHandler, setup_logging_bridge
+    from nemo.lens.logging_bridge import setup_logging_bridge
     handle, exported = telemetry
     logger = logging.getLogger("nemo.lens.test.bridge")
     logger.setLevel(logging.DEBUG)  # the application's level; the bridge's is INFO
     setup_logging_bridge("nemo.lens.test.bridge", logging.INFO)
     setup_logging_bridge("nemo.lens.test.bridge", logging.INFO)  # once per logger
     try:
-        assert len([h for h in logger.handlers if isinstance(h, LensLoggingHandler)]) == 1
+        assert len(lens_handlers(logger)) == 1
         with lens.managed_span("step", "bridged") as span:
             logger.info("inside %d", 1)
             logger.debug("below the level")
         logger.warning("outside")
     finally:
-        for h in [h for h in logger.handlers if isinstance(h, LensLoggingHandler)]:
-            logger.removeHandler(h)
+        remove_lens_handlers(logger)
         logger.setLevel(logging.NOTSET)
     handle.shutdown(5000)
     span_record = exported.span("bridged")
@@ -430,11 +430,11 @@ def test_setup_logging_bridge_correlates_records_with_the_active_span(telemetry)
 
 
 def test_setup_logging_bridge_without_a_log_pipeline_does_nothing():
-    from nemo.lens.logging_bridge import LensLoggingHandler, setup_logging_bridge
+    from nemo.lens.logging_bridge import setup_logging_bridge
     lens.setup_telemetry(lens.NemoLensConfig(), _allow_reinit=True)  # off: no log pipeline
     setup_logging_bridge("nemo.lens.test.unbridged")
     logger = logging.getLogger("nemo.lens.test.unbridged")
-    assert not [h for h in logger.handlers if isinstance(h, LensLoggingHandler)]
+    assert not lens_handlers(logger)
     logger.error("still fine")
 
 
