@@ -1,10 +1,9 @@
 // Reading what opentelemetry-cpp's in-memory span exporter kept, for the span tests: the
-// exporter's names, spans by name and a span's attribute values.
+// exporter's names (lens/testing/in_memory_exporter.hpp's), spans by name and a span's attribute
+// values.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <opentelemetry/exporters/memory/in_memory_span_data.h>
-#include <opentelemetry/exporters/memory/in_memory_span_exporter.h>
 #include <opentelemetry/nostd/variant.h>
 #include <opentelemetry/sdk/trace/span_data.h>
 
@@ -15,10 +14,12 @@
 #include <string_view>
 #include <vector>
 
+#include "lens/testing/in_memory_exporter.hpp"
+
 namespace lens::test_support {
 
-using opentelemetry::exporter::memory::InMemorySpanData;
-using opentelemetry::exporter::memory::InMemorySpanExporter;
+using lens::testing::InMemorySpanData;
+using lens::testing::InMemorySpanExporter;
 using SpanData = opentelemetry::sdk::trace::SpanData;
 using SpanDataPtr = std::unique_ptr<SpanData>;
 
